@@ -1,0 +1,1 @@
+"""Retrieval arms behind one interface."""

@@ -1,0 +1,641 @@
+"""The engine facade: write side (`import_paths`, `embed_pending`) and the scoped read API used by arms.
+
+Every read takes a required `Scope`; scope is enforced here, once, so no arm, tool or hook can forget it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from engine import store
+from engine.chunking import chunk_stream
+from engine.embed import Embedder
+from engine.model import Author, CleanMessage
+from engine.scope import Scope, require_scope
+from engine.vectors import EXACT_THRESHOLD, VectorIndex, exact_search
+
+# Bytes of a file's head and of the tail of the imported part that fingerprint it, so that a rewritten
+# file is re-imported cleanly instead of being appended to.
+_HEAD_BYTES = 1 << 20
+_TAIL_BYTES = 4096
+_TOKEN = re.compile(r"[\w-]+", re.UNICODE)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scored:
+    """A chunk id with a score where higher is better."""
+
+    chunk_id: str
+    score: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChunkRecord:
+    id: str
+    session_id: str
+    stream: str
+    index: int
+    project: str
+    text: str
+    author: Author
+    message_uuids: tuple[str, ...]
+    ts_start: str | None
+    ts_end: str | None
+    session_start: str | None  # the session's first timestamp (for primacy and ordering)
+    sha256: str
+
+
+class ReadAPI(Protocol):
+    """The scoped read surface that arms use; `Memory` implements it, tests may fake it."""
+
+    def lexical(self, text: str, scope: Scope, limit: int) -> list[Scored]: ...
+    def nearest(
+        self, vector: NDArray[np.float32], scope: Scope, limit: int, min_score: float = 0.0
+    ) -> list[Scored]: ...
+    def embed_query(self, text: str) -> NDArray[np.float32]: ...
+    def vector(self, chunk_id: str) -> NDArray[np.float32] | None: ...
+    def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]: ...
+    def files_for_session(self, session_id: str, scope: Scope, limit: int) -> list[str]: ...
+    def sessions_for_file(
+        self, path: str, scope: Scope, limit: int, exclude: str | None = None
+    ) -> list[str]: ...
+    def previous_session(self, session_id: str, scope: Scope) -> str | None: ...
+    def best_in_session(
+        self, vector: NDArray[np.float32], session_id: str, scope: Scope
+    ) -> Scored | None: ...
+
+
+@dataclass(kw_only=True)
+class ImportReport:
+    """What one `import_paths` call did, with every skip and scrub counted per reason."""
+
+    files_seen: int = 0
+    files_imported: int = 0
+    files_unchanged: int = 0
+    files_reimported: int = 0
+    files_failed: dict[str, str] = field(default_factory=dict)
+    messages: int = 0
+    chunks_written: int = 0
+    vectors_added: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    scrubbed: Counter[str] = field(default_factory=Counter)
+    self_transcripts: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "files_seen": self.files_seen,
+            "files_imported": self.files_imported,
+            "files_unchanged": self.files_unchanged,
+            "files_reimported": self.files_reimported,
+            "files_failed": dict(sorted(self.files_failed.items())),
+            "messages": self.messages,
+            "chunks_written": self.chunks_written,
+            "vectors_added": self.vectors_added,
+            "skipped": dict(sorted(self.skipped.items())),
+            "scrubbed": dict(sorted(self.scrubbed.items())),
+            "self_transcripts": sorted(self.self_transcripts),
+        }
+
+
+def fts_query(text: str) -> str | None:
+    """Plain words -> a safe FTS5 query: quoted tokens of >= 2 characters joined with OR."""
+    tokens: list[str] = []
+    for raw in text.split():
+        for token in _TOKEN.findall(raw):
+            cleaned = token.replace("_", "_")
+            if len(cleaned) >= 2 and cleaned not in tokens:
+                tokens.append(cleaned)
+    if not tokens:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+
+
+def _fingerprint(path: Path, offset: int) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        digest.update(fh.read(min(offset, _HEAD_BYTES)))
+        tail_start = max(min(offset, _HEAD_BYTES), offset - _TAIL_BYTES)
+        fh.seek(tail_start)
+        digest.update(fh.read(offset - tail_start))
+    digest.update(str(offset).encode())
+    return digest.hexdigest()
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Memory:
+    """One database of imported transcripts. Every read takes a required `Scope`.
+
+    `embedder` may be None for a memory that only imports and reads lexically; vector reads then fail
+    with a clear message.
+    """
+
+    def __init__(
+        self,
+        db_path: Path,
+        embedder: Embedder | None = None,
+        *,
+        busy_timeout_ms: int = store.BUSY_TIMEOUT_MS,
+    ) -> None:
+        self.db_path = Path(db_path)
+        self.embedder = embedder
+        self._busy_timeout_ms = busy_timeout_ms
+        self._local = threading.local()
+        self._index: VectorIndex | None = None
+        self._index_lock = threading.Lock()
+        store.connect(self.db_path, busy_timeout_ms=busy_timeout_ms).close()
+
+    # --- plumbing ----------------------------------------------------------------------------
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """A connection owned by the calling thread (SQLite connections are not shared)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = store.connect(self.db_path, busy_timeout_ms=self._busy_timeout_ms)
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def _require_embedder(self) -> Embedder:
+        if self.embedder is None:
+            msg = "this Memory was opened without an embedder; vector reads need one"
+            raise RuntimeError(msg)
+        return self.embedder
+
+    @property
+    def index_path(self) -> Path:
+        emb = self._require_embedder()
+        return self.db_path.with_name(f"{self.db_path.stem}.{emb.id}.hnsw")
+
+    # --- write side --------------------------------------------------------------------------
+    def import_paths(
+        self,
+        paths: Sequence[Path],
+        *,
+        embed: bool = True,
+        progress: bool = False,
+        on_file: Callable[[str], None] | None = None,
+    ) -> ImportReport:
+        """Import transcripts under `paths` incrementally (by byte offset); idempotent.
+
+        Each file is committed in its own short transaction together with its new offset, so an import
+        killed half-way loses nothing already stored and the next import completes the work.
+        """
+        from engine.transcripts import discover
+
+        report = ImportReport()
+        files, discover_counts = discover([Path(p) for p in paths])
+        report.skipped.update(discover_counts)
+        report.files_seen = len(files)
+        iterator: Sequence[object] = files
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(files, desc="import", unit="file", leave=False)
+            iterator = bar
+        for tf in iterator:
+            path = getattr(tf, "path")  # noqa: B009 - iterator is typed loosely for the bar
+            try:
+                self._import_file(tf, report)
+            except (OSError, UnicodeError, ValueError, sqlite3.DatabaseError) as exc:
+                report.files_failed[str(path)] = f"{type(exc).__name__}: {exc}"
+            if on_file is not None:
+                on_file(str(path))
+        if bar is not None:
+            bar.close()
+        if embed and self.embedder is not None:
+            report.vectors_added = self.embed_pending(progress=progress)
+        return report
+
+    def _import_file(self, tf: object, report: ImportReport) -> None:
+        from engine.sanitize import sanitize
+        from engine.transcripts import StreamState, file_edits, parse_file
+
+        path: Path = getattr(tf, "path")  # noqa: B009
+        stream: str = getattr(tf, "stream")  # noqa: B009
+        session_id: str = getattr(tf, "session_id")  # noqa: B009
+        key = str(path.resolve())
+        size = path.stat().st_size
+        record = store.get_file(self.conn, key)
+        start, state, rewritten = 0, StreamState(), False
+        if record is not None:
+            if size >= record.offset and _fingerprint(path, record.offset) == record.prefix_sha256:
+                if size == record.offset:
+                    report.files_unchanged += 1
+                    return
+                start, state = record.offset, StreamState.from_json(record.state)
+            else:
+                rewritten = True
+        parsed = parse_file(path, start, state)
+        scrubbed: Counter[str] = Counter()
+        clean = sanitize(parsed.messages, state, scrubbed)
+        edits = [] if state.self_transcript else file_edits(parsed.messages, state)
+        project = state.cwd or parsed.cwd or "(unknown)"
+        sid = parsed.session_id or session_id
+        fingerprint = _fingerprint(path, parsed.end_offset)
+
+        with store.write(self.conn) as conn:
+            if rewritten:
+                store.forget_stream(conn, key, stream)
+                report.files_reimported += 1
+            clean = self._merge_continuation(conn, stream, clean)
+            store.put_messages(conn, stream, clean)
+            stamps = [m.timestamp for m in clean if m.timestamp]
+            if clean or state.self_transcript:
+                store.upsert_session(
+                    conn,
+                    sid,
+                    project,
+                    min(stamps) if stamps else None,
+                    max(stamps) if stamps else None,
+                    bool(state.self_transcript),
+                )
+            if clean:
+                first_idx, first_ordinal = store.rechunk_start(conn, stream)
+                tail = store.messages_from(conn, stream, first_ordinal)
+                chunks = chunk_stream(stream, sid, tail, start_index=first_idx)
+                changed = store.put_chunks(conn, project, chunks, [_sha(c.text) for c in chunks])
+                changed += store.trim_chunks(conn, stream, first_idx + len(chunks))
+                if changed:
+                    store.bump_generation(conn)
+                report.chunks_written += changed
+            store.add_file_edits(conn, stream, sid, edits)
+            store.add_counts(conn, key, "skip", dict(parsed.skipped))
+            store.add_counts(conn, key, "scrub", dict(scrubbed))
+            store.put_file(
+                conn,
+                store.FileRecord(
+                    path=key,
+                    stream=stream,
+                    session_id=sid,
+                    offset=parsed.end_offset,
+                    prefix_sha256=fingerprint,
+                    state=state.to_json(),
+                ),
+                _now_iso(),
+            )
+        report.files_imported += 1
+        report.messages += len(clean)
+        report.skipped.update(parsed.skipped)
+        report.scrubbed.update(scrubbed)
+        if state.self_transcript and sid not in report.self_transcripts:
+            report.self_transcripts.append(sid)
+
+    def _merge_continuation(
+        self, conn: sqlite3.Connection, stream: str, clean: list[CleanMessage]
+    ) -> list[CleanMessage]:
+        """Fold a message that continues the last stored one (same uuid) into it."""
+        if not clean:
+            return clean
+        last = store.last_message(conn, stream)
+        if last is None or clean[0].uuid != last.uuid:
+            return clean
+        merged = CleanMessage(
+            uuid=last.uuid,
+            session_id=last.session_id,
+            author=max(last.author, clean[0].author),
+            text=last.text + "\n" + clean[0].text,
+            timestamp=last.timestamp or clean[0].timestamp,
+            ordinal=last.ordinal,
+        )
+        rest = [
+            CleanMessage(
+                uuid=m.uuid,
+                session_id=m.session_id,
+                author=m.author,
+                text=m.text,
+                timestamp=m.timestamp,
+                ordinal=last.ordinal + i,
+            )
+            for i, m in enumerate(clean[1:], start=1)
+        ]
+        return [merged, *rest]
+
+    def embed_pending(self, *, batch_size: int = 256, progress: bool = False) -> int:
+        """Embed every stored chunk text that has no vector for this embedder yet (by content hash)."""
+        emb = self._require_embedder()
+        pending = store.missing_vectors(self.conn, emb.id)
+        if not pending:
+            return 0
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(pending), desc="embed", unit="chunk", leave=False)
+        for start in range(0, len(pending), batch_size):
+            part = pending[start : start + batch_size]
+            vectors = emb.embed([text for _, text in part])
+            with store.write(self.conn) as conn:
+                store.put_vectors(conn, emb.id, [sha for sha, _ in part], vectors)
+                store.bump_generation(conn)
+            if bar is not None:
+                bar.update(len(part))
+        if bar is not None:
+            bar.close()
+        return len(pending)
+
+    # --- vector index ------------------------------------------------------------------------
+    def _vector_rows(
+        self, where: str = "", params: Sequence[object] = ()
+    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        emb = self._require_embedder()
+        rows = self.conn.execute(
+            "SELECT c.rowid, v.vec FROM chunks c JOIN vectors v "
+            "ON v.embedder = ? AND v.sha256 = c.sha256 " + where + " ORDER BY c.rowid",
+            (emb.id, *params),
+        ).fetchall()
+        labels = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        if not rows:
+            return labels, np.zeros((0, emb.dim), dtype=np.float32)
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+        return labels, matrix.astype(np.float32)
+
+    def ensure_index(self) -> VectorIndex:
+        """The hnswlib index, loaded or rebuilt from SQLite when missing or stale."""
+        emb = self._require_embedder()
+        gen = f"{emb.id}:{store.generation(self.conn)}"
+        with self._index_lock:
+            index = self._index
+            if index is not None and index.is_current(gen):
+                return index
+            index = VectorIndex(self.index_path, emb.dim)
+            if not (index.is_current(gen) and index.load()):
+                labels, matrix = self._vector_rows()
+                index.build(labels, matrix, gen)
+            self._index = index
+            return index
+
+    def index_state(self) -> str:
+        """'current', 'stale' or 'missing' for the on-disk index of this embedder."""
+        if self.embedder is None:
+            return "no embedder"
+        index = VectorIndex(self.index_path, self.embedder.dim)
+        gen = f"{self.embedder.id}:{store.generation(self.conn)}"
+        if index.is_current(gen):
+            return "current"
+        return "stale" if self.index_path.exists() else "missing"
+
+    # --- read API ----------------------------------------------------------------------------
+    def _scope_sql(self, scope: Scope, column: str) -> tuple[str, list[object]]:
+        require_scope(scope)
+        if scope.all_projects:
+            return "", []
+        return f" AND {column} IN (SELECT value FROM json_each(?))", [
+            json.dumps(sorted(scope.projects))
+        ]
+
+    def lexical(self, text: str, scope: Scope, limit: int) -> list[Scored]:
+        """FTS5 BM25 over chunk text; score = -bm25 (higher is better). User text is plain words only."""
+        where, params = self._scope_sql(scope, "c.project")
+        query = fts_query(text)
+        if query is None or limit < 1:
+            return []
+        rows = self.conn.execute(
+            "SELECT c.id, bm25(chunks_fts) AS r FROM chunks_fts "
+            "JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            "WHERE chunks_fts MATCH ?" + where + " ORDER BY r, c.id LIMIT ?",
+            (query, *params, limit),
+        ).fetchall()
+        return [Scored(chunk_id=str(r[0]), score=-float(r[1])) for r in rows]
+
+    def nearest(
+        self, vector: NDArray[np.float32], scope: Scope, limit: int, min_score: float = 0.0
+    ) -> list[Scored]:
+        """Cosine similarity (1 - cosine distance) over stored vectors; keep score >= min_score.
+
+        Exact numpy scan when the scoped set holds at most EXACT_THRESHOLD vectors, else hnswlib.
+        """
+        require_scope(scope)
+        if limit < 1:
+            return []
+        emb = self._require_embedder()
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        where, params = self._scope_sql(scope, "c.project")
+        eligible = self.conn.execute(
+            "SELECT COUNT(*) FROM chunks c JOIN vectors v ON v.embedder = ? AND v.sha256 = c.sha256 "
+            "WHERE 1=1" + where,
+            (emb.id, *params),
+        ).fetchone()[0]
+        if eligible == 0:
+            return []
+        if eligible <= EXACT_THRESHOLD:
+            labels, matrix = self._vector_rows("WHERE 1=1" + where, params)
+            found, scores = exact_search(matrix, labels, query, limit, min_score)
+        else:
+            index = self.ensure_index()
+            allowed: Callable[[int], bool] | None = None
+            if not scope.all_projects:
+                rows = self.conn.execute(
+                    "SELECT c.rowid FROM chunks c WHERE 1=1" + where, params
+                ).fetchall()
+                allowed_set = {int(r[0]) for r in rows}
+                allowed = allowed_set.__contains__
+            found, scores = index.query(query, min(limit, eligible), allowed)
+        return self._labels_to_scored(found, scores, min_score)
+
+    def _labels_to_scored(
+        self, labels: NDArray[np.int64], scores: NDArray[np.float32], min_score: float
+    ) -> list[Scored]:
+        if len(labels) == 0:
+            return []
+        rows = self.conn.execute(
+            "SELECT rowid, id FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(x) for x in labels]),),
+        ).fetchall()
+        ids = {int(r[0]): str(r[1]) for r in rows}
+        out = [
+            Scored(chunk_id=ids[int(label)], score=float(score))
+            for label, score in zip(labels, scores, strict=True)
+            if int(label) in ids and float(score) >= min_score
+        ]
+        out.sort(key=lambda s: (-s.score, s.chunk_id))
+        return out
+
+    def embed_query(self, text: str) -> NDArray[np.float32]:
+        """The query's L2-normalised float32 vector of shape (dim,)."""
+        return np.asarray(self._require_embedder().embed([text])[0], dtype=np.float32)
+
+    def vector(self, chunk_id: str) -> NDArray[np.float32] | None:
+        """The stored vector of a chunk for this memory's embedder, or None."""
+        emb = self._require_embedder()
+        row = self.conn.execute(
+            "SELECT v.vec FROM chunks c JOIN vectors v ON v.embedder = ? AND v.sha256 = c.sha256 "
+            "WHERE c.id = ?",
+            (emb.id, chunk_id),
+        ).fetchone()
+        return None if row is None else store.blob_to_vector(row[0])
+
+    def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]:
+        """Records for `ids` in the order given; ids unknown or outside `scope` are omitted."""
+        where, params = self._scope_sql(scope, "c.project")
+        if not ids:
+            return []
+        rows = self.conn.execute(
+            "SELECT c.id, c.session_id, c.stream, c.idx, c.project, c.text, c.author, "
+            "c.message_uuids, c.ts_start, c.ts_end, s.started, c.sha256 FROM chunks c "
+            "LEFT JOIN sessions s ON s.id = c.session_id "
+            "WHERE c.id IN (SELECT value FROM json_each(?))" + where,
+            (json.dumps(list(ids)), *params),
+        ).fetchall()
+        by_id = {
+            str(r[0]): ChunkRecord(
+                id=str(r[0]),
+                session_id=str(r[1]),
+                stream=str(r[2]),
+                index=int(r[3]),
+                project=str(r[4]),
+                text=str(r[5]),
+                author=Author(int(r[6])),
+                message_uuids=tuple(json.loads(r[7])),
+                ts_start=r[8],
+                ts_end=r[9],
+                session_start=r[10],
+                sha256=str(r[11]),
+            )
+            for r in rows
+        }
+        return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+
+    def _session_project(self, session_id: str, scope: Scope) -> str | None:
+        require_scope(scope)
+        row = self.conn.execute(
+            "SELECT project FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        if row is None or not scope.allows(str(row[0])):
+            return None
+        return str(row[0])
+
+    def files_for_session(self, session_id: str, scope: Scope, limit: int) -> list[str]:
+        """Files the session edited, most edits first, ties by path."""
+        if self._session_project(session_id, scope) is None:
+            return []
+        rows = self.conn.execute(
+            "SELECT path, SUM(n) AS total FROM file_edits WHERE session_id = ? "
+            "GROUP BY path ORDER BY total DESC, path LIMIT ?",
+            (session_id, limit),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def sessions_for_file(
+        self, path: str, scope: Scope, limit: int, exclude: str | None = None
+    ) -> list[str]:
+        """Sessions in scope that edited `path`, most recent start first, ties by id."""
+        where, params = self._scope_sql(scope, "s.project")
+        rows = self.conn.execute(
+            "SELECT DISTINCT s.id, s.started FROM file_edits fe JOIN sessions s "
+            "ON s.id = fe.session_id WHERE fe.path = ? AND s.self_transcript = 0 "
+            "AND s.id != ?" + where + " ORDER BY s.started IS NULL, s.started DESC, s.id LIMIT ?",
+            (path, exclude or "", *params, limit),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def previous_session(self, session_id: str, scope: Scope) -> str | None:
+        """The session of the same project that started last before this one (ties by id)."""
+        project = self._session_project(session_id, scope)
+        if project is None:
+            return None
+        row = self.conn.execute(
+            "SELECT p.id FROM sessions s JOIN sessions p ON p.project = s.project "
+            "WHERE s.id = ? AND p.id != s.id AND p.self_transcript = 0 AND p.started IS NOT NULL "
+            "AND s.started IS NOT NULL AND p.started < s.started "
+            "ORDER BY p.started DESC, p.id LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def best_in_session(
+        self, vector: NDArray[np.float32], session_id: str, scope: Scope
+    ) -> Scored | None:
+        """The session's chunk with the best exact cosine to `vector` (ties by chunk id)."""
+        if self._session_project(session_id, scope) is None:
+            return None
+        labels, matrix = self._vector_rows("WHERE c.session_id = ?", (session_id,))
+        if len(labels) == 0:
+            return None
+        found, scores = exact_search(matrix, labels, np.asarray(vector, dtype=np.float32), 1)
+        best = self._labels_to_scored(found, scores, -2.0)
+        return best[0] if best else None
+
+    # --- listing and status ------------------------------------------------------------------
+    def projects(self) -> list[str]:
+        rows = self.conn.execute("SELECT DISTINCT project FROM sessions ORDER BY project")
+        return [str(r[0]) for r in rows]
+
+    def recent_sessions(self, scope: Scope, limit: int) -> list[dict[str, object]]:
+        """Most recently started sessions in scope with their chunk counts."""
+        where, params = self._scope_sql(scope, "s.project")
+        rows = self.conn.execute(
+            "SELECT s.id, s.project, s.started, s.ended, "
+            "(SELECT COUNT(*) FROM chunks c WHERE c.session_id = s.id) FROM sessions s "
+            "WHERE s.self_transcript = 0"
+            + where
+            + " ORDER BY s.started IS NULL, s.started DESC, s.id LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [
+            {"session_id": r[0], "project": r[1], "started": r[2], "ended": r[3], "chunks": r[4]}
+            for r in rows
+        ]
+
+    def status(self) -> dict[str, object]:
+        conn = self.conn
+
+        def one(sql: str) -> int:
+            return int(conn.execute(sql).fetchone()[0])
+
+        emb_id = self.embedder.id if self.embedder is not None else None
+        vectors = (
+            int(
+                conn.execute(
+                    "SELECT COUNT(*) FROM chunks c JOIN vectors v ON v.embedder = ? "
+                    "AND v.sha256 = c.sha256",
+                    (emb_id,),
+                ).fetchone()[0]
+            )
+            if emb_id
+            else 0
+        )
+        size = sum(
+            p.stat().st_size for p in (self.db_path, Path(f"{self.db_path}-wal")) if p.exists()
+        )
+        counts = store.total_counts(conn)
+        return {
+            "database": str(self.db_path),
+            "projects": one("SELECT COUNT(DISTINCT project) FROM sessions"),
+            "sessions": one("SELECT COUNT(*) FROM sessions WHERE self_transcript = 0"),
+            "self_transcripts": one("SELECT COUNT(*) FROM sessions WHERE self_transcript = 1"),
+            "files": one("SELECT COUNT(*) FROM files"),
+            "messages": one("SELECT COUNT(*) FROM messages"),
+            "chunks": one("SELECT COUNT(*) FROM chunks"),
+            "embedder": emb_id,
+            "vectors": vectors,
+            "db_bytes": size,
+            "index": self.index_state(),
+            "skipped": counts.get("skip", {}),
+            "scrubbed": counts.get("scrub", {}),
+        }

@@ -1,0 +1,56 @@
+"""The single source of truth for how recallbench is tested, linted, benchmarked and measured."""
+
+from __future__ import annotations
+
+import os
+
+import nox
+
+nox.options.sessions = ["lint", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+# torch is pinned and installed first: on the project's machines 2.13.0 is a local CPU wheel, while an
+# unpinned install lets sentence-transformers pull a multi-GB CUDA build from the registry.
+TORCH = "torch==2.13.0"
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def _install(session: nox.Session, *extras: str) -> None:
+    session.install(TORCH)
+    target = f".[{','.join(extras)}]" if extras else "."
+    session.install("-e", target)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the whole test suite (slow and model tests included); pass pytest args after --."""
+    _install(session, "test")
+    session.run("pytest", *session.posargs, env=OFFLINE)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff (lint + format check) and strict mypy over every package and the tests."""
+    _install(session, "test", "lint")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    session.run("mypy")
+
+
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """Verify and run the registered default benchmark; writes a new results/default/<run-id>/."""
+    _install(session)
+    args = session.posargs or ["protocols/default.toml"]
+    session.run("recallbench", "bench", "run", *args, env=OFFLINE | {"RECALLBENCH_PROGRESS": "1"})
+
+
+@nox.session(default=False)
+def perf(session: nox.Session) -> None:
+    """Measure the cost profile (ingest, per-arm latency, index recall, bootstrap) at 10k-100k chunks."""
+    _install(session, "test")
+    session.run("python", "-m", "harness.perf", *session.posargs, env=OFFLINE)
+
+
+if os.environ.get("CI"):
+    nox.options.error_on_missing_interpreters = True
