@@ -1,0 +1,316 @@
+"""Tri-state gates decided mechanically from the pre-registered rule, and the ship decision.
+
+A superiority gate compares per-query scores of a treatment arm with a baseline arm:
+
+* ``bootstrap``: PASS when the CI of (treatment − baseline) lies entirely above the margin, FAIL
+  when it lies entirely below zero, NULL otherwise.
+* ``sign`` / ``randomization``: PASS when the test rejects (p < alpha) in the pre-registered
+  direction and the mean difference exceeds the margin; FAIL when it rejects in the other
+  direction; NULL otherwise. The sign test's direction is that of wins − losses (what it tests);
+  the randomization test's is that of the mean difference.
+
+``direction = "less"`` mirrors every rule (the treatment must score lower, e.g. on leak@k).
+
+A negative gate is decided from leak and positive-control counts: any missed control makes it
+VACUOUS (a test that could not have failed proves nothing), else zero leaks PASS and any leak FAIL.
+
+Every result carries the reading committed in the protocol for its verdict, verbatim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from harness.protocol import VERDICTS, GateKind, GateSpec, Ship, StatsConfig, Verdict
+from harness.stats import paired_bootstrap, randomization_test, sign_test
+
+__all__ = [
+    "GateError",
+    "GateResult",
+    "Verdict",
+    "choose_ship",
+    "decide_gate",
+    "decide_negative_gate",
+    "format_gate_line",
+]
+
+Statistic = Mapping[str, float | int | str | None]
+
+
+class GateError(ValueError):
+    """A gate cannot be decided from the inputs given."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateResult:
+    """The verdict of one gate with the counts, statistic and committed reading behind it."""
+
+    id: str
+    kind: GateKind
+    verdict: Verdict
+    roster: str
+    subset: str | None
+    metric: str
+    treatment: str
+    baseline: str | None
+    test: str  # "bootstrap" | "sign" | "randomization" | "negative"
+    counts: Mapping[str, int]
+    statistic: Statistic
+    reading: str
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            msg = f"Gate {self.id}: verdict must be one of {list(VERDICTS)}, got {self.verdict!r}"
+            raise GateError(msg)
+        if self.verdict == "VACUOUS" and self.kind != "negative":
+            msg = f"Gate {self.id}: only negative gates can be VACUOUS"
+            raise GateError(msg)
+        object.__setattr__(self, "counts", MappingProxyType(dict(self.counts)))
+        object.__setattr__(self, "statistic", MappingProxyType(dict(self.statistic)))
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.verdict, tuple(sorted(self.counts.items()))))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for ``summary.json``."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "verdict": self.verdict,
+            "roster": self.roster,
+            "subset": self.subset,
+            "metric": self.metric,
+            "treatment": self.treatment,
+            "baseline": self.baseline,
+            "test": self.test,
+            "counts": dict(self.counts),
+            "statistic": dict(self.statistic),
+            "reading": self.reading,
+        }
+
+
+def decide_gate(
+    gate: GateSpec, treatment: ArrayLike, baseline: ArrayLike, stats_cfg: StatsConfig
+) -> GateResult:
+    """Decide a superiority gate from paired per-query scores (same query order in both).
+
+    Uses the paired bootstrap (Sakai 2006), the exact sign test (Dixon & Mood 1946) or the
+    paired randomization test (Smucker, Allan & Carterette 2007) from `harness.stats`, with the
+    seed and resamples of `stats_cfg`; a bootstrap gate's own confidence overrides the protocol's.
+
+    Raises:
+        GateError: the gate is a negative gate, or the score arrays are unusable.
+    """
+    if gate.kind != "superiority" or gate.baseline is None or gate.test is None:
+        msg = f"Gate {gate.id} is a {gate.kind} gate; decide it with decide_negative_gate"
+        raise GateError(msg)
+    t, b = _paired(gate.id, treatment, baseline)
+    diffs = t - b
+    counts = {
+        "n": int(diffs.size),
+        "wins": int(np.count_nonzero(diffs > 0)),
+        "losses": int(np.count_nonzero(diffs < 0)),
+        "ties": int(np.count_nonzero(diffs == 0)),
+    }
+    # Deciding on the mirrored difference keeps one set of rules for both directions.
+    sign = 1.0 if gate.direction == "greater" else -1.0
+    verdict: Verdict
+    statistic: dict[str, float | int | str | None]
+    if gate.test == "bootstrap":
+        confidence = gate.confidence if gate.confidence is not None else stats_cfg.confidence
+        boot = paired_bootstrap(
+            t, b, resamples=stats_cfg.resamples, seed=stats_cfg.seed, confidence=confidence
+        )
+        low, high = sorted((sign * boot.ci_low, sign * boot.ci_high))
+        verdict = "PASS" if low > gate.margin else "FAIL" if high < 0 else "NULL"
+        statistic = {"test": "bootstrap", **boot.to_dict()}
+    elif gate.test == "sign":
+        st = sign_test(t, b)
+        alpha = _alpha(gate)
+        mean_diff = float(diffs.mean())
+        favoured = sign * (st.wins - st.losses)
+        rejects = st.p_value < alpha
+        if rejects and favoured > 0 and sign * mean_diff > gate.margin:
+            verdict = "PASS"
+        elif rejects and favoured < 0:
+            verdict = "FAIL"
+        else:
+            verdict = "NULL"
+        statistic = {"test": "sign", "mean_diff": mean_diff, "alpha": alpha, **st.to_dict()}
+    else:
+        rt = randomization_test(t, b, resamples=stats_cfg.resamples, seed=stats_cfg.seed)
+        alpha = _alpha(gate)
+        effect = sign * rt.mean_diff
+        rejects = rt.p_value < alpha
+        # margin >= 0, so effect > margin also means the effect is in the registered direction.
+        verdict = (
+            "PASS"
+            if rejects and effect > gate.margin
+            else "FAIL"
+            if rejects and effect < 0
+            else "NULL"
+        )
+        statistic = {"test": "randomization", "alpha": alpha, "n": counts["n"], **rt.to_dict()}
+    statistic.update({"margin": gate.margin, "direction": gate.direction})
+    return _result(gate, verdict, counts, statistic, test=gate.test)
+
+
+def decide_negative_gate(gate: GateSpec, leaks: ArrayLike, control_hits: ArrayLike) -> GateResult:
+    """Decide a negative gate from per-item leak flags and per-control hit flags (0/1 each).
+
+    VACUOUS when any control was missed (or there is no negative item or no control: nothing
+    could have failed); otherwise PASS with zero leaks and FAIL with any.
+
+    Raises:
+        GateError: the gate is not a negative gate, or a flag array is not 1-d of 0/1 values.
+    """
+    if gate.kind != "negative":
+        msg = f"Gate {gate.id} is a {gate.kind} gate; decide it with decide_gate"
+        raise GateError(msg)
+    leak = _flags(gate.id, "leaks", leaks)
+    hit = _flags(gate.id, "control_hits", control_hits)
+    counts = {
+        "n": int(leak.size),
+        "leaks": int(leak.sum()),
+        "controls": int(hit.size),
+        "controls_hit": int(hit.sum()),
+        "controls_missed": int(hit.size - hit.sum()),
+    }
+    verdict: Verdict
+    if leak.size == 0 or hit.size == 0 or counts["controls_missed"] > 0:
+        verdict = "VACUOUS"
+    elif counts["leaks"] == 0:
+        verdict = "PASS"
+    else:
+        verdict = "FAIL"
+    statistic: dict[str, float | int | str | None] = {
+        "test": "negative",
+        "leak_rate": counts["leaks"] / leak.size if leak.size else None,
+        "control_hit_rate": counts["controls_hit"] / hit.size if hit.size else None,
+    }
+    return _result(gate, verdict, counts, statistic, test="negative")
+
+
+def format_gate_line(result: GateResult) -> str:
+    """One line per gate for reports, e.g.
+    ``Gate M  FAIL  walk vs rrf  recall@5  Δ=-0.232 [95% CI -0.30, -0.17] n=396  — <reading>``.
+    """
+    arms = (
+        result.treatment if result.baseline is None else f"{result.treatment} vs {result.baseline}"
+    )
+    metric = result.metric if result.subset is None else f"{result.metric} [{result.subset}]"
+    s, c = result.statistic, result.counts
+    if result.test == "bootstrap":
+        level = f"{round(float(_num(s['confidence'])) * 100, 6):g}%"
+        detail = (
+            f"Δ={_num(s['mean_diff']):+.3f} [{level} CI {_num(s['ci_low']):.2f}, "
+            f"{_num(s['ci_high']):.2f}] n={c['n']}"
+        )
+    elif result.test == "sign":
+        detail = (
+            f"Δ={_num(s['mean_diff']):+.3f} sign p={_num(s['p_value']):.4g} wins={c['wins']} "
+            f"losses={c['losses']} ties={c['ties']} n={c['n']}"
+        )
+    elif result.test == "randomization":
+        detail = (
+            f"Δ={_num(s['mean_diff']):+.3f} randomization p={_num(s['p_value']):.4g} n={c['n']}"
+        )
+    else:
+        detail = f"leaks={c['leaks']}/{c['n']} controls hit={c['controls_hit']}/{c['controls']}"
+    return f"Gate {result.id}  {result.verdict}  {arms}  {metric}  {detail}  — {result.reading}"
+
+
+def choose_ship(ship: Ship, verdicts: Mapping[str, Verdict]) -> str:
+    """The arm of the first ship rule whose conditions all hold, else the default arm.
+
+    Raises:
+        GateError: a rule names a gate with no verdict, or a verdict is not a known one.
+    """
+    for gate_id, verdict in verdicts.items():
+        if verdict not in VERDICTS:
+            msg = f"Gate {gate_id} has verdict {verdict!r}; expected one of {list(VERDICTS)}"
+            raise GateError(msg)
+    # Check every rule's gates first, so a missing verdict is caught even behind an early match.
+    needed = sorted({g for rule in ship.rules for g in rule.when} - set(verdicts))
+    if needed:
+        msg = (
+            f"Ship rules need verdicts for gate(s) {needed} but only {sorted(verdicts)} were "
+            "decided; decide every gate before choosing the arm"
+        )
+        raise GateError(msg)
+    for rule in ship.rules:
+        if rule.matches(verdicts):
+            return rule.arm
+    return ship.default
+
+
+def _result(
+    gate: GateSpec,
+    verdict: Verdict,
+    counts: Mapping[str, int],
+    statistic: Mapping[str, float | int | str | None],
+    *,
+    test: str,
+) -> GateResult:
+    return GateResult(
+        id=gate.id,
+        kind=gate.kind,
+        verdict=verdict,
+        roster=gate.roster,
+        subset=gate.subset,
+        metric=gate.metric,
+        treatment=gate.treatment,
+        baseline=gate.baseline,
+        test=test,
+        counts=counts,
+        statistic=statistic,
+        reading=gate.readings.for_verdict(verdict),
+    )
+
+
+def _alpha(gate: GateSpec) -> float:
+    if gate.alpha is None:
+        msg = f"Gate {gate.id}: a {gate.test} gate needs alpha in the protocol"
+        raise GateError(msg)
+    return gate.alpha
+
+
+def _paired(
+    gate_id: str, treatment: ArrayLike, baseline: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    t = np.asarray(treatment, dtype=np.float64)
+    b = np.asarray(baseline, dtype=np.float64)
+    if t.ndim != 1 or b.ndim != 1 or t.size != b.size or t.size == 0:
+        msg = (
+            f"Gate {gate_id}: needs two non-empty 1-d score arrays of equal length (one score per "
+            f"sealed question, same order), got shapes {t.shape} and {b.shape}"
+        )
+        raise GateError(msg)
+    if not (np.isfinite(t).all() and np.isfinite(b).all()):
+        msg = f"Gate {gate_id}: scores must be finite; score failed queries as 0, not NaN"
+        raise GateError(msg)
+    return t, b
+
+
+def _flags(gate_id: str, name: str, values: ArrayLike) -> NDArray[np.int64]:
+    array = np.asarray(values)
+    if array.ndim != 1:
+        msg = f"Gate {gate_id}: {name} must be a 1-d array of 0/1 flags, got shape {array.shape}"
+        raise GateError(msg)
+    if array.size and not np.isin(array, (0, 1)).all():
+        msg = f"Gate {gate_id}: {name} must hold only 0/1 (or booleans), got {array.tolist()!r:.80}"
+        raise GateError(msg)
+    return array.astype(np.int64)
+
+
+def _num(value: float | int | str | None) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        msg = f"Expected a number in the gate statistic, got {value!r}"
+        raise GateError(msg)
+    return float(value)
