@@ -17,7 +17,8 @@ class Query:
     k: int = 10
 
     def __post_init__(self) -> None:
-        if not isinstance(self.scope, Scope):
+        scope: object = self.scope  # checked at run time: a caller may pass anything
+        if not isinstance(scope, Scope):
             msg = f"Query.scope must be a Scope, got {self.scope!r}"
             raise TypeError(msg)
         if self.k < 1:

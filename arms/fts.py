@@ -1,0 +1,54 @@
+"""The `fts` arm: the engine's lexical (FTS5 BM25) channel alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from arms.base import Hit, Query
+from arms.spec import SpecError, check_int
+from engine.memory import ReadAPI
+
+ScoreMode = Literal["rank", "bm25"]
+SCORE_MODES: tuple[ScoreMode, ...] = ("rank", "bm25")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FtsParams:
+    """`pool`: how many lexical hits to fetch (at least k); `score`: "rank" (1/rank) or "bm25" (raw)."""
+
+    pool: int = 20
+    score: ScoreMode = "rank"
+
+    def __post_init__(self) -> None:
+        check_int("FtsParams", "pool", self.pool, minimum=1)
+        if self.score not in SCORE_MODES:
+            msg = f"FtsParams.score must be one of {', '.join(SCORE_MODES)}, got {self.score!r}"
+            raise SpecError(msg)
+
+
+class FtsArm:
+    """`lexical(query, max(k, pool))` truncated to k.
+
+    The returned score is 1/rank (rank 1-based, after sorting by (−BM25 score, chunk id)) by default,
+    so scores are comparable across queries; `score="bm25"` returns the engine's raw BM25-derived score
+    (higher is better) instead. Either way the order is the engine's BM25 order. `via` is "fts".
+    """
+
+    name = "fts"
+
+    def __init__(self, memory: ReadAPI, params: FtsParams | None = None) -> None:
+        self.memory = memory
+        self.params = params if params is not None else FtsParams()
+
+    def search(self, query: Query) -> list[Hit]:
+        """The top k lexical hits."""
+        found = self.memory.lexical(query.text, query.scope, max(query.k, self.params.pool))
+        # Re-sorted so ties fall by chunk id even if a backend returned them in another order.
+        ranked = sorted(found, key=lambda s: (-s.score, s.chunk_id))[: query.k]
+        if self.params.score == "bm25":
+            return [Hit(chunk_id=s.chunk_id, score=s.score, via="fts") for s in ranked]
+        return [
+            Hit(chunk_id=s.chunk_id, score=1.0 / rank, via="fts")
+            for rank, s in enumerate(ranked, start=1)
+        ]

@@ -1,0 +1,172 @@
+"""The arm registry: one entry per arm name, built from a spec string such as `rrf(pool=20,rrf_k=60)`.
+
+All six arms (`none`, `fts`, `vector`, `fallback`, `rrf`, `walk`) are registered when this module is
+imported. Error messages that list choices are built from the registry itself, so they cannot drift.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from arms.base import Arm
+from arms.fallback import FallbackArm, FallbackParams
+from arms.fts import FtsArm, FtsParams
+from arms.none import NoneArm, NoneParams
+from arms.rrf import RRFArm, RRFParams
+from arms.spec import ArmSpec, ParamValue, SpecError, canonical, parse_spec
+from arms.vector import VectorArm, VectorParams
+from arms.walk import WalkArm, WalkParams
+from engine.memory import ReadAPI
+
+ArmFactory = Callable[[ReadAPI, Any], Arm]
+
+
+class RegistryError(ValueError):
+    """An arm name that is unknown or already taken."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Entry:
+    """A registered arm: its class (called as `arm_cls(memory, params)`) and its params dataclass."""
+
+    name: str
+    arm_cls: ArmFactory
+    params_cls: type[Any]
+
+
+_REGISTRY: dict[str, Entry] = {}
+
+
+def register(name: str, arm_cls: ArmFactory, params_cls: type[Any]) -> None:
+    """Add an arm under `name`.
+
+    Raises:
+        RegistryError: `name` is already registered, is not an identifier, or `params_cls` is not a
+            dataclass.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        msg = f"arm names must be Python identifiers such as 'rrf', got {name!r}"
+        raise RegistryError(msg)
+    if name in _REGISTRY:
+        msg = f"arm {name!r} is already registered (by {_REGISTRY[name].arm_cls!r}); pick another name"
+        raise RegistryError(msg)
+    if not dataclasses.is_dataclass(params_cls) or not isinstance(params_cls, type):
+        msg = f"params_cls for arm {name!r} must be a dataclass type, got {params_cls!r}"
+        raise RegistryError(msg)
+    _REGISTRY[name] = Entry(name=name, arm_cls=arm_cls, params_cls=params_cls)
+
+
+def names() -> list[str]:
+    """Registered arm names, sorted."""
+    return sorted(_REGISTRY)
+
+
+def entry(name: str) -> Entry:
+    """The registry entry for `name`.
+
+    Raises:
+        RegistryError: no arm is registered under `name`.
+    """
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        msg = f"unknown arm {name!r}, choose one of: {', '.join(names())}"
+        raise RegistryError(msg) from None
+
+
+def param_fields(name: str) -> dict[str, type[Any]]:
+    """The parameter names of arm `name` and their declared types."""
+    params_cls = entry(name).params_cls
+    hints = typing.get_type_hints(params_cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(params_cls)}
+
+
+def make_params(spec: ArmSpec | str) -> Any:
+    """The arm's params dataclass filled from the spec (defaults for what it leaves out).
+
+    Raises:
+        RegistryError: the arm is unknown.
+        SpecError: a parameter is unknown or has the wrong type, or the params class refuses a value.
+    """
+    if isinstance(spec, str):
+        spec = parse_spec(spec)
+    known = param_fields(spec.name)
+    values: dict[str, ParamValue] = {}
+    for key, value in spec.params:
+        if key not in known:
+            valid = ", ".join(sorted(known)) or "(none)"
+            msg = f"arm {spec.name!r} has no parameter {key!r}; valid parameters: {valid}"
+            raise SpecError(msg)
+        values[key] = _coerce(spec.name, key, value, known[key])
+    return entry(spec.name).params_cls(**values)
+
+
+def resolve(spec: ArmSpec | str) -> ArmSpec:
+    """The spec with every parameter spelled out (defaults filled in), as recorded in results."""
+    if isinstance(spec, str):
+        spec = parse_spec(spec)
+    params = make_params(spec)
+    return ArmSpec(
+        name=spec.name,
+        params=tuple((f.name, getattr(params, f.name)) for f in dataclasses.fields(params)),
+    )
+
+
+def build(spec: str | ArmSpec, memory: ReadAPI) -> Arm:
+    """An arm built from its spec over `memory`.
+
+    Raises:
+        RegistryError: the arm is unknown.
+        SpecError: the spec does not parse, or names an unknown or ill-typed parameter.
+    """
+    if isinstance(spec, str):
+        spec = parse_spec(spec)
+    return entry(spec.name).arm_cls(memory, make_params(spec))
+
+
+def full_canonical(spec: str | ArmSpec) -> str:
+    """`canonical(resolve(spec))`: the canonical string with all defaults, e.g. for results files."""
+    return canonical(resolve(spec))
+
+
+def _coerce(arm: str, key: str, value: ParamValue, declared: Any) -> ParamValue:
+    """Check `value` against the field's declared type; an int is accepted where a float is declared."""
+    allowed = _allowed_types(declared)
+    if float in allowed and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, bool):
+        ok = bool in allowed
+    elif isinstance(value, str) and typing.get_origin(declared) is typing.Literal:
+        ok = value in typing.get_args(declared)
+    else:
+        ok = type(value) in allowed
+    if not ok:
+        expected = (
+            " or ".join(repr(v) for v in typing.get_args(declared))
+            if typing.get_origin(declared) is typing.Literal
+            else " or ".join(t.__name__ for t in allowed)
+        )
+        msg = f"arm {arm!r} parameter {key} must be {expected}, got {value!r}"
+        raise SpecError(msg)
+    return value
+
+
+def _allowed_types(declared: Any) -> set[type]:
+    if typing.get_origin(declared) is typing.Literal:
+        return {type(v) for v in typing.get_args(declared)}
+    args = typing.get_args(declared)
+    if args:
+        return {a for a in args if isinstance(a, type)}
+    return {declared} if isinstance(declared, type) else set()
+
+
+register("none", NoneArm, NoneParams)
+register("fts", FtsArm, FtsParams)
+register("vector", VectorArm, VectorParams)
+register("fallback", FallbackArm, FallbackParams)
+register("rrf", RRFArm, RRFParams)
+register("walk", WalkArm, WalkParams)

@@ -1,0 +1,62 @@
+"""The `rrf` arm: reciprocal rank fusion of the vector and lexical pools (the published benchmark's winner)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arms.base import Hit, Query
+from arms.spec import check_float, check_int
+from engine.memory import ReadAPI, Scored
+
+
+@dataclass(frozen=True, kw_only=True)
+class RRFParams:
+    """`pool`: hits per channel; `rrf_k`: the RRF constant; `min_score`: the vector channel's cosine floor."""
+
+    pool: int = 20
+    rrf_k: int = 60
+    min_score: float = 0.20
+
+    def __post_init__(self) -> None:
+        check_int("RRFParams", "pool", self.pool, minimum=1)
+        check_int("RRFParams", "rrf_k", self.rrf_k, minimum=0)
+        check_float("RRFParams", "min_score", self.min_score, low=-1.0, high=1.0)
+
+
+class RRFArm:
+    """`score(c) = Σ over pools holding c of 1 / (rrf_k + rank)`, rank 1-based; no rerank, no decay.
+
+    Cormack, Clarke & Büttcher (2009), "Reciprocal rank fusion outperforms Condorcet and individual rank
+    learning methods", SIGIR. Returned score is the fused RRF score; `via` is "rrf".
+    """
+
+    name = "rrf"
+
+    def __init__(self, memory: ReadAPI, params: RRFParams | None = None) -> None:
+        self.memory = memory
+        self.params = params if params is not None else RRFParams()
+
+    def search(self, query: Query) -> list[Hit]:
+        """The top k chunks by fused score, ties by chunk id."""
+        p = self.params
+        q = self.memory.embed_query(query.text)
+        vector_pool = self.memory.nearest(q, query.scope, p.pool, p.min_score)
+        lexical_pool = self.memory.lexical(query.text, query.scope, p.pool)
+        fused: dict[str, float] = {}
+        for pool in (vector_pool, lexical_pool):
+            for rank, scored in enumerate(_ordered(pool)[: p.pool], start=1):
+                fused[scored.chunk_id] = fused.get(scored.chunk_id, 0.0) + 1.0 / (p.rrf_k + rank)
+        ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[: query.k]
+        return [Hit(chunk_id=cid, score=score, via="rrf") for cid, score in ranked]
+
+
+def _ordered(pool: Sequence[Scored]) -> list[Scored]:
+    """A channel's hits by (−score, chunk id), each chunk once (its best entry)."""
+    seen: set[str] = set()
+    out: list[Scored] = []
+    for s in sorted(pool, key=lambda s: (-s.score, s.chunk_id)):
+        if s.chunk_id not in seen:
+            seen.add(s.chunk_id)
+            out.append(s)
+    return out

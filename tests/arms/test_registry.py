@@ -1,0 +1,111 @@
+"""The arm registry: registration, building from specs, and its error messages."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from arms import registry
+from arms.base import Hit, Query
+from arms.none import NoneArm, NoneParams
+from arms.registry import RegistryError, build, full_canonical, names, register, resolve
+from arms.rrf import RRFArm, RRFParams
+from arms.spec import ArmSpec, SpecError, canonical
+from arms.walk import WalkArm, WalkParams
+from engine.scope import Scope
+from tests.arms.fake_memory import FakeMemory
+
+
+def test_all_six_arms_are_registered_on_import() -> None:
+    assert names() == ["fallback", "fts", "none", "rrf", "vector", "walk"]
+
+
+def test_registering_a_taken_name_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    register("none2", NoneArm, NoneParams)  # control: a fresh name is accepted
+    assert "none2" in names()
+    with pytest.raises(RegistryError, match="arm 'none2' is already registered"):
+        register("none2", NoneArm, NoneParams)
+    with pytest.raises(RegistryError, match="arm 'rrf' is already registered"):
+        register("rrf", NoneArm, NoneParams)
+
+
+def test_an_unknown_arm_names_every_registered_choice() -> None:
+    with pytest.raises(
+        RegistryError,
+        match="unknown arm 'x', choose one of: fallback, fts, none, rrf, vector, walk",
+    ):
+        build("x", FakeMemory())
+
+
+def test_the_unknown_arm_message_follows_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    register("zeta", NoneArm, NoneParams)
+    with pytest.raises(
+        RegistryError, match="choose one of: fallback, fts, none, rrf, vector, walk, zeta"
+    ):
+        build("x", FakeMemory())
+
+
+def test_build_fills_defaults_and_applies_overrides() -> None:
+    mem = FakeMemory()
+    arm = build("rrf(pool=5)", mem)
+    assert isinstance(arm, RRFArm)
+    assert arm.params == RRFParams(pool=5, rrf_k=60, min_score=0.20)
+    walk = build(ArmSpec(name="walk"), mem)
+    assert isinstance(walk, WalkArm)
+    assert walk.params == WalkParams()
+    assert walk.params.seeds == 3
+    assert walk.name == "walk"
+
+
+def test_an_int_is_accepted_for_a_float_parameter_and_stored_as_float() -> None:
+    arm = build("rrf(min_score=0)", FakeMemory())
+    assert isinstance(arm, RRFArm)
+    assert arm.params.min_score == 0.0
+    assert isinstance(arm.params.min_score, float)
+    assert full_canonical("rrf(min_score=0)") == "rrf(min_score=0.0,pool=20,rrf_k=60)"
+
+
+def test_an_unknown_parameter_is_refused_with_the_valid_ones() -> None:
+    with pytest.raises(
+        SpecError,
+        match="arm 'rrf' has no parameter 'depth'; valid parameters: min_score, pool, rrf_k",
+    ):
+        build("rrf(depth=3)", FakeMemory())
+    assert isinstance(build("rrf(pool=3)", FakeMemory()), RRFArm)  # control
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("rrf(pool=0.5)", "parameter pool must be int"),
+        ("rrf(pool='20')", "parameter pool must be int"),
+        ("rrf(pool=True)", "parameter pool must be int"),
+        ("fts(score='tfidf')", "parameter score must be 'rank' or 'bm25'"),
+        ("rrf(pool=0)", "RRFParams.pool must be >= 1"),
+        ("walk(blend_q=1.5)", "WalkParams.blend_q must be <= 1.0"),
+        ("fallback(decay_w=-0.1)", "FallbackParams.decay_w must be >= 0.0"),
+    ],
+)
+def test_ill_typed_or_out_of_range_values_are_refused(text: str, fragment: str) -> None:
+    with pytest.raises(SpecError) as info:
+        build(text, FakeMemory())
+    assert fragment in str(info.value)
+
+
+def test_resolve_spells_out_every_parameter_and_round_trips() -> None:
+    spec = resolve("walk(seeds=2)")
+    assert dict(spec.params)["seeds"] == 2
+    assert dict(spec.params)["graph_cap"] == 6
+    assert resolve(canonical(spec)) == spec
+
+
+def test_a_built_none_arm_answers_with_nothing_and_a_built_fts_arm_with_hits() -> None:
+    mem = FakeMemory()
+    mem.add_session("s1", project="/a", start=None)
+    mem.add_chunk("c1", session="s1", text="needle")
+    query = Query(text="needle", scope=Scope.of("/a"), now=datetime(2025, 6, 1, tzinfo=UTC))
+    assert build("none", mem).search(query) == []
+    assert build("fts", mem).search(query) == [Hit(chunk_id="c1", score=1.0, via="fts")]  # control
