@@ -23,8 +23,9 @@ from numpy.typing import NDArray
 from engine import store
 from engine.chunking import chunk_stream
 from engine.embed import Embedder
-from engine.model import Author, CleanMessage
+from engine.model import Author, CleanMessage, Message
 from engine.scope import Scope, require_scope
+from engine.transcripts import TranscriptFile
 from engine.vectors import EXACT_THRESHOLD, VectorIndex, exact_search
 
 # Bytes of a file's head and of the tail of the imported part that fingerprint it, so that a rewritten
@@ -211,15 +212,15 @@ class Memory:
         files, discover_counts = discover([Path(p) for p in paths])
         report.skipped.update(discover_counts)
         report.files_seen = len(files)
-        iterator: Sequence[object] = files
         bar = None
         if progress:
             from tqdm import tqdm
 
-            bar = tqdm(files, desc="import", unit="file", leave=False)
-            iterator = bar
-        for tf in iterator:
-            path = getattr(tf, "path")  # noqa: B009 - iterator is typed loosely for the bar
+            bar = tqdm(total=len(files), desc="import", unit="file", leave=False)
+        for tf in files:
+            path = tf.path
+            if bar is not None:
+                bar.update(1)
             try:
                 self._import_file(tf, report)
             except (OSError, UnicodeError, ValueError, sqlite3.DatabaseError) as exc:
@@ -232,13 +233,11 @@ class Memory:
             report.vectors_added = self.embed_pending(progress=progress)
         return report
 
-    def _import_file(self, tf: object, report: ImportReport) -> None:
+    def _import_file(self, tf: TranscriptFile, report: ImportReport) -> None:
         from engine.sanitize import sanitize
         from engine.transcripts import StreamState, file_edits, parse_file
 
-        path: Path = getattr(tf, "path")  # noqa: B009
-        stream: str = getattr(tf, "stream")  # noqa: B009
-        session_id: str = getattr(tf, "session_id")  # noqa: B009
+        path, stream, session_id = tf.path, tf.stream, tf.session_id
         key = str(path.resolve())
         size = path.stat().st_size
         record = store.get_file(self.conn, key)
@@ -251,9 +250,14 @@ class Memory:
                 start, state = record.offset, StreamState.from_json(record.state)
             else:
                 rewritten = True
-        parsed = parse_file(path, start, state)
+        if tf.agent_id is not None and self._session_flagged(session_id):
+            # a subagent's first prompt is written by its parent, not by our marker
+            state.self_transcript = True
+        parsed = parse_file(path, start, state, session_id=session_id)
         scrubbed: Counter[str] = Counter()
         clean = sanitize(parsed.messages, state, scrubbed)
+        api_ids = {m.uuid: m.api_message_id for m in parsed.messages}
+        continuation = parsed.messages[0] if parsed.continues_previous else None
         edits = [] if state.self_transcript else file_edits(parsed.messages, state)
         project = state.cwd or parsed.cwd or "(unknown)"
         sid = parsed.session_id or session_id
@@ -263,8 +267,9 @@ class Memory:
             if rewritten:
                 store.forget_stream(conn, key, stream)
                 report.files_reimported += 1
-            clean = self._merge_continuation(conn, stream, clean)
-            store.put_messages(conn, stream, clean)
+            if continuation is not None:
+                clean = self._merge_continuation(conn, stream, clean, continuation)
+            store.put_messages(conn, stream, clean, api_ids)
             stamps = [m.timestamp for m in clean if m.timestamp]
             if clean or state.self_transcript:
                 store.upsert_session(
@@ -306,15 +311,30 @@ class Memory:
         if state.self_transcript and sid not in report.self_transcripts:
             report.self_transcripts.append(sid)
 
+    def _session_flagged(self, session_id: str) -> bool:
+        row = self.conn.execute(
+            "SELECT self_transcript FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        return bool(row and row[0])
+
     def _merge_continuation(
-        self, conn: sqlite3.Connection, stream: str, clean: list[CleanMessage]
+        self,
+        conn: sqlite3.Connection,
+        stream: str,
+        clean: list[CleanMessage],
+        continuation: Message,
     ) -> list[CleanMessage]:
-        """Fold a message that continues the last stored one (same uuid) into it."""
-        if not clean:
+        """Fold the first message into the stored one when it continues the same API message.
+
+        An assistant API message is written over several lines; an import that stopped between them
+        stored the first part, and this import's first message carries the rest.
+        """
+        if not clean or clean[0].uuid != continuation.uuid:
             return clean
-        last = store.last_message(conn, stream)
-        if last is None or clean[0].uuid != last.uuid:
+        stored = store.last_message(conn, stream)
+        if stored is None or stored[1] != continuation.api_message_id:
             return clean
+        last = stored[0]
         merged = CleanMessage(
             uuid=last.uuid,
             session_id=last.session_id,

@@ -64,6 +64,7 @@ MIGRATIONS: tuple[str, ...] = (
         author INTEGER NOT NULL,
         text TEXT NOT NULL,
         ts TEXT,
+        api_message_id TEXT,
         PRIMARY KEY (stream, ordinal)
     );
     CREATE INDEX messages_uuid ON messages(stream, uuid);
@@ -315,13 +316,14 @@ def upsert_session(
 # --- messages and chunks -----------------------------------------------------------------------
 
 
-def last_message(conn: sqlite3.Connection, stream: str) -> CleanMessage | None:
+def last_message(conn: sqlite3.Connection, stream: str) -> tuple[CleanMessage, str | None] | None:
+    """The stream's last stored message and the API message id it was merged from."""
     row = conn.execute(
-        "SELECT uuid, session_id, author, text, ts, ordinal FROM messages WHERE stream = ? "
-        "ORDER BY ordinal DESC LIMIT 1",
+        "SELECT uuid, session_id, author, text, ts, ordinal, api_message_id FROM messages "
+        "WHERE stream = ? ORDER BY ordinal DESC LIMIT 1",
         (stream,),
     ).fetchone()
-    return None if row is None else _message(row)
+    return None if row is None else (_message(row), row[6])
 
 
 def _message(row: Sequence[object]) -> CleanMessage:
@@ -335,13 +337,30 @@ def _message(row: Sequence[object]) -> CleanMessage:
     )
 
 
-def put_messages(conn: sqlite3.Connection, stream: str, messages: Iterable[CleanMessage]) -> None:
+def put_messages(
+    conn: sqlite3.Connection,
+    stream: str,
+    messages: Iterable[CleanMessage],
+    api_ids: dict[str, str | None] | None = None,
+) -> None:
+    """Upsert messages by (stream, ordinal); `api_ids` maps message uuid -> assistant message.id."""
+    ids = api_ids or {}
     conn.executemany(
-        "INSERT INTO messages(stream, ordinal, uuid, session_id, author, text, ts) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(stream, ordinal) DO UPDATE SET "
-        "uuid = excluded.uuid, author = excluded.author, text = excluded.text, ts = excluded.ts",
+        "INSERT INTO messages(stream, ordinal, uuid, session_id, author, text, ts, api_message_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(stream, ordinal) DO UPDATE SET "
+        "uuid = excluded.uuid, author = excluded.author, text = excluded.text, ts = excluded.ts, "
+        "api_message_id = excluded.api_message_id",
         [
-            (stream, m.ordinal, m.uuid, m.session_id, int(m.author), m.text, m.timestamp)
+            (
+                stream,
+                m.ordinal,
+                m.uuid,
+                m.session_id,
+                int(m.author),
+                m.text,
+                m.timestamp,
+                ids.get(m.uuid),
+            )
             for m in messages
         ],
     )

@@ -1,0 +1,337 @@
+"""Clean parsed messages before anything is stored (TRANSCRIPTS.md, "Sanitizing").
+
+Rules, in order, each counted per kind in the caller's `Counter`:
+
+1. This project's own MCP tool calls (`OWN_TOOL_PREFIX`) are dropped and their ids remembered in
+   `state.suppressed_tool_ids`; a tool result bound to a remembered id is dropped too. Binding is by id,
+   so an identically named tool of another server survives. Counts: `own_mcp_call`, `own_mcp_result`.
+2. Our injected context blocks (`CONTEXT_OPEN` … `CONTEXT_CLOSE`, unclosed: to the end) are removed from
+   the text of **user** messages only, so an assistant quoting the sentinel is kept. Count:
+   `injected_context`.
+3. `<private>…</private>` becomes `[private]`; an unclosed `<private>` redacts to the end of the text.
+   Count: `private`.
+4. Credentials in the rendered text become `[redacted:<kind>]`. Counts: `redacted:<kind>`.
+5. A stream whose first real user message starts with `SELF_PROMPT_MARKER` is one of this project's own
+   non-interactive runs: it is flagged (`state.self_transcript = True`) and yields nothing. It is decided
+   before rules 1-4 run, so a flagged stream counts only `self_transcript_message`.
+
+Steps 3 and 4 run on each block's raw text before any truncation (marker argument, tool result cap), so
+a cut can never leave half a secret behind.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_TOOL_PREFIX, SELF_PROMPT_MARKER
+from engine.model import Block, CleanMessage, Message, TextBlock, ToolResult, ToolUse
+from engine.transcripts import (
+    StreamState,
+    is_command_wrapper,
+    marker_arg,
+    message_author,
+    render_block,
+    tool_marker,
+)
+
+# Bump when the same messages would sanitize to different text; corpus manifests record it.
+SANITIZE_VERSION = "1"
+
+PRIVATE_OPEN = "<private>"
+PRIVATE_CLOSE = "</private>"
+PRIVATE_MARK = "[private]"
+
+
+def sanitize(
+    messages: Sequence[Message], state: StreamState, counts: Counter[str]
+) -> list[CleanMessage]:
+    """Apply every sanitizing rule and render what survives to `CleanMessage`s.
+
+    Ordinals continue from `state.next_ordinal`. Messages whose text is empty afterwards are dropped
+    (counted `empty_after_sanitize`). `messages` are not modified; `state` is.
+    """
+    _decide_self_transcript(messages, state)
+    if state.self_transcript:
+        if messages:
+            counts["self_transcript_message"] += len(messages)
+        # Nothing of a self-transcript is rendered, so its raw tool inputs must not be kept either.
+        state.tool_commands.clear()
+        state.tool_names.clear()
+        return []
+    clean: list[CleanMessage] = []
+    for msg in messages:
+        kept = _drop_own_mcp(msg, state, counts)
+        if kept is None:
+            continue
+        if kept.kind == "user":
+            kept = _scrub_user_context(kept, counts)
+        text = _clean_text(kept, state, counts)
+        if not text:
+            counts["empty_after_sanitize"] += 1
+            continue
+        clean.append(
+            CleanMessage(
+                uuid=kept.uuid,
+                session_id=kept.session_id,
+                author=message_author(kept),
+                text=text,
+                timestamp=kept.timestamp,
+                ordinal=state.next_ordinal,
+            )
+        )
+        state.next_ordinal += 1
+    return clean
+
+
+def is_self_prompt(text: str) -> bool:
+    """True when `text` is a prompt from one of this project's own non-interactive runs."""
+    return text.lstrip().startswith(SELF_PROMPT_MARKER)
+
+
+def scrub_context(text: str) -> tuple[str, int]:
+    """Remove every `CONTEXT_OPEN … CONTEXT_CLOSE` block (unclosed: to the end); return the count."""
+    removed = 0
+    while True:
+        start = text.find(CONTEXT_OPEN)
+        if start == -1:
+            return text, removed
+        end = text.find(CONTEXT_CLOSE, start + len(CONTEXT_OPEN))
+        tail = "" if end == -1 else text[end + len(CONTEXT_CLOSE) :]
+        text = text[:start] + tail
+        removed += 1
+
+
+def scrub_private(text: str) -> tuple[str, int]:
+    """`<private>…</private>` -> `[private]`; an unclosed `<private>` redacts to the end."""
+    text, closed = _PRIVATE_CLOSED.subn(PRIVATE_MARK, text)
+    match = _PRIVATE_OPEN_RE.search(text)
+    if match is None:
+        return text, closed
+    return text[: match.start()] + PRIVATE_MARK, closed + 1
+
+
+def redact(text: str) -> tuple[str, Counter[str]]:
+    """Replace credentials with `[redacted:<kind>]`; the counter is keyed `redacted:<kind>`.
+
+    Kinds: private_key (PEM blocks, unclosed: to the end), url_password (`scheme://user:pass@host` keeps
+    user and host), bearer, anthropic_key, openai_key, github_token, slack_token, aws_key, env_secret
+    (`.env`-style `*_SECRET=…`, `API_KEY=…`, `PASSWORD=…`, `TOKEN=…`). Plain hex such as a 40-character
+    git commit hash matches none of them.
+    """
+    counts: Counter[str] = Counter()
+    for kind, pattern, replacer in _RULES:
+
+        def sub(match: re.Match[str], kind: str = kind, replacer: _Replacer = replacer) -> str:
+            new = replacer(match, f"[redacted:{kind}]")
+            if new is None:
+                return match.group(0)
+            counts[f"redacted:{kind}"] += 1
+            return new
+
+        text = pattern.sub(sub, text)
+    return text, counts
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Steps
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _decide_self_transcript(messages: Sequence[Message], state: StreamState) -> None:
+    """Flag the stream at its first real user message (typed text, not a command wrapper)."""
+    if state.self_transcript is not None:
+        return
+    for msg in messages:
+        if msg.kind != "user" or msg.is_meta:
+            continue
+        for block in msg.blocks:
+            if not isinstance(block, TextBlock):
+                continue
+            text, _ = scrub_context(block.text)
+            if not text.strip() or is_command_wrapper(text):
+                continue
+            state.self_transcript = is_self_prompt(text)
+            return
+
+
+def _drop_own_mcp(msg: Message, state: StreamState, counts: Counter[str]) -> Message | None:
+    """Rule 1: drop our own tool calls and the results bound to their ids; None if nothing is left."""
+    blocks: list[Block] = []
+    for block in msg.blocks:
+        if isinstance(block, ToolUse) and block.name.startswith(OWN_TOOL_PREFIX):
+            state.suppressed_tool_ids.add(block.id)
+            state.tool_commands.pop(block.id, None)
+            counts["own_mcp_call"] += 1
+        elif isinstance(block, ToolResult) and block.tool_use_id in state.suppressed_tool_ids:
+            counts["own_mcp_result"] += 1
+        else:
+            blocks.append(block)
+    if len(blocks) == len(msg.blocks):
+        return msg
+    return replace(msg, blocks=blocks) if blocks else None
+
+
+def _scrub_user_context(msg: Message, counts: Counter[str]) -> Message:
+    """Rule 2: remove injected context from a user message's text blocks (tool results untouched)."""
+    blocks: list[Block] = []
+    changed = False
+    for block in msg.blocks:
+        if isinstance(block, TextBlock):
+            text, removed = scrub_context(block.text)
+            if removed:
+                counts["injected_context"] += removed
+                changed = True
+                text = text.strip()
+                if text:
+                    blocks.append(TextBlock(text=text))
+                continue
+        blocks.append(block)
+    return replace(msg, blocks=blocks) if changed else msg
+
+
+def _clean_text(msg: Message, state: StreamState, counts: Counter[str]) -> str:
+    """Rules 3 and 4 on each block's raw text, then the block rendered (markers, capped results)."""
+
+    def clean(raw: str) -> str:
+        text, private = scrub_private(raw)
+        if private:
+            counts["private"] += private
+        text, redacted = redact(text)
+        counts.update(redacted)
+        return text
+
+    pieces: list[str] = []
+    for block in msg.blocks:
+        if isinstance(block, ToolUse):
+            clean_arg = marker_arg(block, clean)
+            if clean_arg is not None:
+                # Result headers read the argument from the state, which is persisted: keep it clean.
+                state.tool_commands[block.id] = clean_arg
+            piece = tool_marker(block.name, clean_arg)
+        else:
+            piece = render_block(block, state, clean)
+        if piece.strip():
+            pieces.append(piece)
+    return "\n".join(pieces).strip()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Patterns
+# ---------------------------------------------------------------------------------------------------------
+
+_PRIVATE_CLOSED = re.compile(
+    re.escape(PRIVATE_OPEN) + r".*?" + re.escape(PRIVATE_CLOSE), re.S | re.I
+)
+_PRIVATE_OPEN_RE = re.compile(re.escape(PRIVATE_OPEN), re.I)
+
+_Replacer = Callable[[re.Match[str], str], str | None]
+
+# A token character of API keys; keys must not start in the middle of a longer word.
+_L = r"(?<![A-Za-z0-9_\-])"
+_R = r"(?![A-Za-z0-9_\-])"
+
+# A name segment that marks a secret in `.env`-style assignments; whole segments only, so that
+# MAX_TOKENS or TOKENIZERS_PARALLELISM are not secrets while GITHUB_TOKEN and DB_PASSWORD are.
+_SECRET_WORD = (
+    r"(?:SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|TOKEN|APIKEY|API_KEY|ACCESS_KEY|PRIVATE_KEY)"
+)
+_SECRET_NAME = (
+    rf"(?:(?:[A-Z][A-Z0-9]*_)*{_SECRET_WORD}(?:_[A-Z0-9]+)*"
+    r"|(?i:aws_secret_access_key|aws_session_token))"
+)
+# A value that refers to a secret rather than holding one: a variable, a call or a subscript in code.
+_REFERENCE_VALUE = re.compile(r"""^["']?(?:\$|\[redacted:|[A-Za-z_][\w.]*\s*[\[(])""")
+
+
+def _whole(_match: re.Match[str], mark: str) -> str:
+    return mark
+
+
+def _with_digit(match: re.Match[str], mark: str) -> str | None:
+    """Keys mix letters and digits; a long hyphenated word after `sk-` is not a key."""
+    token = match.group(0)
+    if not (any(c.isdigit() for c in token) and any(c.isalpha() for c in token)):
+        return None
+    return mark
+
+
+def _url_password(match: re.Match[str], mark: str) -> str | None:
+    if match.group("password").startswith("[redacted:"):
+        return None
+    return f"{match.group('scheme')}{match.group('user')}:{mark}@"
+
+
+def _bearer(match: re.Match[str], mark: str) -> str | None:
+    token = match.group("token")
+    if not any(c.isdigit() for c in token):
+        return None  # "Bearer authentication" and similar prose
+    return f"{match.group('word')}{match.group('space')}{mark}"
+
+
+def _env_secret(match: re.Match[str], mark: str) -> str | None:
+    value = match.group("value").strip()
+    if not value or value in ('""', "''") or _REFERENCE_VALUE.match(value):
+        return None
+    return f"{match.group('lead') or ''}{match.group('name')}{match.group('eq')}{mark}"
+
+
+_RULES: list[tuple[str, re.Pattern[str], _Replacer]] = [
+    (
+        "private_key",
+        re.compile(
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
+            r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+            re.S,
+        ),
+        _whole,
+    ),
+    (
+        "url_password",
+        re.compile(
+            r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]{0,30}://)(?P<user>[^\s:/@]+):(?P<password>[^\s/@]+)@"
+        ),
+        _url_password,
+    ),
+    (
+        "bearer",
+        re.compile(
+            r"(?P<word>\b[Bb]earer|\bBEARER)(?P<space>\s+)(?P<token>[A-Za-z0-9\-._~+/]{16,}=*)"
+        ),
+        _bearer,
+    ),
+    ("anthropic_key", re.compile(rf"{_L}sk-ant-[A-Za-z0-9_\-]{{20,}}{_R}"), _whole),
+    (
+        "openai_key",
+        re.compile(rf"{_L}sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{{20,}}{_R}"),
+        _with_digit,
+    ),
+    (
+        "github_token",
+        re.compile(rf"{_L}(?:gh[pousr]_[A-Za-z0-9]{{36,}}|github_pat_[A-Za-z0-9_]{{22,}}){_R}"),
+        _whole,
+    ),
+    ("slack_token", re.compile(rf"{_L}xox[abposr]-[A-Za-z0-9\-]{{10,}}{_R}"), _with_digit),
+    ("aws_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), _whole),
+    (
+        # A whole `.env` line: NAME = value to the end of the line.
+        "env_secret",
+        re.compile(
+            rf"^(?P<lead>[ \t]*(?:export[ \t]+)?)(?P<name>{_SECRET_NAME})(?P<eq>[ \t]*=[ \t]*)"
+            r"(?P<value>[^\n]*\S)",
+            re.M,
+        ),
+        _env_secret,
+    ),
+    (
+        # NAME=value inside a line (a shell command, a marker): no spaces around `=`.
+        "env_secret",
+        re.compile(
+            rf"(?P<lead>)(?<![\w$])(?P<name>{_SECRET_NAME})(?P<eq>=)"
+            r"""(?P<value>"[^"\n]*"|'[^'\n]*'|[^\s'"]+)"""
+        ),
+        _env_secret,
+    ),
+]
