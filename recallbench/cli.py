@@ -255,5 +255,14 @@ def arms_cmd() -> None:
         click.echo(default_spec(name))
 
 
+def _attach() -> None:
+    from recallbench.harness_cli import bench, corpus, protocol, roster
+
+    for group in (protocol, roster, corpus, bench):
+        main.add_command(group)
+
+
+_attach()
+
 if __name__ == "__main__":  # pragma: no cover
     main()

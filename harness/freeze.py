@@ -1,0 +1,250 @@
+"""Corpus freeze: a manifest of the raw transcript bytes and the contamination scan.
+
+The manifest commits to exactly the bytes a benchmark read (sorted relative paths, sizes, per-file
+sha256, the parser and sanitizer versions, and one sha256 over all of it). The scan reports what would
+make a benchmark dishonest — this project's own self-transcripts and scaffolding, sealed questions found
+verbatim in the corpus, sessions after the cutoff — with the session ids it flags, so that a protocol's
+pre-declared exclusions can be applied mechanically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from engine.model import Author
+from engine.sanitize import SANITIZE_VERSION, sanitize
+from engine.transcripts import PARSER_VERSION, StreamState, TranscriptFile, discover, parse_file
+
+# Counted scrubs that are this project's own scaffolding (a sanitizer that silently stops firing
+# shows up as a drop in these counts).
+SCAFFOLDING_KINDS = ("injected_context", "own_mcp_call", "own_mcp_result")
+FLAGS = ("self_transcript", "after_cutoff", "roster_leak")
+_SPACE = re.compile(r"\s+")
+
+
+class FreezeError(RuntimeError):
+    """The corpus cannot be frozen (missing, empty or unreadable)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ManifestEntry:
+    path: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Manifest:
+    """What a corpus is, byte for byte."""
+
+    entries: tuple[ManifestEntry, ...]
+    parser_version: str
+    sanitize_version: str
+    sha256: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sha256": self.sha256,
+            "parser_version": self.parser_version,
+            "sanitize_version": self.sanitize_version,
+            "files": len(self.entries),
+            "bytes": sum(e.size for e in self.entries),
+            "entries": [{"path": e.path, "size": e.size, "sha256": e.sha256} for e in self.entries],
+        }
+
+
+def manifest(root: Path) -> Manifest:
+    """Hash every `.jsonl` file under `root` (sorted by relative POSIX path)."""
+    root = Path(root)
+    if not root.is_dir():
+        msg = f"corpus folder {root} does not exist; generate or point to a transcript tree first"
+        raise FreezeError(msg)
+    entries: list[ManifestEntry] = []
+    for path in sorted(root.rglob("*.jsonl"), key=lambda p: p.relative_to(root).as_posix()):
+        if not path.is_file():
+            continue
+        digest = hashlib.sha256()
+        size = 0
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+                size += len(block)
+        entries.append(
+            ManifestEntry(
+                path=path.relative_to(root).as_posix(), size=size, sha256=digest.hexdigest()
+            )
+        )
+    if not entries:
+        msg = f"corpus folder {root} holds no .jsonl transcripts"
+        raise FreezeError(msg)
+    body = {
+        "parser_version": PARSER_VERSION,
+        "sanitize_version": SANITIZE_VERSION,
+        "files": [[e.path, e.size, e.sha256] for e in entries],
+    }
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    return Manifest(
+        entries=tuple(entries),
+        parser_version=PARSER_VERSION,
+        sanitize_version=SANITIZE_VERSION,
+        sha256=hashlib.sha256(canonical).hexdigest(),
+    )
+
+
+@dataclass(kw_only=True)
+class SessionInfo:
+    session_id: str
+    project: str | None = None
+    started: str | None = None
+    files: list[str] = field(default_factory=list)
+    self_transcript: bool = False
+
+
+@dataclass(kw_only=True)
+class ContaminationReport:
+    """What the scan found, with the session ids behind every count."""
+
+    sessions: dict[str, SessionInfo]
+    self_transcripts: list[str]
+    scrubbed: dict[str, int]
+    roster_leaks: list[dict[str, Any]]  # {"roster", "qid", "sessions": [...]}
+    after_cutoff: list[str]
+    skipped: dict[str, int]
+
+    @property
+    def scaffolding(self) -> dict[str, int]:
+        return {k: self.scrubbed.get(k, 0) for k in SCAFFOLDING_KINDS}
+
+    def flagged(self, flags: Iterable[str]) -> set[str]:
+        """Session ids carrying any of `flags` (names from FLAGS)."""
+        out: set[str] = set()
+        for flag in flags:
+            if flag == "self_transcript":
+                out.update(self.self_transcripts)
+            elif flag == "after_cutoff":
+                out.update(self.after_cutoff)
+            elif flag == "roster_leak":
+                for leak in self.roster_leaks:
+                    out.update(leak["sessions"])
+            else:
+                msg = f"unknown contamination flag {flag!r}; choose one of {', '.join(FLAGS)}"
+                raise FreezeError(msg)
+        return out
+
+    def files_excluding(self, sessions: set[str]) -> list[str]:
+        """Relative paths of transcript files whose session is not in `sessions`."""
+        return sorted(
+            f for sid, info in self.sessions.items() if sid not in sessions for f in info.files
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sessions": len(self.sessions),
+            "self_transcripts": {
+                "count": len(self.self_transcripts),
+                "sessions": self.self_transcripts,
+            },
+            "scaffolding": self.scaffolding,
+            "scrubbed": dict(sorted(self.scrubbed.items())),
+            "roster_leaks": {"count": len(self.roster_leaks), "items": self.roster_leaks},
+            "after_cutoff": {"count": len(self.after_cutoff), "sessions": self.after_cutoff},
+            "skipped": dict(sorted(self.skipped.items())),
+        }
+
+
+def normalise(text: str) -> str:
+    """Whitespace collapsed and case-folded, for verbatim matching."""
+    return _SPACE.sub(" ", text).strip().casefold()
+
+
+def scan(
+    root: Path,
+    *,
+    questions: Mapping[str, Sequence[tuple[str, str]]] | None = None,
+    cutoff: datetime | None = None,
+) -> ContaminationReport:
+    """Scan a transcript tree for contamination.
+
+    Args:
+        root: the corpus folder.
+        questions: roster name -> (qid, text) pairs of sealed questions to look for verbatim.
+        cutoff: sessions that start after it are flagged `after_cutoff`.
+
+    A roster question counts as leaked when it appears verbatim (whitespace-normalised, case-folded) in
+    a *User*-authored message: someone typed or pasted the question into a recorded session. Assistant
+    text and tool output are not searched, because a receipt question is by construction the text of a
+    commit that its authoring session ran.
+    """
+    files, skipped = discover([Path(root)])
+    sessions: dict[str, SessionInfo] = {}
+    scrubbed: Counter[str] = Counter()
+    user_text: dict[str, list[str]] = {}
+    ordered: list[TranscriptFile] = files  # main files come before their subagents
+    for tf in ordered:
+        info = sessions.setdefault(tf.session_id, SessionInfo(session_id=tf.session_id))
+        info.files.append(tf.path.relative_to(root).as_posix())
+        state = StreamState()
+        if tf.agent_id is not None and info.self_transcript:
+            state.self_transcript = True
+        parsed = parse_file(tf.path, 0, state, session_id=tf.session_id)
+        skipped.update(parsed.skipped)
+        clean = sanitize(parsed.messages, state, scrubbed)
+        if state.self_transcript:
+            info.self_transcript = True
+        info.project = info.project or state.cwd or parsed.cwd
+        stamps = [m.timestamp for m in parsed.messages if m.timestamp]
+        if stamps and (info.started is None or min(stamps) < info.started):
+            info.started = min(stamps)
+        user_text.setdefault(tf.session_id, []).extend(
+            normalise(m.text) for m in clean if m.author is Author.USER
+        )
+    self_ids = sorted(sid for sid, info in sessions.items() if info.self_transcript)
+    leaks = _leaks(questions or {}, user_text)
+    late: list[str] = []
+    if cutoff is not None:
+        for sid, info in sorted(sessions.items()):
+            started = _parse(info.started)
+            if started is not None and started > cutoff:
+                late.append(sid)
+    return ContaminationReport(
+        sessions=dict(sorted(sessions.items())),
+        self_transcripts=self_ids,
+        scrubbed=dict(scrubbed),
+        roster_leaks=leaks,
+        after_cutoff=late,
+        skipped=dict(skipped),
+    )
+
+
+def _leaks(
+    questions: Mapping[str, Sequence[tuple[str, str]]], user_text: Mapping[str, list[str]]
+) -> list[dict[str, Any]]:
+    haystacks = {sid: "\n".join(texts) for sid, texts in user_text.items()}
+    leaks: list[dict[str, Any]] = []
+    for roster in sorted(questions):
+        for qid, text in questions[roster]:
+            needle = normalise(text)
+            if not needle:
+                continue
+            hit = sorted(sid for sid, hay in haystacks.items() if needle in hay)
+            if hit:
+                leaks.append({"roster": roster, "qid": qid, "sessions": hit})
+    return leaks
+
+
+def _parse(ts: str | None) -> datetime | None:
+    if not ts:
+        return None
+    try:
+        value = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo is not None else None

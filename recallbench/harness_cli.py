@@ -1,0 +1,399 @@
+"""CLI groups for the pre-registered harness: protocol, roster, corpus, bench."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from harness import freeze
+
+
+def _progress() -> bool:
+    return sys.stderr.isatty() or os.environ.get("RECALLBENCH_PROGRESS") == "1"
+
+
+def _fail(exc: Exception) -> click.ClickException:
+    return click.ClickException(str(exc))
+
+
+# --- protocol --------------------------------------------------------------------------------------
+
+
+@click.group()
+def protocol() -> None:
+    """Register, verify and instantiate pre-registered protocols (protocols/*.toml)."""
+
+
+def _corpus_and_seals(path: Path) -> tuple[str, dict[str, str], list[str]]:
+    from harness.protocol import load_protocol
+    from harness.runner import current_seals, materialise_corpus
+
+    proto = load_protocol(path)
+    corpus = materialise_corpus(proto, progress=_progress())
+    seals, errors = current_seals(proto, {})
+    return freeze.manifest(corpus).sha256, seals, errors
+
+
+@protocol.command("register")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def protocol_register(path: Path) -> None:
+    """Hash-lock PROTOCOL before any arm runs: writes PROTOCOL.lock.json with the protocol's sha256,
+    the roster seals, the corpus manifest hash, the time and the git commit."""
+    from harness.protocol import ProtocolError, register
+    from harness.runner import git_commit
+
+    try:
+        manifest, seals, errors = _corpus_and_seals(path)
+        if errors:
+            raise click.ClickException("; ".join(errors))
+        lock = register(
+            path,
+            manifest_sha256=manifest,
+            seals=seals,
+            now=datetime.now(UTC),
+            git_commit=git_commit(path.resolve().parent),
+        )
+    except (ProtocolError, OSError, ValueError) as exc:
+        raise _fail(exc) from exc
+    click.echo(f"registered {path} (sha256 {lock.protocol_sha256})")
+    click.echo(f"corpus manifest {manifest}")
+    for name, seal in sorted(seals.items()):
+        click.echo(f"roster {name}: seal {seal}")
+
+
+@protocol.command("amend")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--reason", required=True, help="Why the protocol changed (recorded in the lock).")
+def protocol_amend(path: Path, reason: str) -> None:
+    """Record an amendment made before the first run (after a run, changes are deviations)."""
+    from harness.protocol import ProtocolError, amend, load_protocol
+
+    try:
+        proto = load_protocol(path)
+        runs = proto.root / "results" / proto.id
+        has_runs = runs.is_dir() and any(runs.iterdir())
+        lock = amend(path, datetime.now(UTC), reason, has_runs)
+    except (ProtocolError, OSError) as exc:
+        raise _fail(exc) from exc
+    click.echo(f"amended {path}: now {lock.current_sha256}")
+
+
+@protocol.command("verify")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def protocol_verify(path: Path) -> None:
+    """Check PROTOCOL, its roster seals and its corpus against the lock; exit 1 on any mismatch."""
+    from harness.protocol import ProtocolError, verify
+
+    try:
+        manifest, seals, errors = _corpus_and_seals(path)
+        problems = errors + [m.message for m in verify(path, manifest_sha256=manifest, seals=seals)]
+    except (ProtocolError, OSError) as exc:
+        raise _fail(exc) from exc
+    if problems:
+        for p in problems:
+            click.echo(f"MISMATCH: {p}", err=True)
+        sys.exit(1)
+    click.echo(f"OK: {path} matches its lock (corpus {manifest[:16]}…, {len(seals)} roster seals)")
+
+
+@protocol.command("instantiate")
+@click.argument("template", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--corpus",
+    "corpus",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+@click.option(
+    "--roster",
+    "roster",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path))
+def protocol_instantiate(template: Path, corpus: Path, roster: Path, out: Path) -> None:
+    """Fill a template's corpus (path + fresh manifest hash) and roster (path + seal), keep the rest.
+
+    The new protocol's id becomes OUT's file stem so its results live apart from other instances.
+    """
+    from harness.protocol import ProtocolError, find_root, load_protocol
+    from harness.seal import SealError, verify_sealed
+
+    if out.exists():
+        raise click.ClickException(f"{out} exists; protocols are not overwritten")
+    try:
+        manifest = freeze.manifest(corpus).sha256
+        seal = verify_sealed(roster).seal
+    except (freeze.FreezeError, SealError) as exc:
+        raise _fail(exc) from exc
+    root = find_root(out.resolve().parent)
+    text = template.read_text(encoding="utf-8")
+    text = _set_top(text, "id", out.stem)
+    text = _set_in_section(
+        text, "[corpus]", {"path": _rel(corpus, root), "manifest_sha256": manifest}
+    )
+    text = _set_in_section(text, "[[rosters]]", {"path": _rel(roster, root), "seal": seal})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    try:
+        load_protocol(out)
+    except ProtocolError as exc:
+        out.unlink()
+        raise _fail(exc) from exc
+    click.echo(f"wrote {out} (corpus {manifest[:16]}…, roster seal {seal[:16]}…)")
+    click.echo(f"next: recallbench protocol register {out}")
+
+
+def _rel(path: Path, root: Path) -> str:
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(root).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
+def _set_top(text: str, key: str, value: str) -> str:
+    pattern = re.compile(rf"^{key}\s*=.*$", re.MULTILINE)
+    line = f"{key} = {json.dumps(value)}"
+    first_table = re.search(r"^\[", text, re.MULTILINE)
+    match = pattern.search(text)
+    if match and (first_table is None or match.start() < first_table.start()):
+        return text[: match.start()] + line + text[match.end() :]
+    return line + "\n" + text
+
+
+def _set_in_section(text: str, header: str, values: dict[str, str]) -> str:
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, ln in enumerate(lines) if ln.strip() == header), None)
+    if start is None:
+        msg = f"template has no {header} section"
+        raise click.ClickException(msg)
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines)
+    )
+    done: set[str] = set()
+    for i in range(start + 1, end):
+        m = re.match(r"^(\s*)([A-Za-z_0-9]+)\s*=", lines[i])
+        if m and m.group(2) in values:
+            lines[i] = f"{m.group(1)}{m.group(2)} = {json.dumps(values[m.group(2)])}\n"
+            done.add(m.group(2))
+    extra = [f"{k} = {json.dumps(v)}\n" for k, v in values.items() if k not in done]
+    lines[start + 1 : start + 1] = extra
+    return "".join(lines)
+
+
+# --- roster ----------------------------------------------------------------------------------------
+
+
+@click.group()
+def roster() -> None:
+    """Seal and verify question rosters; mine draft rosters from your own history."""
+
+
+@roster.command("seal")
+@click.argument("draft", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="sealed/NAME",
+)
+@click.option(
+    "--key-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the key (gold) here instead, e.g. outside the repository.",
+)
+def roster_seal(draft: Path, out: Path, key_out: Path | None) -> None:
+    """Split DRAFT into questions.json (what arms see) and key.json (gold), sealed by SEAL.sha256."""
+    from harness.roster import RosterError
+    from harness.seal import SealError, seal_roster
+
+    try:
+        info = seal_roster(draft, out, key_path=key_out)
+    except (RosterError, SealError, OSError) as exc:
+        raise _fail(exc) from exc
+    click.echo(f"sealed {draft} -> {out}")
+    click.echo(f"seal {info.seal}")
+    click.echo(f"verify without recallbench: cd {out} && sha256sum -c SEAL.sha256")
+
+
+@roster.command("verify")
+@click.argument("sealed", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--key",
+    "key",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A key kept outside the repository, checked against the seal.",
+)
+def roster_verify(sealed: Path, key: Path | None) -> None:
+    """Check a sealed roster against its SEAL.sha256; exit 1 naming the file on any mismatch."""
+    from harness.seal import SealError, verify_sealed
+
+    try:
+        info = verify_sealed(sealed, key)
+    except SealError as exc:
+        click.echo(f"MISMATCH: {exc}", err=True)
+        sys.exit(1)
+    click.echo(f"OK: {sealed} seal {info.seal}")
+
+
+# --- corpus ----------------------------------------------------------------------------------------
+
+
+@click.group()
+def corpus() -> None:
+    """Freeze corpora and build benchmark corpora (synthetic, LoCoMo)."""
+
+
+@corpus.command("freeze")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--roster",
+    "rosters",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Sealed roster whose questions are looked for verbatim in the corpus; repeatable.",
+)
+@click.option("--cutoff", default=None, help="ISO time; sessions starting later are flagged.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the manifest and scan as JSON here.",
+)
+def corpus_freeze(
+    path: Path, rosters: tuple[Path, ...], cutoff: str | None, out: Path | None
+) -> None:
+    """Manifest (sha256 over the raw transcript bytes) and contamination scan of the corpus at PATH."""
+    from harness.roster import load_questions
+
+    try:
+        manifest = freeze.manifest(path)
+        questions = {r.name: [(q.qid, q.text) for q in load_questions(r)] for r in rosters}
+        when = datetime.fromisoformat(cutoff.replace("Z", "+00:00")) if cutoff else None
+        report = freeze.scan(path, questions=questions, cutoff=when)
+    except (freeze.FreezeError, ValueError, OSError) as exc:
+        raise _fail(exc) from exc
+    click.echo(
+        f"manifest sha256 {manifest.sha256} ({len(manifest.entries)} files, "
+        f"{sum(e.size for e in manifest.entries)} bytes, parser {manifest.parser_version})"
+    )
+    data = report.to_dict()
+    click.echo(f"sessions: {data['sessions']}")
+    click.echo(
+        f"self-transcripts: {data['self_transcripts']['count']} {data['self_transcripts']['sessions']}"
+    )
+    click.echo("scaffolding: " + ", ".join(f"{k}={v}" for k, v in data["scaffolding"].items()))
+    click.echo(f"roster leaks: {data['roster_leaks']['count']}")
+    for leak in data["roster_leaks"]["items"]:
+        click.echo(f"  {leak['roster']}/{leak['qid']}: {leak['sessions']}")
+    click.echo(f"after cutoff: {data['after_cutoff']['count']} {data['after_cutoff']['sessions']}")
+    if out is not None:
+        out.write_text(
+            json.dumps({"manifest": manifest.to_dict(), "scan": data}, indent=2) + "\n",
+            encoding="utf-8",
+        )
+        click.echo(f"wrote {out}")
+
+
+@corpus.command("synthetic")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--seed", default=1234, show_default=True, type=int)
+@click.option(
+    "--sessions", default=None, type=int, help="Number of sessions (default: the generator's)."
+)
+def corpus_synthetic(out: Path, seed: int, sessions: int | None) -> None:
+    """Write the deterministic synthetic Claude Code corpus with its draft rosters."""
+    from harness.synthetic import SyntheticConfig, generate
+
+    config = (
+        SyntheticConfig(seed=seed)
+        if sessions is None
+        else SyntheticConfig(seed=seed, sessions=sessions)
+    )
+    generated = generate(out, config)
+    click.echo(f"wrote {out}: {generated}")
+    click.echo(f"manifest sha256 {freeze.manifest(out).sha256}")
+
+
+# --- bench -----------------------------------------------------------------------------------------
+
+
+@click.group()
+def bench() -> None:
+    """Run registered protocols."""
+
+
+@bench.command("run")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--deviation",
+    default=None,
+    help="Run despite a mismatch; the reason is recorded first in the results.",
+)
+@click.option(
+    "--key",
+    "keys",
+    multiple=True,
+    metavar="ROSTER=PATH",
+    help="A roster's key kept outside the repository (checked against the seal); repeatable.",
+)
+@click.option(
+    "--results",
+    "results_root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Results root (default: <repo>/results).",
+)
+def bench_run(
+    path: Path, deviation: str | None, keys: tuple[str, ...], results_root: Path | None
+) -> None:
+    """Verify lock, seals and corpus of PATH, run every arm on every sealed question, score, decide
+    the gates and write results/<protocol>/<run-id>/ (never overwriting an earlier run)."""
+    from harness.protocol import ProtocolError
+    from harness.runner import RunOptions, RunRefusedError, run
+
+    key_paths = {}
+    for item in keys:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise click.UsageError(f"--key takes ROSTER=PATH, got {item!r}")
+        key_paths[name] = Path(value)
+    try:
+        result = run(
+            path,
+            RunOptions(
+                deviation=deviation,
+                key_paths=key_paths,
+                progress=_progress(),
+                results_root=results_root,
+            ),
+        )
+    except (RunRefusedError, ProtocolError) as exc:
+        raise _fail(exc) from exc
+    s = result.summary
+    click.echo(f"results: {result.directory}")
+    if s["deviations"]:
+        click.echo(f"DEVIATION recorded: {s['deviations'][0]['reason']}")
+    from harness.gates import format_gate_line
+
+    for g in result.gates:
+        click.echo(format_gate_line(g))
+    primary = s["metrics"]["primary"]
+    for row in s["aggregates"]:
+        if row["subset"] == "all" and primary in row["metrics"]:
+            m = row["metrics"][primary]
+            click.echo(
+                f"{row['roster']:<12} {row['arm']:<60} {primary}={m['mean']:.3f} "
+                f"[{m['ci_low']:.3f}, {m['ci_high']:.3f}] n={row['n']}"
+            )
+    click.echo(f"shipped arm (pre-registered rule): {s['shipped_arm']}")
