@@ -1,0 +1,185 @@
+"""The command line as a user types it (import, status, search, arms, roster, protocol)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from recallbench.cli import main
+from tests.engine.fixtures_transcripts import simple_session, write_jsonl
+
+
+@pytest.fixture
+def projects(tmp_path: Path) -> tuple[Path, Path, Path]:
+    alpha = tmp_path / "work" / "alpha"
+    beta = tmp_path / "work" / "beta"
+    alpha.mkdir(parents=True)
+    beta.mkdir(parents=True)
+    root = tmp_path / "claude" / "projects"
+    write_jsonl(
+        root / "a" / "55555555-0000-4000-8000-000000000001.jsonl",
+        simple_session(
+            "Why does the retry test flake?",
+            session_id="55555555-0000-4000-8000-000000000001",
+            cwd=str(alpha),
+            answer="The retry loop used a wall clock.",
+            prefix="a-",
+        ),
+    )
+    write_jsonl(
+        root / "b" / "55555555-0000-4000-8000-000000000002.jsonl",
+        simple_session(
+            "Rotate the beta signing key",
+            session_id="55555555-0000-4000-8000-000000000002",
+            cwd=str(beta),
+            answer="Rotated the retry signing key for beta.",
+            prefix="b-",
+        ),
+    )
+    return root, alpha, beta
+
+
+def invoke(*args: str) -> str:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_import_prints_counts_and_status_shows_them(projects: tuple[Path, Path, Path]) -> None:
+    root, _, _ = projects
+    out = invoke("import", str(root))
+    assert "files: 2 seen, 2 imported, 0 unchanged" in out
+    assert "skipped: none" in out
+    status = invoke("status")
+    assert "sessions: 2" in status
+    assert "chunks: 2" in status
+    assert "vectors: 2 (hash-256-v1)" in status
+    again = invoke("import", str(root))
+    assert "0 imported, 2 unchanged" in again
+
+
+def test_import_defaults_to_claude_config_dir_projects(projects: tuple[Path, Path, Path]) -> None:
+    # CLAUDE_CONFIG_DIR points at <home>/claude in the autouse fixture; put the tree there
+    import os
+    import shutil
+
+    root, _, _ = projects
+    target = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects"
+    shutil.copytree(root, target)
+    assert "files: 2 seen, 2 imported" in invoke("import")
+
+
+def test_import_of_a_missing_path_is_a_clear_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["import", str(tmp_path / "nope")])
+    assert result.exit_code != 0
+    assert "no such file or folder" in result.output
+
+
+def test_search_defaults_to_the_current_project(
+    projects: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, alpha, beta = projects
+    invoke("import", str(root))
+    monkeypatch.chdir(alpha)
+    data = json.loads(invoke("search", "retry signing", "--json"))
+    assert {h["project"] for h in data["hits"]} == {str(alpha)}
+    # positive control: asking for every project finds the beta session too
+    both = json.loads(invoke("search", "retry signing", "--all-projects", "--json"))
+    assert {h["project"] for h in both["hits"]} == {str(alpha), str(beta)}
+    only_beta = json.loads(invoke("search", "retry signing", "--project", str(beta), "--json"))
+    assert {h["project"] for h in only_beta["hits"]} == {str(beta)}
+
+
+def test_search_outside_any_project_asks_for_a_scope(
+    projects: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, _, _ = projects
+    invoke("import", str(root))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["search", "retry"])
+    assert result.exit_code == 2
+    assert "--all-projects" in result.output
+
+
+def test_search_with_the_walk_arm_shows_score_via_session_project_time_and_snippet(
+    projects: tuple[Path, Path, Path],
+) -> None:
+    root, alpha, _ = projects
+    invoke("import", str(root))
+    out = invoke(
+        "search", "--arm", "walk", "--project", str(alpha), "why does the retry test flake"
+    )
+    assert out.startswith("arm: walk")
+    first = out.splitlines()[1]
+    assert "via=" in first
+    assert "session=55555555-0000-4000-8000-000000000001" in first
+    assert f"project={alpha}" in first
+    assert "ts=2026-03-01T10:00:00.000Z" in first
+    assert "retry" in out.splitlines()[2]
+
+
+def test_hostile_fts_syntax_in_a_cli_query_is_plain_words(
+    projects: tuple[Path, Path, Path],
+) -> None:
+    root, _, _ = projects
+    invoke("import", str(root))
+    data = json.loads(
+        invoke("search", '"retry* NEAR( col:flake AND', "--arm", "fts", "--all-projects", "--json")
+    )
+    assert data["hits"]  # the plain words still match
+
+
+def test_unknown_arm_lists_the_registered_ones(projects: tuple[Path, Path, Path]) -> None:
+    root, _, _ = projects
+    invoke("import", str(root))
+    result = CliRunner().invoke(main, ["search", "x", "--arm", "magic", "--all-projects"])
+    assert result.exit_code == 2
+    assert "unknown arm 'magic'" in result.output
+    assert "rrf" in result.output
+
+
+def test_arms_lists_six_canonical_default_specs() -> None:
+    lines = invoke("arms").splitlines()
+    assert [ln.split("(")[0] for ln in lines] == [
+        "fallback",
+        "fts",
+        "none",
+        "rrf",
+        "vector",
+        "walk",
+    ]
+    assert "rrf(min_score=0.2,pool=20,rrf_k=60)" in lines
+
+
+def test_roster_seal_and_verify_name_the_changed_file(tmp_path: Path) -> None:
+    draft = tmp_path / "d.json"
+    draft.write_text(
+        json.dumps(
+            {
+                "name": "d",
+                "unit": "session",
+                "description": "",
+                "questions": [
+                    {
+                        "qid": "q1",
+                        "text": "what changed",
+                        "scope": "*",
+                        "category": "x",
+                        "tags": {},
+                        "gold": {"relevant": {"s1": 1}, "forbidden": [], "control": None},
+                    }
+                ],
+            }
+        )
+    )
+    sealed = tmp_path / "sealed" / "d"
+    assert "sha256sum -c SEAL.sha256" in invoke("roster", "seal", str(draft), "--out", str(sealed))
+    assert invoke("roster", "verify", str(sealed)).startswith("OK:")
+    key = sealed / "key.json"
+    key.write_bytes(key.read_bytes().replace(b"s1", b"s2"))
+    result = CliRunner().invoke(main, ["roster", "verify", str(sealed)])
+    assert result.exit_code == 1
+    assert "key.json" in result.output
