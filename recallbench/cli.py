@@ -257,8 +257,9 @@ def arms_cmd() -> None:
 
 def _attach() -> None:
     from recallbench.harness_cli import bench, corpus, protocol, roster
+    from recallbench.ship import ship_command
 
-    for group in (protocol, roster, corpus, bench):
+    for group in (protocol, roster, corpus, bench, ship_command):
         main.add_command(group)
 
 
