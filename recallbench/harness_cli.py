@@ -168,7 +168,7 @@ def _set_top(text: str, key: str, value: str) -> str:
     return line + "\n" + text
 
 
-def _set_in_section(text: str, header: str, values: dict[str, str]) -> str:
+def _set_in_section(text: str, header: str, values: dict[str, object]) -> str:
     lines = text.splitlines(keepends=True)
     start = next((i for i, ln in enumerate(lines) if ln.strip() == header), None)
     if start is None:
@@ -178,11 +178,19 @@ def _set_in_section(text: str, header: str, values: dict[str, str]) -> str:
         (i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines)
     )
     done: set[str] = set()
-    for i in range(start + 1, end):
-        m = re.match(r"^(\s*)([A-Za-z_0-9]+)\s*=", lines[i])
+    i = start + 1
+    while i < end:
+        m = re.match(r"^(\s*)([A-Za-z_0-9]+)\s*=\s*(.*)$", lines[i])
         if m and m.group(2) in values:
-            lines[i] = f"{m.group(1)}{m.group(2)} = {json.dumps(values[m.group(2)])}\n"
+            last = i
+            if m.group(3).startswith("[") and "]" not in m.group(3):
+                # a multi-line array: replace through its closing bracket
+                while last + 1 < end and "]" not in lines[last]:
+                    last += 1
+            lines[i : last + 1] = [f"{m.group(1)}{m.group(2)} = {json.dumps(values[m.group(2)])}\n"]
+            end -= last - i
             done.add(m.group(2))
+        i += 1
     extra = [f"{k} = {json.dumps(v)}\n" for k, v in values.items() if k not in done]
     lines[start + 1 : start + 1] = extra
     return "".join(lines)
@@ -323,6 +331,64 @@ def corpus_synthetic(out: Path, seed: int, sessions: int | None) -> None:
     generated = generate(out, config)
     click.echo(f"wrote {out}: {generated}")
     click.echo(f"manifest sha256 {freeze.manifest(out).sha256}")
+
+
+@corpus.command("locomo")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--conversations", default=None, help="Comma-separated sample ids (default: all).")
+def corpus_locomo(path: Path, out: Path, conversations: str | None) -> None:
+    """Convert a LoCoMo JSON file into a Claude Code transcript tree plus OUT/roster.json (draft,
+    message-unit gold). The data is CC BY-NC 4.0: keep it out of repositories."""
+    from harness.locomo import LocomoError, convert
+
+    wanted = [c.strip() for c in conversations.split(",") if c.strip()] if conversations else None
+    try:
+        report = convert(path, out, conversations=wanted)
+    except LocomoError as exc:
+        raise _fail(exc) from exc
+    data = report.to_dict()
+    click.echo(
+        f"wrote {out}: {len(data['conversations'])} conversations, {data['sessions']} sessions, "
+        f"{data['messages']} messages"
+    )
+    click.echo(
+        f"questions: {data['questions']} of {data['questions_total']} "
+        + json.dumps(data["categories"])
+    )
+    click.echo("evidence repairs: " + (json.dumps(data["repairs"]) if data["repairs"] else "none"))
+    unresolved = data.get("unresolved", [])
+    click.echo(f"unresolved (reported in {out / 'unresolved.json'}): {len(unresolved)}")
+    for item in unresolved:
+        click.echo(f"  {item['qid']}: evidence {item['raw_evidence']}")
+    click.echo(f"next: recallbench roster seal {out / 'roster.json'} --out sealed/NAME")
+
+
+@roster.command("mine")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("--kind", type=click.Choice(["receipts"]), default="receipts", show_default=True)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("rosters/receipts-mined.json"),
+    show_default=True,
+    help="Where to write the draft roster (review it, then seal it).",
+)
+def roster_mine(paths: tuple[Path, ...], kind: str, out: Path) -> None:
+    """Draft a receipt-lookup roster from your own transcripts: commit messages -> the session whose
+    git result holds the hash. Sessions that only cite a hash are listed apart, never as authors."""
+    from harness.mine import MineError, mine_receipts
+    from recallbench import config
+
+    targets = list(paths) or [config.claude_projects()]
+    try:
+        mined = mine_receipts(targets)
+        roster_path, side_path = mined.write(out)
+    except MineError as exc:
+        raise _fail(exc) from exc
+    click.echo(f"drafted {roster_path} ({kind}); citations and counts in {side_path}")
+    click.echo(f"review it, then: recallbench roster seal {roster_path} --out sealed/NAME")
 
 
 # --- bench -----------------------------------------------------------------------------------------
