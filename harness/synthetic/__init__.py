@@ -1,0 +1,28 @@
+"""Deterministic synthetic Claude Code corpus with gold rosters (the project's default benchmark data).
+
+`generate(out_dir, SyntheticConfig())` writes a `projects/<encoded cwd>/` transcript tree in the 2.x and
+1.0.x line formats, five draft rosters (receipts, decisions, multihop, temporal, negatives) and
+`planted.json`, the record of everything planted for the sanitizer and the contamination scan.
+"""
+
+from harness.synthetic.config import (
+    CREDENTIAL_KINDS,
+    GeneratedCorpus,
+    SyntheticConfig,
+    SyntheticError,
+)
+from harness.synthetic.generate import ROSTER_NAMES, encode_cwd, generate, tree_sha256
+from harness.synthetic.plan import content_words, jaccard
+
+__all__ = [
+    "CREDENTIAL_KINDS",
+    "ROSTER_NAMES",
+    "GeneratedCorpus",
+    "SyntheticConfig",
+    "SyntheticError",
+    "content_words",
+    "encode_cwd",
+    "generate",
+    "jaccard",
+    "tree_sha256",
+]
