@@ -472,7 +472,7 @@ def _summary(
         "protocol": {
             "id": protocol.id,
             "title": protocol.title,
-            "path": protocol.path.relative_to(protocol.root).as_posix(),
+            "path": protocol.path.resolve().relative_to(protocol.root.resolve()).as_posix(),
             "sha256": protocol.sha256,
             "raw_sha256": protocol.raw_sha256,
         },

@@ -329,7 +329,11 @@ def corpus_synthetic(out: Path, seed: int, sessions: int | None) -> None:
         else SyntheticConfig(seed=seed, sessions=sessions)
     )
     generated = generate(out, config)
-    click.echo(f"wrote {out}: {generated}")
+    sizes = ", ".join(f"{name}={n}" for name, n in generated.questions.items())
+    click.echo(
+        f"wrote {out}: {generated.session_files} sessions, "
+        f"{generated.lines} lines, about {generated.estimated_chunks} chunks; draft rosters: {sizes}"
+    )
     click.echo(f"manifest sha256 {freeze.manifest(out).sha256}")
 
 
