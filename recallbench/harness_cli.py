@@ -30,26 +30,48 @@ def protocol() -> None:
     """Register, verify and instantiate pre-registered protocols (protocols/*.toml)."""
 
 
-def _corpus_and_seals(path: Path) -> tuple[str, dict[str, str], list[str]]:
+def _key_paths(keys: tuple[str, ...]) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for item in keys:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise click.UsageError(f"--key takes ROSTER=PATH, got {item!r}")
+        out[name] = Path(value).expanduser()
+    return out
+
+
+_key_option = click.option(
+    "--key",
+    "keys",
+    multiple=True,
+    metavar="ROSTER=PATH",
+    help="A roster's key kept outside the repository (checked against the seal); repeatable.",
+)
+
+
+def _corpus_and_seals(
+    path: Path, keys: tuple[str, ...] = ()
+) -> tuple[str, dict[str, str], list[str]]:
     from harness.protocol import load_protocol
     from harness.runner import current_seals, materialise_corpus
 
     proto = load_protocol(path)
     corpus = materialise_corpus(proto, progress=_progress())
-    seals, errors = current_seals(proto, {})
+    seals, errors = current_seals(proto, _key_paths(keys))
     return freeze.manifest(corpus).sha256, seals, errors
 
 
 @protocol.command("register")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def protocol_register(path: Path) -> None:
+@_key_option
+def protocol_register(path: Path, keys: tuple[str, ...]) -> None:
     """Hash-lock PROTOCOL before any arm runs: writes PROTOCOL.lock.json with the protocol's sha256,
     the roster seals, the corpus manifest hash, the time and the git commit."""
     from harness.protocol import ProtocolError, register
     from harness.runner import git_commit
 
     try:
-        manifest, seals, errors = _corpus_and_seals(path)
+        manifest, seals, errors = _corpus_and_seals(path, keys)
         if errors:
             raise click.ClickException("; ".join(errors))
         lock = register(
@@ -86,12 +108,13 @@ def protocol_amend(path: Path, reason: str) -> None:
 
 @protocol.command("verify")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def protocol_verify(path: Path) -> None:
+@_key_option
+def protocol_verify(path: Path, keys: tuple[str, ...]) -> None:
     """Check PROTOCOL, its roster seals and its corpus against the lock; exit 1 on any mismatch."""
     from harness.protocol import ProtocolError, verify
 
     try:
-        manifest, seals, errors = _corpus_and_seals(path)
+        manifest, seals, errors = _corpus_and_seals(path, keys)
         problems = errors + [m.message for m in verify(path, manifest_sha256=manifest, seals=seals)]
     except (ProtocolError, OSError) as exc:
         raise _fail(exc) from exc
@@ -117,7 +140,16 @@ def protocol_verify(path: Path) -> None:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
 )
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path))
-def protocol_instantiate(template: Path, corpus: Path, roster: Path, out: Path) -> None:
+@click.option(
+    "--key",
+    "key",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="The roster's key if it is kept outside the repository.",
+)
+def protocol_instantiate(
+    template: Path, corpus: Path, roster: Path, out: Path, key: Path | None
+) -> None:
     """Fill a template's corpus (path + fresh manifest hash) and roster (path + seal), keep the rest.
 
     The new protocol's id becomes OUT's file stem so its results live apart from other instances.
@@ -129,7 +161,7 @@ def protocol_instantiate(template: Path, corpus: Path, roster: Path, out: Path) 
         raise click.ClickException(f"{out} exists; protocols are not overwritten")
     try:
         manifest = freeze.manifest(corpus).sha256
-        seal = verify_sealed(roster).seal
+        seal = verify_sealed(roster, key).seal
     except (freeze.FreezeError, SealError) as exc:
         raise _fail(exc) from exc
     root = find_root(out.resolve().parent)
@@ -432,12 +464,7 @@ def bench_run(
     from harness.protocol import ProtocolError
     from harness.runner import RunOptions, RunRefusedError, run
 
-    key_paths = {}
-    for item in keys:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise click.UsageError(f"--key takes ROSTER=PATH, got {item!r}")
-        key_paths[name] = Path(value)
+    key_paths = _key_paths(keys)
     try:
         result = run(
             path,

@@ -25,7 +25,7 @@ def _toml_value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def verify_results(results_dir: Path) -> dict[str, Any]:
+def verify_results(results_dir: Path, key_paths: dict[str, Path] | None = None) -> dict[str, Any]:
     """Check a results folder against its protocol's lock and seals; return the decision to ship."""
     from arms.registry import full_canonical
     from harness.gates import choose_ship
@@ -59,7 +59,9 @@ def verify_results(results_dir: Path) -> dict[str, Any]:
         raise ShipError(msg)
     for ref in protocol.rosters:
         try:
-            seal = verify_sealed(protocol.roster_dir(ref.name), None).seal
+            seal = verify_sealed(
+                protocol.roster_dir(ref.name), (key_paths or {}).get(ref.name)
+            ).seal
         except SealError as exc:
             raise ShipError(str(exc)) from exc
         if seal != summary["seals"].get(ref.name) or seal != lock.current_seals.get(ref.name):
@@ -114,7 +116,14 @@ def read_config() -> dict[str, Any] | None:
 @click.command("ship")
 @click.argument("results_dir", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--show", is_flag=True, help="Print what is shipped and why.")
-def ship_command(results_dir: Path | None, show: bool) -> None:
+@click.option(
+    "--key",
+    "keys",
+    multiple=True,
+    metavar="ROSTER=PATH",
+    help="A roster's key kept outside the repository (checked against the seal); repeatable.",
+)
+def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) -> None:
     """Ship the arm that RESULTS_DIR's pre-registered ship rule chose (written to
     $RECALLBENCH_HOME/config.toml, read by `search`, `serve` and the hooks)."""
     if show or results_dir is None:
@@ -134,7 +143,9 @@ def ship_command(results_dir: Path | None, show: bool) -> None:
     if not results_dir.is_dir():
         raise click.ClickException(f"no such results folder: {results_dir}")
     try:
-        decision = verify_results(results_dir)
+        from recallbench.harness_cli import _key_paths
+
+        decision = verify_results(results_dir, _key_paths(keys))
     except ShipError as exc:
         raise click.ClickException(f"cannot ship {results_dir}: {exc}") from exc
     path = write_config(decision, datetime.now(UTC))
