@@ -257,10 +257,20 @@ def arms_cmd() -> None:
 
 def _attach() -> None:
     from recallbench.harness_cli import bench, corpus, protocol, roster
+    from recallbench.serve_cli import hook_command, hooks_group, serve_command
     from recallbench.ship import ship_command
 
-    for group in (protocol, roster, corpus, bench, ship_command):
-        main.add_command(group)
+    for command in (
+        protocol,
+        roster,
+        corpus,
+        bench,
+        ship_command,
+        serve_command,
+        hooks_group,
+        hook_command,
+    ):
+        main.add_command(command)
 
 
 _attach()

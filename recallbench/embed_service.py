@@ -1,0 +1,376 @@
+"""A local embedding service on a Unix socket, so that hook processes get query vectors without torch.
+
+The MCP server process (`recallbench serve`) already holds the loaded embedder; it runs `EmbedService` in a
+thread. A hook asks it through `embed_via_socket`, which imports only the standard library and numpy and
+returns None whenever nothing answers in time, so the hook can fall back to the lexical read.
+
+Wire format (one request per connection; all integers big-endian):
+
+    request:  u32 length | UTF-8 JSON {"texts": ["...", ...]}
+    response: u32 length | UTF-8 JSON header | body
+              header {"ok": true, "embedder": id, "n": n, "dim": d}, body = n*d little-endian float32
+              header {"ok": false, "error": "..."}, no body
+
+The socket lives at `$RECALLBENCH_HOME/embed-<embedder id>.sock` (mode 0600). Several servers may run at
+once (Claude Code starts one per session): the first binds the path, the others stand by and take the
+path over when its owner exits or leaves a stale file behind. A server only ever unlinks the socket file
+it created itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import select
+import socket
+import struct
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from engine.embed import Embedder
+
+log = logging.getLogger("recallbench.embed_service")
+
+# Linux's sun_path holds 108 bytes including the terminating NUL.
+MAX_SOCKET_PATH_BYTES = 107
+MAX_REQUEST_BYTES = 1 << 20
+MAX_TEXTS = 64
+# A response header is a small JSON object; anything bigger is not from our server.
+_MAX_HEADER_BYTES = 1 << 16
+_LENGTH = struct.Struct(">I")
+_SAFE_ID = re.compile(r"[^A-Za-z0-9._-]")
+# How often the accept loop wakes to notice stop() and to check that the socket path is still served.
+_POLL_S = 0.1
+
+
+class EmbedServiceError(RuntimeError):
+    """The embedding service could not bind its socket."""
+
+
+def socket_path(home: Path, embedder_id: str) -> Path:
+    """The socket of the service for `embedder_id` under the recallbench home folder."""
+    safe = _SAFE_ID.sub("_", embedder_id)
+    return Path(home) / f"embed-{safe}.sock"
+
+
+def default_socket_path(embedder_id: str | None = None) -> Path:
+    """The socket path for the configured home and embedder (`$RECALLBENCH_HOME`, `$RECALLBENCH_EMBEDDER`)."""
+    from recallbench import config
+
+    emb_id = embedder_id if embedder_id is not None else config.make_embedder().id
+    return socket_path(config.home(), emb_id)
+
+
+# --- client -------------------------------------------------------------------------------------
+
+
+def embed_via_socket(
+    texts: Sequence[str],
+    timeout_s: float,
+    *,
+    path: Path | None = None,
+    embedder_id: str | None = None,
+) -> NDArray[np.float32] | None:
+    """Vectors for `texts` from a running service, or None when none answers within `timeout_s`.
+
+    `path` defaults to the configured socket of `embedder_id` (itself defaulting to the configured
+    embedder). When `embedder_id` is given, an answer from another embedder is refused (None).
+
+    Raises:
+        TypeError: `texts` is a single str or holds something other than str.
+    """
+    items = _check_texts(texts)
+    if not items:
+        return None
+    try:
+        target = path if path is not None else default_socket_path(embedder_id)
+    except Exception as exc:  # an unknown embedder name must not break the caller's fallback
+        log.debug("no socket path: %s", exc)
+        return None
+    deadline = time.monotonic() + max(timeout_s, 0.0)
+    try:
+        return _ask(target, items, deadline, embedder_id)
+    except (OSError, ValueError, struct.error) as exc:
+        log.debug("embedding service at %s did not answer: %s", target, exc)
+        return None
+
+
+def _check_texts(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str):
+        msg = f"embed_via_socket expects a sequence of texts, got a single str ({texts[:40]!r}); wrap it in a list"
+        raise TypeError(msg)
+    items = list(texts)
+    for position, item in enumerate(items):
+        value: object = item
+        if not isinstance(value, str):
+            msg = f"embed_via_socket expects str items, item {position} is {type(value).__name__}"
+            raise TypeError(msg)
+    return items
+
+
+def _remaining(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        msg = "timed out"
+        raise TimeoutError(msg)
+    return left
+
+
+def _recv_exact(sock: socket.socket, size: int, deadline: float) -> bytes:
+    chunks: list[bytes] = []
+    got = 0
+    while got < size:
+        sock.settimeout(_remaining(deadline))
+        part = sock.recv(min(size - got, 1 << 20))
+        if not part:
+            msg = f"connection closed after {got} of {size} bytes"
+            raise ConnectionError(msg)
+        chunks.append(part)
+        got += len(part)
+    return b"".join(chunks)
+
+
+def _ask(
+    path: Path, texts: list[str], deadline: float, embedder_id: str | None
+) -> NDArray[np.float32] | None:
+    payload = json.dumps({"texts": texts}, ensure_ascii=False).encode("utf-8")
+    if len(payload) > MAX_REQUEST_BYTES:
+        return None
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(_remaining(deadline))
+        sock.connect(str(path))
+        sock.settimeout(_remaining(deadline))
+        sock.sendall(_LENGTH.pack(len(payload)) + payload)
+        (size,) = _LENGTH.unpack(_recv_exact(sock, _LENGTH.size, deadline))
+        if size > _MAX_HEADER_BYTES:
+            return None
+        header = json.loads(_recv_exact(sock, size, deadline).decode("utf-8"))
+        if not isinstance(header, dict) or header.get("ok") is not True:
+            log.debug("embedding service refused: %r", header)
+            return None
+        n, dim = header.get("n"), header.get("dim")
+        if not isinstance(n, int) or not isinstance(dim, int) or n != len(texts) or dim < 1:
+            return None
+        if embedder_id is not None and header.get("embedder") != embedder_id:
+            return None
+        body = _recv_exact(sock, n * dim * 4, deadline)
+    return np.frombuffer(body, dtype="<f4").reshape(n, dim).astype(np.float32)
+
+
+def _answers(path: Path, timeout_s: float = 0.2) -> bool:
+    """Whether something accepts connections at `path` (a stale socket file refuses them)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout_s)
+        try:
+            sock.connect(str(path))
+        except OSError:
+            return False
+    return True
+
+
+# --- server -------------------------------------------------------------------------------------
+
+
+class EmbedService:
+    """Answers embedding requests on a Unix socket from a background thread.
+
+    Use as a context manager, or call `start()` and `stop()`. `stop()` removes the socket file if this
+    service created it and nobody has replaced it since.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        path: Path | None = None,
+        *,
+        request_timeout_s: float = 5.0,
+        reclaim_interval_s: float = 2.0,
+    ) -> None:
+        self.embedder = embedder
+        self.path = Path(path) if path is not None else default_socket_path(embedder.id)
+        if len(os.fsencode(self.path)) > MAX_SOCKET_PATH_BYTES:
+            msg = (
+                f"socket path {self.path} is {len(os.fsencode(self.path))} bytes, over the "
+                f"{MAX_SOCKET_PATH_BYTES}-byte limit of Unix sockets; set RECALLBENCH_HOME to a shorter folder"
+            )
+            raise EmbedServiceError(msg)
+        self.request_timeout_s = request_timeout_s
+        self.reclaim_interval_s = reclaim_interval_s
+        self._listener: socket.socket | None = None
+        self._inode: int | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> EmbedService:
+        """Bind (or stand by behind a live service at the same path) and start answering."""
+        if self._thread is not None:
+            return self
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._claim()
+        self._thread = threading.Thread(target=self._loop, name="recallbench-embed", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop answering and remove our socket file; safe to call twice."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5.0)
+        with self._lock:
+            self._release()
+
+    def __enter__(self) -> EmbedService:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def reclaim(self) -> bool:
+        """Take the socket path if nobody serves it (the loop calls this periodically); True if ours."""
+        self._claim()
+        return self.bound
+
+    @property
+    def bound(self) -> bool:
+        """Whether this service currently owns the socket path."""
+        with self._lock:
+            return self._owns_path()
+
+    # --- binding -----------------------------------------------------------------------------
+    def _owns_path(self) -> bool:
+        if self._listener is None or self._inode is None:
+            return False
+        try:
+            return os.stat(self.path).st_ino == self._inode
+        except OSError:
+            return False
+
+    def _claim(self) -> None:
+        """Own the path unless a live service answers there; replace a stale file atomically."""
+        with self._lock:
+            if self._owns_path():
+                return
+            if self.path.exists() and _answers(self.path):
+                self._release()  # someone else serves this embedder; stand by
+                return
+            self._release()
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                listener.bind(str(tmp))
+                os.chmod(tmp, 0o600)
+                listener.listen(16)
+                inode = os.stat(tmp).st_ino
+                # rename() replaces a stale socket file atomically; clients never see the path missing.
+                os.replace(tmp, self.path)
+            except OSError:
+                listener.close()
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+                raise
+            listener.setblocking(False)
+            self._listener, self._inode = listener, inode
+            log.info("embedding service for %s listening on %s", self.embedder.id, self.path)
+
+    def _release(self) -> None:
+        """Close our listener; unlink the path only if it is still the file we bound."""
+        if self._listener is None:
+            return
+        if self._owns_path():
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+        self._listener.close()
+        self._listener, self._inode = None, None
+
+    # --- serving -----------------------------------------------------------------------------
+    def _loop(self) -> None:
+        last_check = time.monotonic()
+        while not self._stop.is_set():
+            listener = self._listener
+            if listener is None:
+                self._stop.wait(_POLL_S)
+            else:
+                try:
+                    ready, _, _ = select.select([listener], [], [], _POLL_S)
+                    if ready:
+                        conn, _ = listener.accept()
+                        threading.Thread(
+                            target=self._handle,
+                            args=(conn,),
+                            name="recallbench-embed-req",
+                            daemon=True,
+                        ).start()
+                except (OSError, ValueError) as exc:  # listener closed under us by stop()/reclaim
+                    log.debug("accept failed: %s", exc)
+            if time.monotonic() - last_check >= self.reclaim_interval_s and not self._stop.is_set():
+                last_check = time.monotonic()
+                try:
+                    self.reclaim()
+                except OSError as exc:
+                    log.warning("cannot bind %s: %s", self.path, exc)
+
+    def _handle(self, conn: socket.socket) -> None:
+        with conn:
+            conn.setblocking(True)
+            conn.settimeout(self.request_timeout_s)
+            try:
+                texts = self._read_request(conn)
+            except (OSError, ValueError, struct.error) as exc:
+                self._send(conn, {"ok": False, "error": f"bad request: {exc}"})
+                return
+            try:
+                vectors = np.ascontiguousarray(self.embedder.embed(texts), dtype="<f4")
+            except Exception as exc:  # the embedder's failure is reported, never kills the thread
+                log.warning("embedding failed: %s", exc)
+                self._send(conn, {"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+                return
+            header = {
+                "ok": True,
+                "embedder": self.embedder.id,
+                "n": int(vectors.shape[0]),
+                "dim": int(vectors.shape[1]),
+            }
+            self._send(conn, header, vectors.tobytes())
+
+    def _read_request(self, conn: socket.socket) -> list[str]:
+        deadline = time.monotonic() + self.request_timeout_s
+        (size,) = _LENGTH.unpack(_recv_exact(conn, _LENGTH.size, deadline))
+        if size > MAX_REQUEST_BYTES:
+            msg = f"request of {size} bytes is over the {MAX_REQUEST_BYTES}-byte limit"
+            raise ValueError(msg)
+        data: Any = json.loads(_recv_exact(conn, size, deadline).decode("utf-8"))
+        texts = data.get("texts") if isinstance(data, dict) else None
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            msg = 'expected {"texts": [str, ...]}'
+            raise ValueError(msg)
+        if not texts or len(texts) > MAX_TEXTS:
+            msg = f"expected 1 to {MAX_TEXTS} texts, got {len(texts)}"
+            raise ValueError(msg)
+        return [str(t) for t in texts]
+
+    @staticmethod
+    def _send(conn: socket.socket, header: dict[str, Any], body: bytes = b"") -> None:
+        data = json.dumps(header).encode("utf-8")
+        with contextlib.suppress(OSError):
+            conn.sendall(_LENGTH.pack(len(data)) + data + body)

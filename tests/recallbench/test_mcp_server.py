@@ -1,0 +1,496 @@
+"""The MCP server: tools, annotations, scope, the stdio process, and its read-only import graph."""
+
+from __future__ import annotations
+
+import ast
+import fcntl
+import importlib.util
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.server import MCPServer
+
+from arms.registry import full_canonical
+from engine.chunking import chunk_id
+from engine.embed import HashEmbedder
+from engine.memory import Memory
+from recallbench import hooks
+from recallbench.embed_service import embed_via_socket, socket_path
+from recallbench.mcp_server import build_server, resolve_project
+from recallbench.serve_cli import BackgroundEmbedder
+from tests.engine.fixtures_transcripts import write_jsonl
+from tests.recallbench.test_hooks import (
+    ALPHA,
+    BETA,
+    SID_A1,
+    SID_B1,
+    chat_session,
+    import_corpus,
+    write_corpus,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLS = {"search_memory", "get_memory", "recent_sessions", "memory_status"}
+SID_LONG = "aaaaaaaa-0000-4000-8000-00000000000f"
+MODES = ["auto", "legacy"]  # the current handshake, and the initialize handshake Claude Code uses
+
+
+@pytest.fixture
+def db(tmp_path: Path, home: Path) -> Path:
+    root = tmp_path / "projects"
+    write_corpus(root)
+    # a three-chunk alpha session, for neighbour links
+    turns = [(f"Step {n}: " + "migrate the schema carefully " * 28, "Done.") for n in range(3)]
+    write_jsonl(
+        root / "-home-dev-alpha" / f"{SID_LONG}.jsonl", chat_session(SID_LONG, ALPHA, turns, 30)
+    )
+    import_corpus(home / "memory.db", root).close()
+    return home / "memory.db"
+
+
+def server_for(db: Path, project: str | Path, arm: str | None = "rrf") -> MCPServer:
+    return build_server(lambda: Memory(db, HashEmbedder()), arm, project_dir=Path(project))
+
+
+def call(
+    server: MCPServer | StdioServerParameters, mode: str, *calls: tuple[str, dict[str, Any]]
+) -> list[Any]:
+    """Open a client, run the tool calls in order, return their structured results."""
+
+    async def go() -> list[Any]:
+        with anyio.fail_after(60):
+            async with Client(server, mode=mode) as client:
+                out = []
+                for name, args in calls:
+                    result = await client.call_tool(name, args)
+                    assert not result.is_error, result.content
+                    out.append(result.structured_content)
+                return out
+
+    return anyio.run(go)
+
+
+# --- tools and annotations ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_tool_is_listed_read_only_and_non_destructive(db: Path, mode: str) -> None:
+    async def go() -> Any:
+        with anyio.fail_after(60):
+            async with Client(server_for(db, ALPHA), mode=mode) as client:
+                return await client.list_tools()
+
+    listed = anyio.run(go)
+    assert {t.name for t in listed.tools} == TOOLS
+    for tool in listed.tools:
+        assert tool.annotations is not None
+        assert (tool.name, tool.annotations.read_only_hint, tool.annotations.destructive_hint) == (
+            tool.name,
+            True,
+            False,
+        )
+        assert tool.output_schema is not None
+        assert tool.description
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_tool_answers(db: Path, mode: str) -> None:
+    search, status, recent = call(
+        server_for(db, ALPHA),
+        mode,
+        ("search_memory", {"query": "flaky retry test decorator", "limit": 3}),
+        ("memory_status", {}),
+        ("recent_sessions", {"limit": 10}),
+    )
+    assert search["scope"] == [ALPHA]
+    assert search["arm"] == "rrf(min_score=0.2,pool=20,rrf_k=60)"
+    top = search["hits"][0]
+    assert top["session_id"] == SID_A1
+    assert top["rank"] == 1
+    assert "The retry decorator swallowed the timeout error." in top["text"]
+    assert len(search["hits"]) <= 3
+    (got,) = call(server_for(db, ALPHA), mode, ("get_memory", {"chunk_id": top["chunk_id"]}))
+    assert got["found"] is True
+    assert got["text"] == top["text"]
+    assert (got["project"], got["session_id"], got["author"]) == (ALPHA, SID_A1, "User")
+    assert status["sessions"] == 4
+    assert status["chunks"] == 3 + 3  # one chunk per short session, three for the long one
+    assert status["current_project"] == ALPHA
+    assert [s["session_id"] for s in recent["sessions"]] == [
+        SID_LONG,
+        "aaaaaaaa-0000-4000-8000-000000000002",
+        SID_A1,
+    ]
+
+
+def test_get_memory_links_the_previous_and_next_chunk_of_the_same_stream(db: Path) -> None:
+    first, middle, last = (chunk_id(SID_LONG, i) for i in range(3))
+    got_first, got_middle, got_last = call(
+        server_for(db, ALPHA),
+        "legacy",
+        ("get_memory", {"chunk_id": first}),
+        ("get_memory", {"chunk_id": middle}),
+        ("get_memory", {"chunk_id": last}),
+    )
+    assert (got_first["previous_chunk_id"], got_first["next_chunk_id"]) == (None, middle)
+    assert (got_middle["previous_chunk_id"], got_middle["next_chunk_id"]) == (first, last)
+    assert (got_last["previous_chunk_id"], got_last["next_chunk_id"]) == (middle, None)
+    assert got_middle["text"].startswith("Step 1: migrate the schema")
+
+
+def test_search_never_leaves_the_project_unless_asked(db: Path) -> None:
+    beta_chunk = chunk_id(SID_B1, 0)
+    scoped, everywhere, get_scoped, get_everywhere = call(
+        server_for(db, ALPHA),
+        "legacy",
+        ("search_memory", {"query": "postgres backup cron job", "limit": 10}),
+        ("search_memory", {"query": "postgres backup cron job", "limit": 10, "all_projects": True}),
+        ("get_memory", {"chunk_id": beta_chunk}),
+        ("get_memory", {"chunk_id": beta_chunk, "all_projects": True}),
+    )
+    assert beta_chunk not in [h["chunk_id"] for h in scoped["hits"]]
+    assert {h["project"] for h in scoped["hits"]} <= {ALPHA}
+    assert beta_chunk in [h["chunk_id"] for h in everywhere["hits"]]
+    assert everywhere["all_projects"] is True
+    assert get_scoped["found"] is False
+    assert "all_projects=true" in get_scoped["message"]
+    assert get_everywhere["found"] is True
+    assert get_everywhere["project"] == BETA
+
+
+def test_an_unrecorded_project_gets_an_empty_result_and_a_message_never_all_projects(
+    db: Path,
+) -> None:
+    scoped, recent, everywhere = call(
+        server_for(db, "/somewhere/else"),
+        "legacy",
+        ("search_memory", {"query": "flaky retry test"}),
+        ("recent_sessions", {}),
+        ("search_memory", {"query": "flaky retry test", "all_projects": True}),
+    )
+    assert scoped["hits"] == []
+    assert scoped["scope"] == []
+    assert "no sessions are recorded for /somewhere/else" in scoped["message"]
+    assert recent["sessions"] == []
+    assert everywhere["hits"] != []
+
+
+def test_the_project_is_claude_project_dir_resolved_to_its_longest_recorded_parent(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", ALPHA + "/src/pkg")
+    server = build_server(lambda: Memory(db, HashEmbedder()), "rrf")
+    (status,) = call(server, "legacy", ("memory_status", {}))
+    assert status["current_project"] == ALPHA
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", BETA)
+    (status,) = call(
+        build_server(lambda: Memory(db, HashEmbedder()), "rrf"), "legacy", ("memory_status", {})
+    )
+    assert status["current_project"] == BETA
+
+
+def test_bad_arguments_are_tool_errors_not_crashes(db: Path) -> None:
+    async def go() -> tuple[bool, bool]:
+        with anyio.fail_after(60):
+            async with Client(server_for(db, ALPHA), mode="legacy") as client:
+                bad = await client.call_tool("search_memory", {"query": "x", "limit": 0})
+                good = await client.call_tool("search_memory", {"query": "retry", "limit": 1})
+                return bad.is_error, good.is_error
+
+    assert anyio.run(go) == (True, False)
+
+
+def test_without_a_shipped_arm_rrf_is_served_with_a_notice(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = server_for(db, ALPHA, arm=None)
+    assert "no arm has been shipped" in capsys.readouterr().err
+    (status,) = call(server, "legacy", ("memory_status", {}))
+    assert status["arm"] == full_canonical("rrf")
+    shipped = server_for(db, ALPHA, arm="fts(pool=30)")
+    assert "no arm has been shipped" not in capsys.readouterr().err
+    (status,) = call(shipped, "legacy", ("memory_status", {}))
+    assert status["arm"] == full_canonical("fts(pool=30)")
+
+
+def test_an_invalid_arm_spec_is_refused_when_the_server_is_built(db: Path) -> None:
+    with pytest.raises(ValueError, match="unknown arm 'nope'"):
+        server_for(db, ALPHA, arm="nope(k=1)")
+
+
+def test_both_copies_of_project_resolution_agree() -> None:
+    recorded = ["/w/app", "/w/app/sub", "/w/apple", "/"]
+    for here in ("/w/app/sub/deep", "/w/app/x", "/w/apple", "/w/ap", "/elsewhere", "/w/app"):
+        assert resolve_project(recorded, Path(here)) == hooks.resolve_project(recorded, Path(here))
+    assert resolve_project(recorded, Path("/w/app/sub/deep")) == "/w/app/sub"
+    assert resolve_project(["/w/app"], Path("/w/ap")) is None
+
+
+# --- background embedding -----------------------------------------------------------------------
+
+
+def test_background_embedder_fills_missing_vectors_once_and_yields_to_a_lock_holder(
+    tmp_path: Path, home: Path
+) -> None:
+    root = tmp_path / "projects"
+    write_corpus(root)
+    memory = Memory(home / "memory.db", HashEmbedder())
+    memory.import_paths([root], embed=False)
+    assert memory.status()["vectors"] == 0
+    lock = home / "embed.lock"
+    worker = BackgroundEmbedder(lambda: memory, lock)
+    with lock.open("a+b") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        assert worker.run_once(memory) == 0  # another server holds the lock
+        assert memory.status()["vectors"] == 0
+        fcntl.flock(held.fileno(), fcntl.LOCK_UN)
+    assert worker.run_once(memory) == 3
+    assert memory.status()["vectors"] == 3
+    assert memory.index_state() == "current"
+    assert worker.run_once(memory) == 0
+
+
+# --- the stdio process --------------------------------------------------------------------------
+
+
+def test_recallbench_serve_answers_over_stdio_and_removes_its_socket_on_exit(
+    db: Path, home: Path
+) -> None:
+    (home / "config.toml").write_text('[ship]\narm = "fts(pool=30)"\n', encoding="utf-8")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "recallbench.cli", "serve"],
+        env={
+            "PYTHONPATH": str(REPO),
+            "RECALLBENCH_HOME": str(home),
+            "RECALLBENCH_EMBEDDER": "hash",
+            "CLAUDE_PROJECT_DIR": ALPHA,
+        },
+        cwd=str(REPO),
+    )
+    sock = socket_path(home, HashEmbedder().id)
+    seen: dict[str, Any] = {}
+
+    async def go() -> None:
+        with anyio.fail_after(120):
+            async with Client(params, mode="legacy") as client:
+                result = await client.call_tool("search_memory", {"query": "flaky retry decorator"})
+                seen["search"] = result.structured_content
+                status = await client.call_tool("memory_status", {})
+                seen["status"] = status.structured_content
+                # the embedding service runs in the server process while the session lasts
+                vectors = await anyio.to_thread.run_sync(
+                    lambda: embed_via_socket(["hello"], 5.0, path=sock)
+                )
+                seen["vector_shape"] = None if vectors is None else vectors.shape
+
+    anyio.run(go)
+    assert seen["search"]["hits"][0]["session_id"] == SID_A1
+    assert seen["status"]["arm"] == full_canonical("fts(pool=30)")
+    assert seen["vector_shape"] == (1, 256)
+    assert not sock.exists()
+
+
+# --- the read-only import graph -----------------------------------------------------------------
+
+SERVING_PACKAGES = ("recallbench", "arms")
+DENIED_NAMES = {
+    "import_paths",
+    "embed_pending",
+    "forget_stream",
+    "trim_chunks",
+    "upsert_session",
+    "add_file_edits",
+    "add_counts",
+    "bump_generation",
+}
+DENIED_IMPORTS = {"engine.store", "sqlite3"}
+SQL_WRITE = re.compile(
+    r"\b(INSERT\s+(OR\s+\w+\s+)?INTO|DELETE\s+FROM|UPDATE\s+\w+\s+SET|REPLACE\s+INTO|"
+    r"DROP\s+(TABLE|INDEX|TRIGGER)|ALTER\s+TABLE)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Graph:
+    modules: set[str] = field(default_factory=set)
+    boundary: set[str] = field(default_factory=set)  # engine modules the serving modules import
+    violations: list[str] = field(default_factory=list)
+
+
+def _imported_names(node: ast.AST, module: str, is_package: bool) -> list[str]:
+    """Every module name an import statement may refer to (`from X import y` gives X and X.y)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom):
+        if node.level:
+            parts = module.split(".")
+            base = parts if is_package else parts[:-1]
+            base = base[: len(base) - (node.level - 1)]
+            prefix = ".".join([*base, node.module] if node.module else base)
+        else:
+            prefix = node.module or ""
+        return [prefix, *(f"{prefix}.{alias.name}" for alias in node.names)]
+    return []
+
+
+def default_finder(name: str) -> Path | None:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        return None
+    return Path(spec.origin)
+
+
+def walk(
+    root: str,
+    packages: tuple[str, ...] = SERVING_PACKAGES,
+    finder: Callable[[str], Path | None] = default_finder,
+) -> Graph:
+    """Modules reachable from `root` through imports (also inside functions) within `packages`.
+
+    The engine is the boundary: serving modules may use its scoped read API, never its write side,
+    so a reachable module is flagged when it imports `engine.store` or `sqlite3`, names a write method
+    (`import_paths`, `embed_pending`, `put_*`, ...), or holds an SQL string that writes.
+    """
+    graph = Graph()
+    todo = [root]
+    while todo:
+        name = todo.pop()
+        if name in graph.modules:
+            continue
+        path = finder(name)
+        if path is None:
+            continue
+        graph.modules.add(name)
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            for target in _imported_names(node, name, path.name == "__init__.py"):
+                top = target.split(".")[0]
+                if target in DENIED_IMPORTS:
+                    graph.violations.append(f"{name}: imports {target}")
+                elif top in packages:
+                    todo.append(target)
+                elif top == "engine" and finder(target) is not None:
+                    graph.boundary.add(target)
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name in DENIED_NAMES or alias.name.startswith("put_"):
+                        graph.violations.append(f"{name}: imports {alias.name}")
+            elif isinstance(node, ast.Attribute):
+                if node.attr in DENIED_NAMES or node.attr.startswith("put_"):
+                    graph.violations.append(f"{name}:{node.lineno}: uses .{node.attr}")
+            elif (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and SQL_WRITE.search(node.value)
+            ):
+                graph.violations.append(f"{name}:{node.lineno}: SQL write {node.value[:40]!r}")
+    return graph
+
+
+def test_the_mcp_server_never_reaches_a_write_or_delete_path() -> None:
+    graph = walk("recallbench.mcp_server")
+    # the walk is real: it reaches the arms the server builds and the engine read API they use
+    assert {"recallbench.mcp_server", "arms.registry", "arms.rrf", "arms.walk"} <= graph.modules
+    assert "engine.memory" in graph.boundary
+    assert not any(m.startswith("recallbench.hooks") for m in graph.modules)
+    assert graph.violations == []
+
+
+def test_the_write_path_checker_flags_modules_that_write() -> None:
+    # real modules that import transcripts or fill vectors are flagged
+    hook_violations = walk("recallbench.hooks").violations
+    assert any(".import_paths" in v for v in hook_violations)
+    serve_violations = walk("recallbench.serve_cli").violations
+    assert any(".embed_pending" in v for v in serve_violations)
+    assert any(".import_paths" in v for v in walk("recallbench.cli").violations)
+
+
+def test_the_write_path_checker_follows_imports_into_a_module_that_writes(tmp_path: Path) -> None:
+    sources = {
+        "fake.server": "from fake import helpers\n\ndef tool():\n    return helpers.run()\n",
+        "fake.helpers": ("def run():\n    from fake.deep import purge\n    return purge\n"),
+        "fake.deep": (
+            "from engine import store\n\n"
+            "def purge(conn, memory):\n"
+            "    conn.execute('delete from chunks where id = ?')\n"
+            "    store.put_chunks(conn, 'p', [], [])\n"
+            "    memory.import_paths([])\n"
+        ),
+        "fake.clean": "def read(memory, scope):\n    return memory.lexical('x', scope, 3)\n",
+    }
+    files: dict[str, Path] = {}
+    for name, text in sources.items():
+        path = tmp_path / (name.replace(".", "_") + ".py")
+        path.write_text(text, encoding="utf-8")
+        files[name] = path
+
+    def finder(name: str) -> Path | None:
+        if name in files:
+            return files[name]
+        return default_finder(name) if name.split(".", maxsplit=1)[0] == "engine" else None
+
+    flagged = walk("fake.server", packages=("fake",), finder=finder)
+    assert flagged.modules == {"fake.server", "fake.helpers", "fake.deep"}
+    text = "\n".join(flagged.violations)
+    assert (
+        "fake.deep: imports engine.store" in text
+    )  # `from engine import store` names engine.store
+    assert "uses .put_chunks" in text
+    assert "uses .import_paths" in text
+    assert "SQL write 'delete from chunks" in text
+    assert walk("fake.clean", packages=("fake",), finder=finder).violations == []
+
+
+def test_recallbench_serve_removes_its_socket_when_terminated(db: Path, home: Path) -> None:
+    sock = socket_path(home, HashEmbedder().id)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "RECALLBENCH_HOME": str(home),
+        "RECALLBENCH_EMBEDDER": "hash",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "recallbench.cli", "serve", "--no-background-embed"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
+    try:
+        assert proc.stderr is not None
+        # the server announces its socket on stderr once it listens (readline blocks until then)
+        announced = ""
+        while "listening on" not in announced:
+            line = proc.stderr.readline()
+            assert line, "the server exited before it listened"
+            announced = line
+        assert str(sock) in announced
+        assert embed_via_socket(["still here"], 5.0, path=sock) is not None
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    assert not sock.exists()
