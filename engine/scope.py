@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 
 class ScopeError(ValueError):
@@ -56,3 +58,20 @@ def require_scope(scope: object) -> Scope:
         msg = f"a Scope is required for every read, got {scope!r}; use Scope.of(project) or Scope.everywhere()"
         raise ScopeError(msg)
     return scope
+
+
+def resolve_project(projects: Iterable[str], directory: Path) -> str | None:
+    """The longest recorded project that is `directory` or a folder above it (None when there is none).
+
+    Sessions record the real `cwd` they ran in; a search started in a sub-folder belongs to the project
+    that holds it. The CLI, the MCP server and the hooks all resolve "the current project" here.
+    """
+    candidates = {directory}
+    with contextlib.suppress(OSError, RuntimeError):
+        candidates.add(directory.resolve())
+    matches = [
+        p
+        for p in projects
+        if any(here == Path(p) or Path(p) in here.parents for here in candidates)
+    ]
+    return max(matches, key=lambda p: (len(p), p)) if matches else None

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from engine.memory import Memory
-from engine.scope import Scope
+from engine.scope import Scope, resolve_project
 from recallbench import config
 
 
@@ -154,15 +154,13 @@ def resolve_scope(memory: Memory, project: tuple[str, ...], all_projects: bool, 
         return Scope.everywhere()
     if project:
         return Scope.of(project)
-    known = memory.projects()
-    here = cwd.resolve()
-    matches = [p for p in known if here == Path(p) or Path(p) in here.parents]
-    if not matches:
+    found = resolve_project(memory.projects(), cwd)
+    if found is None:
         raise click.UsageError(
-            f"no imported sessions were recorded in {here} or a folder above it; "
+            f"no imported sessions were recorded in {cwd.resolve()} or a folder above it; "
             "pass --project PATH or --all-projects"
         )
-    return Scope.of(max(matches, key=len))
+    return Scope.of(found)
 
 
 @main.command()

@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_SERVER
+from engine.scope import resolve_project
 
 if TYPE_CHECKING:
     from engine.embed import Embedder
@@ -398,19 +399,6 @@ def project_dir(payload: Mapping[str, Any], env: Mapping[str, str]) -> Path:
         if candidate:
             return Path(candidate).expanduser()
     return Path.cwd()
-
-
-def resolve_project(projects: Sequence[str], directory: Path) -> str | None:
-    """The longest recorded project that is `directory` or a folder above it (None when there is none)."""
-    candidates = {directory}
-    with contextlib.suppress(OSError, RuntimeError):
-        candidates.add(directory.resolve())
-    matches = [
-        p
-        for p in projects
-        if any(here == Path(p) or Path(p) in here.parents for here in candidates)
-    ]
-    return max(matches, key=lambda p: (len(p), p)) if matches else None
 
 
 def _is_locked(text: str) -> bool:

@@ -9,7 +9,6 @@ Logs go to stderr: stdout is the protocol channel.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import sys
@@ -28,7 +27,7 @@ from arms.registry import build, full_canonical
 from engine.chunking import chunk_id as make_chunk_id
 from engine.markers import OWN_SERVER
 from engine.memory import Memory
-from engine.scope import Scope
+from engine.scope import Scope, resolve_project
 
 log = logging.getLogger("recallbench.mcp")
 
@@ -123,19 +122,6 @@ def default_project_dir() -> Path:
     """`$CLAUDE_PROJECT_DIR` (set by Claude Code), else the server's working directory."""
     env = os.environ.get("CLAUDE_PROJECT_DIR")
     return Path(env).expanduser() if env else Path.cwd()
-
-
-def resolve_project(projects: list[str], directory: Path) -> str | None:
-    """The longest recorded project that is `directory` or a folder above it (None when there is none)."""
-    candidates = {directory}
-    with contextlib.suppress(OSError, RuntimeError):
-        candidates.add(directory.resolve())
-    matches = [
-        p
-        for p in projects
-        if any(here == Path(p) or Path(p) in here.parents for here in candidates)
-    ]
-    return max(matches, key=lambda p: (len(p), p)) if matches else None
 
 
 class _Scoper:
