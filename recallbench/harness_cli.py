@@ -423,7 +423,12 @@ def roster_mine(paths: tuple[Path, ...], kind: str, out: Path) -> None:
         roster_path, side_path = mined.write(out)
     except MineError as exc:
         raise _fail(exc) from exc
-    click.echo(f"drafted {roster_path} ({kind}); citations and counts in {side_path}")
+    counts = dict(mined.counts)
+    click.echo(
+        f"drafted {roster_path} ({kind}): {len(mined.receipts)} questions from "
+        f"{counts.get('commits_with_hash', 0)} commits with a hash in {counts.get('sessions', 0)} sessions; "
+        f"{len(mined.citations)} hashes also cited elsewhere (kept apart in {side_path})"
+    )
     click.echo(f"review it, then: recallbench roster seal {roster_path} --out sealed/NAME")
 
 
