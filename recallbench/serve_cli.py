@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import logging
+import os
 import shutil
 import signal
 import sys
@@ -113,11 +114,18 @@ class BackgroundEmbedder:
             memory.close()
 
 
-def _exit_on_sigterm() -> None:
-    """Turn SIGTERM into SystemExit so `finally` blocks run and the socket file is removed."""
+def _exit_on_sigterm(cleanup: contextlib.ExitStack) -> None:
+    """On SIGTERM, remove the socket file and stop the helpers, then exit at once.
+
+    Raising SystemExit instead is not enough: the stdio transport's reader thread blocks on stdin, and
+    the interpreter would wait for it forever (a zombie server).
+    """
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        raise SystemExit(128 + signum)
+        try:
+            cleanup.close()
+        finally:
+            os._exit(128 + signum)
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, handler)
@@ -179,6 +187,7 @@ def serve_command(ctx: click.Context, no_embed_service: bool, no_background_embe
         msg = f"the shipped arm {spec!r} is not a valid arm spec ({exc}); run `recallbench ship` again"
         raise click.ClickException(msg) from exc
     with contextlib.ExitStack() as stack:
+        _exit_on_sigterm(stack)
         if not no_embed_service:
             try:
                 service = EmbedService(embedder, socket_path(config.home(), embedder.id)).start()
@@ -188,7 +197,6 @@ def serve_command(ctx: click.Context, no_embed_service: bool, no_background_embe
         if not no_background_embed:
             background = BackgroundEmbedder(lambda: memory, config.home() / "embed.lock").start()
             stack.callback(background.stop)
-        _exit_on_sigterm()
         server.run("stdio")
 
 

@@ -16,6 +16,7 @@ from click.testing import CliRunner, Result
 from engine.embed import HashEmbedder
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN
 from engine.memory import Memory
+from engine.scope import resolve_project
 from recallbench import hooks
 from recallbench.embed_service import EmbedService, socket_path
 from recallbench.serve_cli import hook_command, hooks_group
@@ -544,10 +545,10 @@ def test_every_recorded_sample_exits_zero_through_the_command(
 
 def test_resolve_project_picks_the_longest_recorded_parent() -> None:
     recorded = ["/w/app", "/w/app/sub", "/w/apple"]
-    assert hooks.resolve_project(recorded, Path("/w/app/sub/deep")) == "/w/app/sub"
-    assert hooks.resolve_project(recorded, Path("/w/app/other")) == "/w/app"
-    assert hooks.resolve_project(recorded, Path("/w/apple")) == "/w/apple"
-    assert hooks.resolve_project(recorded, Path("/w/ap")) is None
+    assert resolve_project(recorded, Path("/w/app/sub/deep")) == "/w/app/sub"
+    assert resolve_project(recorded, Path("/w/app/other")) == "/w/app"
+    assert resolve_project(recorded, Path("/w/apple")) == "/w/apple"
+    assert resolve_project(recorded, Path("/w/ap")) is None
 
 
 def test_inject_settings_refuse_a_budget_that_cannot_hold_one_entry() -> None:

@@ -25,9 +25,9 @@ from arms.registry import full_canonical
 from engine.chunking import chunk_id
 from engine.embed import HashEmbedder
 from engine.memory import Memory
-from recallbench import hooks
+from engine.scope import resolve_project
 from recallbench.embed_service import embed_via_socket, socket_path
-from recallbench.mcp_server import build_server, resolve_project
+from recallbench.mcp_server import build_server
 from recallbench.serve_cli import BackgroundEmbedder
 from tests.engine.fixtures_transcripts import write_jsonl
 from tests.recallbench.test_hooks import (
@@ -229,10 +229,8 @@ def test_an_invalid_arm_spec_is_refused_when_the_server_is_built(db: Path) -> No
         server_for(db, ALPHA, arm="nope(k=1)")
 
 
-def test_both_copies_of_project_resolution_agree() -> None:
-    recorded = ["/w/app", "/w/app/sub", "/w/apple", "/"]
-    for here in ("/w/app/sub/deep", "/w/app/x", "/w/apple", "/w/ap", "/elsewhere", "/w/app"):
-        assert resolve_project(recorded, Path(here)) == hooks.resolve_project(recorded, Path(here))
+def test_project_resolution_picks_the_longest_recorded_parent() -> None:
+    recorded = ["/w/app", "/w/app/sub", "/w/apple"]
     assert resolve_project(recorded, Path("/w/app/sub/deep")) == "/w/app/sub"
     assert resolve_project(["/w/app"], Path("/w/ap")) is None
 
