@@ -401,8 +401,7 @@ def put_chunks(
     conn: sqlite3.Connection, project: str, chunks: Sequence[Chunk], shas: Sequence[str]
 ) -> int:
     """Upsert chunks by id; rows whose text is unchanged are not rewritten. Returns rows changed."""
-    before = conn.total_changes
-    conn.executemany(
+    cur = conn.executemany(
         "INSERT INTO chunks(id, session_id, stream, idx, project, text, author, message_uuids, "
         "ts_start, ts_end, sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT(id) DO UPDATE SET text = excluded.text, author = excluded.author, "
@@ -426,7 +425,7 @@ def put_chunks(
             for c, sha in zip(chunks, shas, strict=True)
         ],
     )
-    return conn.total_changes - before
+    return max(cur.rowcount, 0)
 
 
 def trim_chunks(conn: sqlite3.Connection, stream: str, count: int) -> int:
@@ -471,6 +470,92 @@ def put_vectors(
             for sha, v in zip(shas, vectors, strict=True)
         ],
     )
+
+
+def vector_rows(
+    conn: sqlite3.Connection,
+    embedder: str,
+    dim: int,
+    where: str = "",
+    params: Sequence[object] = (),
+) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    """(chunk rowids, float32 matrix) of the chunks that have a vector for `embedder`, by rowid.
+
+    `where` is a trusted SQL fragment over `c` (chunks) written by the engine, never user text.
+    """
+    rows = conn.execute(
+        "SELECT c.rowid, v.vec FROM chunks c JOIN vectors v "
+        "ON v.embedder = ? AND v.sha256 = c.sha256 " + where + " ORDER BY c.rowid",
+        (embedder, *params),
+    ).fetchall()
+    labels = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    if not rows:
+        return labels, np.zeros((0, dim), dtype=np.float32)
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    return labels, matrix.astype(np.float32)
+
+
+def vector_catalog(
+    conn: sqlite3.Connection, embedder: str, dim: int
+) -> tuple[int, NDArray[np.int64], list[str], list[str], list[str], NDArray[np.float32]]:
+    """One consistent snapshot of the chunks with a vector for `embedder`, by rowid.
+
+    Returns (generation, rowids, chunk ids, projects, session ids, float32 matrix); the generation and
+    the rows are read in one read transaction, so they describe the same state of the database.
+    """
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        gen = generation(conn)
+        rows = conn.execute(
+            "SELECT c.rowid, c.id, c.project, c.session_id, v.vec FROM chunks c JOIN vectors v "
+            "ON v.embedder = ? AND v.sha256 = c.sha256 ORDER BY c.rowid",
+            (embedder,),
+        ).fetchall()
+    finally:
+        if own:
+            conn.execute("COMMIT")
+    labels = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    if rows:
+        matrix = np.frombuffer(b"".join(r[4] for r in rows), dtype="<f4").reshape(len(rows), -1)
+        matrix = matrix.astype(np.float32)
+    else:
+        matrix = np.zeros((0, dim), dtype=np.float32)
+    return (
+        gen,
+        labels,
+        [str(r[1]) for r in rows],
+        [str(r[2]) for r in rows],
+        [str(r[3]) for r in rows],
+        matrix,
+    )
+
+
+def fts_floor(conn: sqlite3.Connection, query: str, limit: int) -> tuple[int, float, float]:
+    """(documents matching `query`, seconds to enumerate them unranked, seconds for a bare BM25 top).
+
+    The two costs below every lexical read: FTS5 visits each document that matches any OR'ed term,
+    and ranks each one; the perf benchmark reports them as the floor of `Memory.lexical`.
+    """
+    t0 = time.perf_counter()
+    matches = len(
+        conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (query,)).fetchall()
+    )
+    enumerate_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    conn.execute(
+        "SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ? "
+        "ORDER BY r LIMIT ?",
+        (query, limit),
+    ).fetchall()
+    return matches, enumerate_s, time.perf_counter() - t0
+
+
+def chunk_rows(conn: sqlite3.Connection) -> list[tuple[int, str, str, str]]:
+    """(rowid, id, project, text) of every chunk, by rowid (for benchmarks that rebuild an index)."""
+    rows = conn.execute("SELECT rowid, id, project, text FROM chunks ORDER BY rowid").fetchall()
+    return [(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
 
 
 def blob_to_vector(blob: bytes) -> NDArray[np.float32]:

@@ -1,0 +1,141 @@
+"""Smoke test of the perf machinery at a tiny size: every figure is present and finite (no timings judged)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from arms import registry
+from harness.perf import (
+    PerfConfig,
+    PerfError,
+    format_table,
+    loglog_exponent,
+    overlap_at_k,
+    rbo_at_k,
+    run,
+    write_report,
+)
+from harness.synthetic import SyntheticConfig
+
+
+def _numbers(obj: Any, path: str = "") -> Iterator[tuple[str, float]]:
+    """Every int/float leaf of a JSON-like tree with its path (bools excluded)."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            yield from _numbers(value, f"{path}.{key}")
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            yield from _numbers(value, f"{path}[{i}]")
+    elif isinstance(obj, int | float) and not isinstance(obj, bool):
+        yield path, float(obj)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    work = tmp_path_factory.mktemp("perf")
+    cfg = PerfConfig(
+        sizes=(250, 700),
+        seed=7,
+        embedder="hash",
+        vectors="embed",
+        queries=12,
+        bm25_queries=6,
+        ingest_chunks=30,
+        bootstrap_queries=200,
+        bootstrap_resamples=200,
+        rss_queries=3,
+        warmup=1,
+        chunks_per_session=10.0,
+        base=SyntheticConfig.small(seed=7),
+        work_dir=work,
+    )
+    return run(cfg)
+
+
+def test_every_figure_of_the_issue_is_present_for_every_size(report: dict[str, Any]) -> None:
+    assert [s["size"] for s in report["sizes"]] == [250, 700]
+    for size in report["sizes"]:
+        assert size["chunks"] > 0
+        assert sorted(size["arms"]) == registry.names()
+        for row in size["arms"].values():
+            assert row["n"] == 12
+            assert row["p95_ms"] >= row["p50_ms"] >= 0.0
+        bm25 = size["fts_vs_bm25"]
+        assert bm25["queries"] == 6
+        assert 0.0 <= bm25["overlap_at_10"] <= 1.0
+        assert 0.0 <= bm25["rbo_at_10"] <= 1.0
+        assert bm25["matches_p50"] > 0
+        hnsw = size["hnsw_vs_exact"]
+        assert 0.0 <= hnsw["recall_at_10"] <= hnsw["recall_at_10_ties"] + 1e-9 <= 1.0 + 1e-9
+        sweep = [row["ef"] for row in hnsw["ef_sweep"]]
+        assert sweep == ([100, 200, 400, 800] if hnsw["partitions"] else [])
+        assert size["db_bytes"] > 0
+        assert size["index_bytes"] > 0
+    # the largest corpus has a project above the exact-scan threshold, so hnswlib is measured
+    assert report["sizes"][-1]["hnsw_vs_exact"]["partitions"] >= 1
+    ingest = report["ingest"]
+    assert ingest["sample_chunks"] >= 30
+    assert len(ingest["raw_encode_s"]) == 3
+    assert len(ingest["ratios"]) == 2
+    assert ingest["ratio"] == pytest.approx(float(np.median(ingest["ratios"])))
+    assert report["bootstrap"]["pairs"] == len(registry.names()) * (len(registry.names()) - 1) // 2
+    assert report["search_process"]["peak_rss_bytes"] > 0
+    assert report["query_embedding"]["n"] == 12  # min(queries, embed_queries)
+
+
+def test_every_number_in_the_report_is_finite_and_it_serialises(
+    report: dict[str, Any], tmp_path: Path
+) -> None:
+    numbers = list(_numbers(report))
+    assert len(numbers) > 200  # positive control: the walk reached the figures
+    assert [path for path, value in numbers if not math.isfinite(value)] == []
+    assert all(value is not None for value in report["growth"].values())
+    out = tmp_path / "perf.json"
+    write_report(report, out)
+    assert json.loads(out.read_text(encoding="utf-8"))["config"]["seed"] == 7
+
+
+def test_every_target_is_judged_and_the_table_names_them(report: dict[str, Any]) -> None:
+    names = [t["name"] for t in report["targets"]]
+    for arm in ("vector", "fts", "rrf", "walk", "fallback"):
+        assert f"{arm} p50" in names
+    for arm in registry.names():
+        assert f"{arm} p95/p50" in names
+    assert {"ingest / raw encode", "hnswlib recall@10", "bootstrap s / arm pair"} <= set(names)
+    assert {t["status"] for t in report["targets"]} <= {"PASS", "MISS"}
+    table = format_table(report)
+    for name in names:
+        assert name in table
+    assert "rank-bm25" in table
+    assert "growth exponents" in table
+
+
+def test_agreement_measures_match_hand_computed_values() -> None:
+    assert overlap_at_k(["a", "b", "c"], ["c", "d", "a"]) == 2 / 3
+    assert overlap_at_k([], []) == 1.0
+    assert rbo_at_k(["a", "b"], ["a", "b"], k=2, p=0.5) == pytest.approx(1.0)
+    # depth 1: {a} vs {b} -> 0; depth 2: {a,b} vs {b,a} -> 2/2; (1-p)(0 + p·1) / (1 - p²)
+    assert rbo_at_k(["a", "b"], ["b", "a"], k=2, p=0.5) == pytest.approx(0.5 * 0.5 / 0.75)
+
+
+def test_loglog_exponent_recovers_a_power_law_and_needs_two_sizes() -> None:
+    sizes = [1e4, 3e4, 1e5]
+    assert loglog_exponent(sizes, [2.0 * n**0.5 for n in sizes]) == pytest.approx(0.5)
+    assert loglog_exponent(sizes, [7.0, 7.0, 7.0]) == pytest.approx(0.0, abs=1e-12)
+    assert loglog_exponent([1e4], [3.0]) is None
+    assert np.isfinite(loglog_exponent([1e4, 1e5], [1.0, 10.0]) or float("nan"))
+
+
+def test_config_refuses_unsorted_sizes_and_unknown_vector_modes() -> None:
+    assert PerfConfig(sizes=(10, 20)).sizes == (10, 20)  # positive control
+    with pytest.raises(PerfError, match="strictly increasing"):
+        PerfConfig(sizes=(20, 10))
+    with pytest.raises(PerfError, match="vectors must be one of"):
+        PerfConfig(vectors="random")  # type: ignore[arg-type]
