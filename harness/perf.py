@@ -97,6 +97,7 @@ class PerfConfig:
     rss_queries: int = 50
     embed_queries: int = 100
     warmup: int = 5
+    hook_runs: int = 30  # UserPromptSubmit hook processes timed per mode; 0 skips the measurement
     chunks_per_session: float = 31.5
     base: SyntheticConfig = field(default_factory=SyntheticConfig)
     work_dir: Path | None = None
@@ -130,6 +131,13 @@ class PerfConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 msg = f"PerfConfig.{name} must be a positive int, got {value!r}"
                 raise PerfError(msg)
+        if (
+            isinstance(self.hook_runs, bool)
+            or not isinstance(self.hook_runs, int)
+            or self.hook_runs < 0
+        ):
+            msg = f"PerfConfig.hook_runs must be an int >= 0, got {self.hook_runs!r}"
+            raise PerfError(msg)
         if self.warmup < 0:
             msg = f"PerfConfig.warmup must be >= 0, got {self.warmup}"
             raise PerfError(msg)
@@ -1191,6 +1199,15 @@ def _run(cfg: PerfConfig, say: Progress, real: Embedder, work: Path) -> dict[str
     say(f"bootstrap: {bootstrap['seconds_per_pair_p50']:.3f} s per arm pair")
     search = measure_search_process(built, cfg, used, questions[: cfg.rss_queries], work)
     say(f"search process peak RSS {search['peak_rss_bytes'] / GIB:.2f} GiB")
+    from harness.perf_hooks import measure_hook_latency
+
+    hook = (
+        measure_hook_latency(
+            work, seed=cfg.seed, embedder=cfg.embedder, runs=cfg.hook_runs, say=say
+        )
+        if cfg.hook_runs
+        else None
+    )
     report: dict[str, Any] = {
         "config": cfg.to_dict(),
         "machine": machine_info(),
@@ -1200,6 +1217,7 @@ def _run(cfg: PerfConfig, say: Progress, real: Embedder, work: Path) -> dict[str
         "sizes": sizes,
         "bootstrap": bootstrap,
         "search_process": search,
+        "hook": hook,
     }
     report["growth"] = growth(sizes)
     report["targets"] = judge_targets(report)
@@ -1279,6 +1297,20 @@ def judge_targets(report: dict[str, Any]) -> list[dict[str, Any]]:
             ),
         ]
     )
+    hook = report.get("hook")
+    if hook:
+        for mode, limit in hook["targets_ms"].items():
+            checks.append(
+                (
+                    Target(
+                        name=f"prompt hook p95 ({mode.replace('_', ' ')})",
+                        limit=limit,
+                        op="<=",
+                        unit="ms",
+                    ),
+                    float(hook[mode]["p95_ms"]),
+                )
+            )
     return [
         {
             "name": t.name,
@@ -1417,13 +1449,30 @@ def format_table(report: dict[str, Any]) -> str:
             if name.endswith("_p50") and name.split("_")[0] not in sizes[0]["arms"]
         ),
         "",
-        f"targets (at {sizes[-1]['chunks']} chunks)",
+        *_hook_lines(report.get("hook")),
+        f"targets (at {sizes[-1]['chunks']} chunks; prompt hook on its own small corpus)",
     ]
     for t in report["targets"]:
         lines.append(
             f"  {t['status']:<5} {t['name']:<28} {_fmt(t['value'], 3):>9} {t['op']} {t['limit']} {t['unit']}"
         )
     return "\n".join(lines)
+
+
+def _hook_lines(hook: dict[str, Any] | None) -> list[str]:
+    if not hook:
+        return ["UserPromptSubmit hook latency: not measured (hook_runs = 0)", ""]
+    lex, srv = hook["lexical_only"], hook["with_server"]
+    return [
+        f"UserPromptSubmit hook, process start to exit (`{hook['command']}`, {hook['corpus_chunks']} chunks, "
+        f"{hook['embedder']}):",
+        f"  lexical only (no server): p50 {lex['p50_ms']:.1f} ms, p95 {lex['p95_ms']:.1f} ms, "
+        f"max {lex['max_ms']:.1f} ms over {lex['n']} prompts ({lex['injected']} injected context)",
+        f"  with `recallbench serve`:  p50 {srv['p50_ms']:.1f} ms, p95 {srv['p95_ms']:.1f} ms, "
+        f"max {srv['max_ms']:.1f} ms over {srv['n']} prompts ({srv['injected']} injected context, "
+        f"{srv['query_vectors_from_socket']} query vectors from the socket)",
+        "",
+    ]
 
 
 def _load(values: Sequence[float] | None) -> str:

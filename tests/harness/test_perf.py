@@ -51,12 +51,24 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         bootstrap_queries=200,
         bootstrap_resamples=200,
         rss_queries=3,
+        hook_runs=2,
         warmup=1,
         chunks_per_session=10.0,
         base=SyntheticConfig.small(seed=7),
         work_dir=work,
     )
     return run(cfg)
+
+
+def test_prompt_hook_latency_is_measured_with_and_without_a_server(report: dict[str, Any]) -> None:
+    hook = report["hook"]
+    assert hook["lexical_only"]["n"] == 2
+    assert hook["with_server"]["n"] == 2
+    assert hook["lexical_only"]["p95_ms"] >= hook["lexical_only"]["p50_ms"] > 0
+    # the server path really answered the query embedding (else both modes would be lexical)
+    assert hook["with_server"]["query_vectors_from_socket"] >= 2
+    names = {t["name"] for t in report["targets"]}
+    assert {"prompt hook p95 (lexical only)", "prompt hook p95 (with server)"} <= names
 
 
 def test_every_figure_of_the_issue_is_present_for_every_size(report: dict[str, Any]) -> None:

@@ -1,0 +1,181 @@
+"""End-to-end latency of the UserPromptSubmit hook, as Claude Code runs it: a new process per prompt.
+
+Measured from process start to exit, with and without a running `recallbench serve` (whose Unix socket
+answers the hook's query embedding). The hook and the server are started as commands, exactly as the
+installed settings start them; nothing here imports the application layer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.embed import get_embedder
+from engine.memory import Memory
+from harness.synthetic import SyntheticConfig, generate
+
+HOOK_TARGETS_MS = {"with_server": 300.0, "lexical_only": 150.0}
+_SERVER_START_S = 180.0
+
+
+def recallbench_command() -> list[str]:
+    """The installed console script beside this interpreter, else the same entry point through -c."""
+    script = Path(sys.executable).with_name("recallbench")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from recallbench.entry import main; main()"]
+
+
+def _percentiles(values: Sequence[float]) -> dict[str, float]:
+    arr = np.asarray(values, dtype=np.float64)
+    return {
+        "p50_ms": float(np.percentile(arr, 50)),
+        "p95_ms": float(np.percentile(arr, 95)),
+        "max_ms": float(arr.max()),
+        "n": len(values),
+    }
+
+
+def _payload(cwd: str, prompt: str, n: int) -> bytes:
+    return json.dumps(
+        {
+            "session_id": f"perf-{n}",
+            "transcript_path": "/nonexistent/perf.jsonl",
+            "cwd": cwd,
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt,
+        }
+    ).encode()
+
+
+def _time_hooks(
+    env: dict[str, str], cwd: str, prompts: Sequence[str], warmup: int
+) -> tuple[list[float], int]:
+    """Wall milliseconds per hook process, and how many printed context."""
+    command = [*recallbench_command(), "hook", "UserPromptSubmit"]
+    times: list[float] = []
+    injected = 0
+    for n, prompt in enumerate(prompts):
+        started = time.perf_counter()
+        done = subprocess.run(
+            command,
+            input=_payload(cwd, prompt, n),
+            capture_output=True,
+            env=env,
+            check=False,
+            timeout=60,
+        )
+        elapsed = (time.perf_counter() - started) * 1000
+        if done.returncode != 0:
+            msg = (
+                f"the hook exited {done.returncode}: {done.stderr.decode(errors='replace')[-500:]}"
+            )
+            raise RuntimeError(msg)
+        if n >= warmup:
+            times.append(elapsed)
+            injected += bool(done.stdout.strip())
+    return times, injected
+
+
+def _start_server(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [*recallbench_command(), "serve", "--no-background-embed"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    deadline = time.monotonic() + _SERVER_START_S
+    stderr = proc.stderr
+    while stderr is not None and time.monotonic() < deadline:
+        line = stderr.readline().decode(errors="replace")
+        if not line:
+            _stop_server(proc)
+            msg = "recallbench serve exited before its embedding socket listened"
+            raise RuntimeError(msg)
+        if "listening on" in line:
+            return proc
+    _stop_server(proc)
+    msg = f"recallbench serve did not listen within {_SERVER_START_S:.0f} s"
+    raise RuntimeError(msg)
+
+
+def _stop_server(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=30)
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
+def measure_hook_latency(
+    work: Path,
+    *,
+    seed: int,
+    embedder: str,
+    runs: int = 30,
+    warmup: int = 3,
+    say: Callable[[str], None] = lambda _: None,
+) -> dict[str, Any]:
+    """Hook latency on a small imported corpus, lexical-only (no server) and with the server."""
+    corpus = work / "hook-corpus"
+    home = work / "hook-home"
+    generated = generate(corpus, SyntheticConfig.small(seed=seed))
+    home.mkdir(parents=True, exist_ok=True)
+    say(f"hook latency: importing a small corpus with {embedder}")
+    memory = Memory(home / "memory.db", get_embedder(embedder))
+    memory.import_paths([generated.projects_dir])
+    memory.ensure_index()
+    chunks = int(memory.status()["chunks"])  # type: ignore[call-overload]
+    memory.close()
+    roster = json.loads(generated.rosters["receipts"].read_text(encoding="utf-8"))
+    cwd = generated.project_cwds[0]
+    texts = [q["text"] for q in roster["questions"] if q["scope"] == [cwd] and len(q["text"]) >= 15]
+    if not texts:
+        msg = "the small corpus has no receipt questions for its first project"
+        raise RuntimeError(msg)
+    prompts = [texts[i % len(texts)] for i in range(runs + warmup)]
+    env = {
+        **os.environ,
+        "RECALLBENCH_HOME": str(home),
+        "RECALLBENCH_EMBEDDER": embedder,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+    say("hook latency: lexical only (no server)")
+    lexical, lexical_injected = _time_hooks(env, cwd, prompts, warmup)
+    say("hook latency: with a running server")
+    server = _start_server(env)
+    log = home / "hooks.log"
+    before = log.read_text(encoding="utf-8").count("query vector from") if log.exists() else 0
+    try:
+        served, served_injected = _time_hooks(env, cwd, prompts, warmup)
+    finally:
+        _stop_server(server)
+    via_socket = log.read_text(encoding="utf-8").count("query vector from") - before
+    return {
+        "corpus_chunks": chunks,
+        "embedder": embedder,
+        "command": " ".join(recallbench_command()) + " hook UserPromptSubmit",
+        "lexical_only": {**_percentiles(lexical), "injected": lexical_injected},
+        "with_server": {
+            **_percentiles(served),
+            "injected": served_injected,
+            "query_vectors_from_socket": via_socket,
+        },
+        "targets_ms": HOOK_TARGETS_MS,
+    }
