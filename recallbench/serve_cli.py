@@ -189,11 +189,30 @@ def serve_command(ctx: click.Context, no_embed_service: bool, no_background_embe
     with contextlib.ExitStack() as stack:
         _exit_on_sigterm(stack)
         if not no_embed_service:
-            try:
-                service = EmbedService(embedder, socket_path(config.home(), embedder.id)).start()
-                stack.callback(service.stop)
-            except (EmbedServiceError, OSError) as exc:
-                log.warning("embedding service not started (hooks will read lexically): %s", exc)
+            services: list[EmbedService] = []
+
+            def stop_services() -> None:
+                for service in services:
+                    service.stop()
+
+            stack.callback(stop_services)
+
+            def serve_embeddings() -> None:
+                # Load the model before the socket listens: a prompt hook that finds the socket
+                # must not wait on a cold model (until then hooks read lexically, which is quick).
+                try:
+                    embedder.embed(["recallbench warm-up"])
+                    services.append(
+                        EmbedService(embedder, socket_path(config.home(), embedder.id)).start()
+                    )
+                except (EmbedServiceError, OSError, RuntimeError, ValueError) as exc:
+                    log.warning(
+                        "embedding service not started (hooks will read lexically): %s", exc
+                    )
+
+            threading.Thread(
+                target=serve_embeddings, name="recallbench-warm-up", daemon=True
+            ).start()
         if not no_background_embed:
             background = BackgroundEmbedder(lambda: memory, config.home() / "embed.lock").start()
             stack.callback(background.stop)
