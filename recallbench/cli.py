@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,10 +33,6 @@ class Context:
 
 
 pass_ctx = click.make_pass_decorator(Context)
-
-
-def _progress() -> bool:
-    return sys.stderr.isatty() or os.environ.get("RECALLBENCH_PROGRESS") == "1"
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -84,7 +78,7 @@ def import_cmd(ctx: Context, paths: tuple[Path, ...], no_embed: bool, as_json: b
     if missing:
         raise click.ClickException("no such file or folder: " + ", ".join(str(p) for p in missing))
     memory = ctx.memory(embedder=not no_embed)
-    report = memory.import_paths(targets, embed=not no_embed, progress=_progress())
+    report = memory.import_paths(targets, embed=not no_embed, progress=config.show_progress())
     data = report.to_dict()
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -195,7 +189,7 @@ def search(
         raise click.ClickException(f"no database at {ctx.db}; run `recallbench import` first")
     memory = ctx.memory()
     scope = resolve_scope(memory, project, all_projects, Path.cwd())
-    spec = arm_spec or _shipped_spec() or "rrf"
+    spec = arm_spec or config.shipped_spec() or "rrf"
     try:
         arm = build(spec, memory)
     except (ValueError, KeyError) as exc:
@@ -227,20 +221,6 @@ def search(
             f"project={row['project']} ts={row['timestamp']}"
         )
         click.echo(f"    {row['snippet']}")
-
-
-def _shipped_spec() -> str | None:
-    path = config.home() / "config.toml"
-    if not path.exists():
-        return None
-    import tomllib
-
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
-    spec = data.get("ship", {}).get("arm")
-    return spec if isinstance(spec, str) else None
 
 
 @main.command("arms")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import sys
+import tomllib
 from pathlib import Path
+from typing import Any
 
 from engine.embed import Embedder
 
@@ -34,3 +37,38 @@ def make_embedder(name: str | None = None) -> Embedder:
     from engine.embed import get_embedder
 
     return get_embedder(name or embedder_name())
+
+
+def config_file() -> Path:
+    """`$RECALLBENCH_HOME/config.toml`, where `recallbench ship` records the shipped arm."""
+    return home() / "config.toml"
+
+
+def shipped() -> dict[str, Any] | None:
+    """The `[ship]` table written by `recallbench ship`, or None when nothing was shipped.
+
+    Raises:
+        ValueError: the file is not valid TOML (tomllib.TOMLDecodeError).
+    """
+    path = config_file()
+    if not path.exists():
+        return None
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    ship = data.get("ship")
+    return ship if isinstance(ship, dict) else None
+
+
+def shipped_spec() -> str | None:
+    """The shipped arm spec; None when nothing (readable) was shipped. Reads only the stdlib, so the
+    prompt hook can call it without importing the command line."""
+    try:
+        ship = shipped()
+    except (OSError, ValueError):
+        return None
+    spec = ship.get("arm") if ship else None
+    return spec if isinstance(spec, str) else None
+
+
+def show_progress() -> bool:
+    """Progress bars on an interactive terminal, or when `RECALLBENCH_PROGRESS=1` (nox sessions)."""
+    return sys.stderr.isatty() or os.environ.get("RECALLBENCH_PROGRESS") == "1"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from datetime import UTC, datetime
@@ -12,10 +11,7 @@ from pathlib import Path
 import click
 
 from harness import freeze
-
-
-def _progress() -> bool:
-    return sys.stderr.isatty() or os.environ.get("RECALLBENCH_PROGRESS") == "1"
+from recallbench import config
 
 
 def _fail(exc: Exception) -> click.ClickException:
@@ -30,7 +26,7 @@ def protocol() -> None:
     """Register, verify and instantiate pre-registered protocols (protocols/*.toml)."""
 
 
-def _key_paths(keys: tuple[str, ...]) -> dict[str, Path]:
+def key_paths(keys: tuple[str, ...]) -> dict[str, Path]:
     out: dict[str, Path] = {}
     for item in keys:
         name, sep, value = item.partition("=")
@@ -40,7 +36,7 @@ def _key_paths(keys: tuple[str, ...]) -> dict[str, Path]:
     return out
 
 
-_key_option = click.option(
+key_option = click.option(
     "--key",
     "keys",
     multiple=True,
@@ -56,14 +52,14 @@ def _corpus_and_seals(
     from harness.runner import current_seals, materialise_corpus
 
     proto = load_protocol(path)
-    corpus = materialise_corpus(proto, progress=_progress())
-    seals, errors = current_seals(proto, _key_paths(keys))
+    corpus = materialise_corpus(proto, progress=config.show_progress())
+    seals, errors = current_seals(proto, key_paths(keys))
     return freeze.manifest(corpus).sha256, seals, errors
 
 
 @protocol.command("register")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@_key_option
+@key_option
 def protocol_register(path: Path, keys: tuple[str, ...]) -> None:
     """Hash-lock PROTOCOL before any arm runs: writes PROTOCOL.lock.json with the protocol's sha256,
     the roster seals, the corpus manifest hash, the time and the git commit."""
@@ -108,7 +104,7 @@ def protocol_amend(path: Path, reason: str) -> None:
 
 @protocol.command("verify")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@_key_option
+@key_option
 def protocol_verify(path: Path, keys: tuple[str, ...]) -> None:
     """Check PROTOCOL, its roster seals and its corpus against the lock; exit 1 on any mismatch."""
     from harness.protocol import ProtocolError, verify
@@ -469,14 +465,14 @@ def bench_run(
     from harness.protocol import ProtocolError
     from harness.runner import RunOptions, RunRefusedError, run
 
-    key_paths = _key_paths(keys)
+    keys_by_roster = key_paths(keys)
     try:
         result = run(
             path,
             RunOptions(
                 deviation=deviation,
-                key_paths=key_paths,
-                progress=_progress(),
+                key_paths=keys_by_roster,
+                progress=config.show_progress(),
                 results_root=results_root,
             ),
         )

@@ -632,9 +632,9 @@ def coverage(prompt_terms: set[str], text: str) -> float:
 def _shipped_or_default(ctx: HookContext) -> str:
     if ctx.arm_spec is not None:
         return ctx.arm_spec
-    from recallbench.cli import _shipped_spec
+    from recallbench import config
 
-    return _shipped_spec() or "rrf"
+    return config.shipped_spec() or "rrf"
 
 
 def prompt_context(payload: Mapping[str, Any], ctx: HookContext, log: HookLog) -> str:

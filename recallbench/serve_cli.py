@@ -162,7 +162,6 @@ def serve_command(ctx: click.Context, no_embed_service: bool, no_background_embe
     """
     from engine.memory import Memory
     from recallbench import config
-    from recallbench.cli import _shipped_spec
     from recallbench.embed_service import EmbedService, EmbedServiceError, socket_path
     from recallbench.mcp_server import build_server
 
@@ -173,7 +172,7 @@ def serve_command(ctx: click.Context, no_embed_service: bool, no_background_embe
     except Exception as exc:
         msg = f"cannot set up the embedder {config.embedder_name()!r}: {exc}"
         raise click.ClickException(msg) from exc
-    spec = _shipped_spec()
+    spec = config.shipped_spec()
     # One Memory for the tools and the background embedder, so they share its index lock and a
     # stale index is rebuilt once, not once per caller.
     try:

@@ -7,7 +7,6 @@ recomputed from the protocol's pre-registered ship rule and the run's gate verdi
 from __future__ import annotations
 
 import json
-import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import click
 
 from recallbench import config
+from recallbench.harness_cli import key_option, key_paths
 
 
 class ShipError(RuntimeError):
@@ -87,7 +87,7 @@ def verify_results(results_dir: Path, key_paths: dict[str, Path] | None = None) 
 
 
 def write_config(decision: dict[str, Any], now: datetime) -> Path:
-    path = config.home() / "config.toml"
+    path = config.config_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [
         "# Written by `recallbench ship`; the arm comes from a registered protocol's ship rule.",
@@ -105,24 +105,14 @@ def write_config(decision: dict[str, Any], now: datetime) -> Path:
 
 
 def read_config() -> dict[str, Any] | None:
-    path = config.home() / "config.toml"
-    if not path.exists():
-        return None
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    ship = data.get("ship")
-    return ship if isinstance(ship, dict) else None
+    """What is shipped (`[ship]` of `$RECALLBENCH_HOME/config.toml`), or None."""
+    return config.shipped()
 
 
 @click.command("ship")
 @click.argument("results_dir", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--show", is_flag=True, help="Print what is shipped and why.")
-@click.option(
-    "--key",
-    "keys",
-    multiple=True,
-    metavar="ROSTER=PATH",
-    help="A roster's key kept outside the repository (checked against the seal); repeatable.",
-)
+@key_option
 def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) -> None:
     """Ship the arm that RESULTS_DIR's pre-registered ship rule chose (written to
     $RECALLBENCH_HOME/config.toml, read by `search`, `serve` and the hooks)."""
@@ -143,9 +133,7 @@ def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) ->
     if not results_dir.is_dir():
         raise click.ClickException(f"no such results folder: {results_dir}")
     try:
-        from recallbench.harness_cli import _key_paths
-
-        decision = verify_results(results_dir, _key_paths(keys))
+        decision = verify_results(results_dir, key_paths(keys))
     except ShipError as exc:
         raise click.ClickException(f"cannot ship {results_dir}: {exc}") from exc
     path = write_config(decision, datetime.now(UTC))
