@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from arms.base import Hit, Query
 from arms.spec import check_float, check_int
-from engine.memory import ReadAPI, Scored
+from engine.memory import ReadAPI
+from engine.reads import Scored
 
 
 @dataclass(frozen=True, kw_only=True)

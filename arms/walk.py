@@ -16,7 +16,8 @@ from numpy.typing import NDArray
 from arms.base import Hit, Query
 from arms.rerank import rerank
 from arms.spec import check_float, check_int
-from engine.memory import ChunkRecord, ReadAPI, Scored
+from engine.memory import ReadAPI
+from engine.reads import ChunkRecord, Scored
 from engine.scope import Scope
 
 VIA_SEED = "seed"

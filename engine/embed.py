@@ -8,10 +8,11 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import numpy as np
-from numpy.typing import NDArray
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 @runtime_checkable
@@ -96,6 +97,8 @@ class MiniLMEmbedder:
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed `texts` in batches; rows are L2-normalised float32 of length 384."""
+        import numpy as np
+
         items = _check_texts(texts, self.id)
         if not items:
             return np.zeros((0, MINILM_DIM), dtype=np.float32)
@@ -198,6 +201,8 @@ class HashEmbedder:
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed `texts`; identical texts give identical unit vectors."""
+        import numpy as np
+
         items = _check_texts(texts, self.id)
         out: NDArray[np.float64] = np.zeros((len(items), self._dim), dtype=np.float64)
         for row, text in enumerate(items):

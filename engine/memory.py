@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import sqlite3
 import threading
 from collections import Counter
@@ -21,10 +20,11 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import store
+from engine import reads, store
 from engine.chunking import chunk_stream
 from engine.embed import Embedder
-from engine.model import Author, CleanMessage, Message
+from engine.model import CleanMessage, Message
+from engine.reads import ChunkRecord, Scored
 from engine.scope import Scope, require_scope
 from engine.transcripts import TranscriptFile
 from engine.vectors import EXACT_THRESHOLD, VectorIndex, exact_search
@@ -47,31 +47,6 @@ _MASK_CACHE = 64
 # file is re-imported cleanly instead of being appended to.
 _HEAD_BYTES = 1 << 20
 _TAIL_BYTES = 4096
-_TOKEN = re.compile(r"[\w-]+", re.UNICODE)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Scored:
-    """A chunk id with a score where higher is better."""
-
-    chunk_id: str
-    score: float
-
-
-@dataclass(frozen=True, kw_only=True)
-class ChunkRecord:
-    id: str
-    session_id: str
-    stream: str
-    index: int
-    project: str
-    text: str
-    author: Author
-    message_uuids: tuple[str, ...]
-    ts_start: str | None
-    ts_end: str | None
-    session_start: str | None  # the session's first timestamp (for primacy and ordering)
-    sha256: str
 
 
 class ReadAPI(Protocol):
@@ -124,19 +99,6 @@ class ImportReport:
             "scrubbed": dict(sorted(self.scrubbed.items())),
             "self_transcripts": sorted(self.self_transcripts),
         }
-
-
-def fts_query(text: str) -> str | None:
-    """Plain words -> a safe FTS5 query: quoted tokens of >= 2 characters joined with OR."""
-    tokens: list[str] = []
-    for raw in text.split():
-        for token in _TOKEN.findall(raw):
-            cleaned = token.replace("_", "_")
-            if len(cleaned) >= 2 and cleaned not in tokens:
-                tokens.append(cleaned)
-    if not tokens:
-        return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
 
 
 def _fingerprint(path: Path, offset: int) -> str:
@@ -575,26 +537,11 @@ class Memory:
 
     # --- read API ----------------------------------------------------------------------------
     def _scope_sql(self, scope: Scope, column: str) -> tuple[str, list[object]]:
-        require_scope(scope)
-        if scope.all_projects:
-            return "", []
-        return f" AND {column} IN (SELECT value FROM json_each(?))", [
-            json.dumps(sorted(scope.projects))
-        ]
+        return reads.scope_sql(scope, column)
 
     def lexical(self, text: str, scope: Scope, limit: int) -> list[Scored]:
         """FTS5 BM25 over chunk text; score = -bm25 (higher is better). User text is plain words only."""
-        where, params = self._scope_sql(scope, "c.project")
-        query = fts_query(text)
-        if query is None or limit < 1:
-            return []
-        rows = self.conn.execute(
-            "SELECT c.id, bm25(chunks_fts) AS r FROM chunks_fts "
-            "JOIN chunks c ON c.rowid = chunks_fts.rowid "
-            "WHERE chunks_fts MATCH ?" + where + " ORDER BY r, c.id LIMIT ?",
-            (query, *params, limit),
-        ).fetchall()
-        return [Scored(chunk_id=str(r[0]), score=-float(r[1])) for r in rows]
+        return reads.lexical(self.conn, text, scope, limit)
 
     def nearest(
         self, vector: NDArray[np.float32], scope: Scope, limit: int, min_score: float = 0.0
@@ -665,34 +612,7 @@ class Memory:
 
     def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]:
         """Records for `ids` in the order given; ids unknown or outside `scope` are omitted."""
-        where, params = self._scope_sql(scope, "c.project")
-        if not ids:
-            return []
-        rows = self.conn.execute(
-            "SELECT c.id, c.session_id, c.stream, c.idx, c.project, c.text, c.author, "
-            "c.message_uuids, c.ts_start, c.ts_end, s.started, c.sha256 FROM chunks c "
-            "LEFT JOIN sessions s ON s.id = c.session_id "
-            "WHERE c.id IN (SELECT value FROM json_each(?))" + where,
-            (json.dumps(list(ids)), *params),
-        ).fetchall()
-        by_id = {
-            str(r[0]): ChunkRecord(
-                id=str(r[0]),
-                session_id=str(r[1]),
-                stream=str(r[2]),
-                index=int(r[3]),
-                project=str(r[4]),
-                text=str(r[5]),
-                author=Author(int(r[6])),
-                message_uuids=tuple(json.loads(r[7])),
-                ts_start=r[8],
-                ts_end=r[9],
-                session_start=r[10],
-                sha256=str(r[11]),
-            )
-            for r in rows
-        }
-        return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+        return reads.chunks(self.conn, ids, scope)
 
     def _session_project(self, session_id: str, scope: Scope) -> str | None:
         require_scope(scope)
@@ -759,8 +679,7 @@ class Memory:
 
     # --- listing and status ------------------------------------------------------------------
     def projects(self) -> list[str]:
-        rows = self.conn.execute("SELECT DISTINCT project FROM sessions ORDER BY project")
-        return [str(r[0]) for r in rows]
+        return reads.projects(self.conn)
 
     def recent_sessions(self, scope: Scope, limit: int) -> list[dict[str, object]]:
         """Most recently started sessions in scope with their chunk counts."""

@@ -13,12 +13,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, TypeVar
 
 from engine.model import Author, Chunk, CleanMessage
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 BUSY_TIMEOUT_MS = 30_000
 T = TypeVar("T")
@@ -463,6 +464,8 @@ def missing_vectors(conn: sqlite3.Connection, embedder: str) -> list[tuple[str, 
 def put_vectors(
     conn: sqlite3.Connection, embedder: str, shas: Sequence[str], vectors: NDArray[np.float32]
 ) -> None:
+    import numpy as np
+
     conn.executemany(
         "INSERT OR IGNORE INTO vectors(embedder, sha256, dim, vec) VALUES (?, ?, ?, ?)",
         [
@@ -483,6 +486,8 @@ def vector_rows(
 
     `where` is a trusted SQL fragment over `c` (chunks) written by the engine, never user text.
     """
+    import numpy as np
+
     rows = conn.execute(
         "SELECT c.rowid, v.vec FROM chunks c JOIN vectors v "
         "ON v.embedder = ? AND v.sha256 = c.sha256 " + where + " ORDER BY c.rowid",
@@ -503,6 +508,8 @@ def vector_catalog(
     Returns (generation, rowids, chunk ids, projects, session ids, float32 matrix); the generation and
     the rows are read in one read transaction, so they describe the same state of the database.
     """
+    import numpy as np
+
     own = not conn.in_transaction
     if own:
         conn.execute("BEGIN")
@@ -559,4 +566,6 @@ def chunk_rows(conn: sqlite3.Connection) -> list[tuple[int, str, str, str]]:
 
 
 def blob_to_vector(blob: bytes) -> NDArray[np.float32]:
+    import numpy as np
+
     return np.frombuffer(blob, dtype="<f4").astype(np.float32)

@@ -52,7 +52,8 @@ from arms import registry
 from arms.base import Arm, Query
 from engine import store
 from engine.embed import Embedder, get_embedder
-from engine.memory import ChunkRecord, Memory, ReadAPI, Scored, fts_query
+from engine.memory import Memory, ReadAPI
+from engine.reads import ChunkRecord, Scored, fts_query
 from engine.scope import Scope
 from engine.vectors import IndexParams, exact_search
 from harness.roster import Question, load_draft

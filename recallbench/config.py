@@ -6,9 +6,10 @@ import os
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.embed import Embedder
+if TYPE_CHECKING:
+    from engine.embed import Embedder
 
 
 def home() -> Path:

@@ -33,11 +33,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from numpy.typing import NDArray
-
 if TYPE_CHECKING:
     from types import TracebackType
+
+    import numpy as np
+    from numpy.typing import NDArray
 
     from engine.embed import Embedder
 
@@ -166,6 +166,8 @@ def _ask(
         if embedder_id is not None and header.get("embedder") != embedder_id:
             return None
         body = _recv_exact(sock, n * dim * 4, deadline)
+    import numpy as np  # only once an answer came: the lexical-only hook path never needs it
+
     return np.frombuffer(body, dtype="<f4").reshape(n, dim).astype(np.float32)
 
 
@@ -331,6 +333,8 @@ class EmbedService:
                     log.warning("cannot bind %s: %s", self.path, exc)
 
     def _handle(self, conn: socket.socket) -> None:
+        import numpy as np
+
         with conn:
             conn.setblocking(True)
             conn.settimeout(self.request_timeout_s)

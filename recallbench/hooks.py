@@ -31,15 +31,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import numpy as np
-from numpy.typing import NDArray
-
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_SERVER
 from engine.scope import resolve_project
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from engine.embed import Embedder
-    from engine.memory import ChunkRecord, Memory
+    from engine.memory import Memory
+    from engine.reads import ChunkRecord
     from engine.scope import Scope
 
 T = TypeVar("T")
@@ -421,6 +422,12 @@ def _retry_locked(step: Callable[[], T], log: HookLog, what: str) -> T:
             time.sleep(0.05 * 2**attempt)
 
 
+def _open_conn(ctx: HookContext) -> sqlite3.Connection:
+    from engine import store
+
+    return store.connect(ctx.db, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
+
+
 def _open_memory(ctx: HookContext, embedder: Embedder | None = None) -> Memory:
     from engine.memory import Memory
 
@@ -612,6 +619,8 @@ class _QueryVectors:
                 msg = "the embedding service stopped answering"
                 raise RuntimeError(msg)
             self._known.update(zip(missing, got, strict=True))
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         return np.stack([self._known[t] for t in texts]).astype(np.float32)
@@ -675,27 +684,40 @@ def prompt_context(payload: Mapping[str, Any], ctx: HookContext, log: HookLog) -
             timeout_s=settings.embed_timeout_s,
         )
     )
+    if embedder is None:
+        # The lexical read needs neither numpy nor the vector catalog: a bare connection answers it.
+        conn = _retry_locked(lambda: _open_conn(ctx), log, "open")
+        try:
+            return _retry_locked(
+                lambda: _inject(conn, None, payload, prompt, None, ctx, log), log, "search"
+            )
+        finally:
+            conn.close()
     memory = _retry_locked(lambda: _open_memory(ctx, embedder), log, "open")
     try:
         return _retry_locked(
-            lambda: _inject(memory, payload, prompt, query_vector, ctx, log), log, "search"
+            lambda: _inject(memory.conn, memory, payload, prompt, query_vector, ctx, log),
+            log,
+            "search",
         )
     finally:
         memory.close()
 
 
 def _inject(
-    memory: Memory,
+    conn: sqlite3.Connection,
+    memory: Memory | None,
     payload: Mapping[str, Any],
     prompt: str,
     query_vector: NDArray[np.float32] | None,
     ctx: HookContext,
     log: HookLog,
 ) -> str:
+    from engine import reads
     from engine.scope import Scope
 
     here = project_dir(payload, ctx.env)
-    project = resolve_project(memory.projects(), here)
+    project = resolve_project(reads.projects(conn), here)
     if project is None:
         log.info(f"no sessions recorded for {here}; nothing injected")
         return ""
@@ -703,14 +725,15 @@ def _inject(
     settings = ctx.settings
     # One more than needed, since hits from the running session itself are dropped below.
     wanted = settings.limit + 1
-    if query_vector is not None and not _index_ready(memory, log):
+    if memory is None or (query_vector is not None and not _index_ready(memory, log)):
         query_vector = None
-    if query_vector is not None:
+    if memory is not None and query_vector is not None:
         ids = _arm_ids(memory, prompt, scope, wanted, ctx, log)
     else:
-        ids = [s.chunk_id for s in memory.lexical(prompt, scope, wanted)]
+        ids = [s.chunk_id for s in reads.lexical(conn, prompt, scope, wanted)]
     current = _text_field(payload, "session_id")
-    records = [r for r in memory.chunks(ids, scope) if r.session_id != current][: settings.limit]
+    records = [r for r in reads.chunks(conn, ids, scope) if r.session_id != current]
+    records = records[: settings.limit]
     terms = content_terms(prompt)
     kept: list[ChunkRecord] = []
     for record in records:
@@ -755,9 +778,11 @@ def _arm_ids(
     return [h.chunk_id for h in hits]
 
 
-def _cosine(memory: Memory, chunk: str, query_vector: NDArray[np.float32] | None) -> float:
-    if query_vector is None:
+def _cosine(memory: Memory | None, chunk: str, query_vector: NDArray[np.float32] | None) -> float:
+    if memory is None or query_vector is None:
         return -1.0
+    import numpy as np
+
     stored = memory.vector(chunk)
     if stored is None:
         return -1.0

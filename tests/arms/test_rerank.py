@@ -8,8 +8,8 @@ import pytest
 
 from arms.rerank import POLICIES, Reranked, RerankWeights, is_mechanic, rerank
 from engine.markers import CONTEXT_OPEN
-from engine.memory import ChunkRecord
 from engine.model import Author
+from engine.reads import ChunkRecord
 
 NO_PRIMACY = RerankWeights(primacy=0.0)
 

@@ -11,7 +11,8 @@ import pytest
 
 from engine import store
 from engine.embed import HashEmbedder
-from engine.memory import Memory, fts_query
+from engine.memory import Memory
+from engine.reads import fts_query
 from engine.scope import Scope, ScopeError
 from tests.engine.fixtures_transcripts import (
     append_jsonl,

@@ -200,7 +200,7 @@ def test_socket_path_is_keyed_by_embedder_id_under_the_home(home: Path) -> None:
     assert default_socket_path() == home / "embed-hash-256-v1.sock"
 
 
-def test_the_client_module_imports_only_stdlib_and_numpy() -> None:
+def test_the_client_module_imports_only_the_stdlib() -> None:
     code = (
         "import sys; import recallbench.embed_service; "
         "print(' '.join(sorted(m for m in sys.modules)))"
@@ -214,6 +214,7 @@ def test_the_client_module_imports_only_stdlib_and_numpy() -> None:
         env={**os.environ, "PYTHONPATH": str(REPO)},
         timeout=60,
     ).stdout.split()
-    assert "numpy" in out  # positive control: the listing is real
-    heavy = ("engine", "arms", "harness", "recallbench.config", "torch", "mcp", "click")
+    assert "socket" in out  # positive control: the listing is real
+    # numpy is imported only once a vector arrives, so the lexical-only hook path never pays for it
+    heavy = ("numpy", "engine", "arms", "harness", "recallbench.config", "torch", "mcp", "click")
     assert [m for m in out if m.split(".")[0] in heavy or m in heavy] == []

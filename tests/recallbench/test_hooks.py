@@ -613,6 +613,49 @@ def test_the_hook_process_never_imports_torch(corpus: Path, home: Path) -> None:
     assert heavy == set()
 
 
+def test_the_lexical_prompt_path_imports_neither_numpy_nor_the_vector_engine(
+    corpus: Path, home: Path
+) -> None:
+    """Without a server the hook answers from FTS5 alone, through the console script's short path."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "RECALLBENCH_EMBEDDER": "minilm",
+        "CLAUDE_PROJECT_DIR": ALPHA,
+    }
+    code = (
+        "import sys; sys.argv = ['recallbench', 'hook', 'UserPromptSubmit']; "
+        "from recallbench.entry import main; main()"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        input=json.dumps(sample("user_prompt_submit")),
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert proc.returncode == 0
+    # positive control: context was injected from the lexical read, and the import listing is real
+    assert "The retry decorator swallowed the timeout error." in proc.stdout
+    assert "lexical read only" in log_text(home)
+    imported = {
+        line.split("|")[-1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert {"engine.reads", "engine.store", "recallbench.hooks", "sqlite3"} <= imported
+    heavy = {
+        m
+        for m in imported
+        if m.split(".")[0] in {"numpy", "hnswlib", "torch", "click", "mcp", "arms", "harness"}
+        or m in {"engine.memory", "engine.vectors"}
+    }
+    assert heavy == set()
+
+
 def test_a_stale_index_over_the_exact_scan_size_is_not_rebuilt_inside_the_hook(
     tmp_path: Path, home: Path
 ) -> None:
