@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -15,12 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from engine import reads, store
+from engine.bm25 import LexicalIndex
 from engine.chunking import chunk_stream
 from engine.embed import Embedder
 from engine.model import CleanMessage, Message
@@ -34,12 +36,8 @@ from engine.vectors import EXACT_THRESHOLD, VectorIndex, exact_search
 # long tail) and with better recall than one graph over every project. `Scope.everywhere()` merges the
 # partitions' answers. A project with at most EXACT_THRESHOLD vectors has no graph; it is scanned.
 MANIFEST_FORMAT = 1
-# Each partition is asked for at least this many neighbours and the merge keeps the top k. hnswlib
-# searches with ef >= k, so this is the search breadth per partition: one global graph searched with a
-# scope filter explored until it held ef_search in-scope candidates, i.e. several times ef_search
-# nodes, and 300 per partition matches that recall (0.90 vs 0.90 scoped recall@10 at 100k chunks in
-# `nox -s perf`) at under 1 ms; the default 100 gave 0.81.
-PARTITION_FETCH = 300
+LexicalMode = Literal["off", "sync", "background"]
+LEXICAL_MODES: tuple[LexicalMode, ...] = ("off", "sync", "background")
 # Scope masks kept per catalog; a server sees a handful of scopes, a benchmark a few dozen.
 _MASK_CACHE = 64
 
@@ -189,6 +187,13 @@ class Memory:
 
     `embedder` may be None for a memory that only imports and reads lexically; vector reads then fail
     with a clear message.
+
+    `lexical_index` chooses how `lexical` is answered; the results are identical in every mode:
+    - "off": FTS5 for every query (a process that asks once, such as a hook);
+    - "sync": an in-memory `engine.bm25.LexicalIndex` snapshot of FTS5, rebuilt on the next query after
+      the store changed (a benchmark over a frozen corpus);
+    - "background": the same snapshot, rebuilt by a background thread while FTS5 answers (a server
+      whose store other processes keep writing to).
     """
 
     def __init__(
@@ -197,10 +202,18 @@ class Memory:
         embedder: Embedder | None = None,
         *,
         busy_timeout_ms: int = store.BUSY_TIMEOUT_MS,
+        lexical_index: LexicalMode = "off",
     ) -> None:
+        if lexical_index not in LEXICAL_MODES:
+            msg = f"lexical_index must be one of {', '.join(LEXICAL_MODES)}, got {lexical_index!r}"
+            raise ValueError(msg)
         self.db_path = Path(db_path)
         self.embedder = embedder
         self._busy_timeout_ms = busy_timeout_ms
+        self._lexical_mode: LexicalMode = lexical_index
+        self._lexical_cache: LexicalIndex | None = None
+        self._lexical_lock = threading.Lock()
+        self._lexical_builder: threading.Thread | None = None
         self._local = threading.local()
         self._parts: tuple[str, dict[str, VectorIndex]] | None = None
         self._index_lock = threading.Lock()
@@ -540,8 +553,72 @@ class Memory:
         return reads.scope_sql(scope, column)
 
     def lexical(self, text: str, scope: Scope, limit: int) -> list[Scored]:
-        """FTS5 BM25 over chunk text; score = -bm25 (higher is better). User text is plain words only."""
-        return reads.lexical(self.conn, text, scope, limit)
+        """FTS5 BM25 over chunk text; score = -bm25 (higher is better). User text is plain words only.
+
+        Answered by the in-memory snapshot of FTS5 when this memory keeps one and it is current (the
+        same ids, order and scores), else by FTS5 itself.
+        """
+        index = self._lexical_index()
+        if index is None:
+            return reads.lexical(self.conn, text, scope, limit)
+        require_scope(scope)
+        allowed = None if scope.all_projects else frozenset(scope.projects)
+        return [
+            Scored(chunk_id=chunk, score=score)
+            for chunk, score in index.search_query(reads.fts_query(text), allowed, limit)
+        ]
+
+    def warm_lexical(self, *, wait: bool = True) -> None:
+        """Bring the lexical snapshot up to date now (`wait`), or start building it in the background.
+
+        Does nothing for a memory opened with `lexical_index="off"`.
+        """
+        if self._lexical_mode == "off":
+            return
+        if not wait:
+            self._start_lexical_build()
+            return
+        with self._lexical_lock:
+            index = self._lexical_cache
+            if index is None or not index.is_current(self.conn):
+                self._lexical_cache = LexicalIndex.build(self.conn)
+
+    def _lexical_index(self) -> LexicalIndex | None:
+        """The current lexical snapshot, or None when FTS5 must answer this query."""
+        if self._lexical_mode == "off":
+            return None
+        index = self._lexical_cache
+        if index is not None and index.is_current(self.conn):
+            return index
+        if self._lexical_mode == "sync":
+            self.warm_lexical()
+            return self._lexical_cache
+        self._start_lexical_build()
+        return None
+
+    def _start_lexical_build(self) -> None:
+        with self._lexical_lock:
+            builder = self._lexical_builder
+            if builder is None or not builder.is_alive():
+                builder = threading.Thread(
+                    target=self._build_lexical_in_background, name="recallbench-bm25", daemon=True
+                )
+                self._lexical_builder = builder
+                builder.start()
+
+    def _build_lexical_in_background(self) -> None:
+        conn = store.connect(self.db_path, busy_timeout_ms=self._busy_timeout_ms)
+        try:
+            index = LexicalIndex.build(conn)
+        except Exception:  # FTS5 keeps answering; the next query starts another build
+            logging.getLogger(__name__).exception("building the lexical snapshot failed")
+            return
+        finally:
+            conn.close()
+        with self._lexical_lock:
+            current = self._lexical_cache
+            if current is None or current.generation < index.generation:
+                self._lexical_cache = index
 
     def nearest(
         self, vector: NDArray[np.float32], scope: Scope, limit: int, min_score: float = 0.0
@@ -586,7 +663,7 @@ class Memory:
                     catalog.matrix[rows], catalog.labels[rows], unit, k
                 )
             else:
-                labels, part_scores = index.query(unit, max(k, PARTITION_FETCH))
+                labels, part_scores = index.query(unit, k)
             found.append(labels)
             scores.append(part_scores)
         if not found:

@@ -50,10 +50,10 @@ from numpy.typing import NDArray
 
 from arms import registry
 from arms.base import Arm, Query
-from engine import store
+from engine import reads, store
 from engine.embed import Embedder, get_embedder
 from engine.memory import Memory, ReadAPI
-from engine.reads import ChunkRecord, Scored, fts_query
+from engine.reads import ChunkRecord, Scored
 from engine.scope import Scope
 from engine.vectors import IndexParams, exact_search
 from harness.roster import Question, load_draft
@@ -741,7 +741,8 @@ def _bm25_query_tokens(text: str) -> list[str]:
 def measure_bm25(
     memory: Memory, rows: Sequence[tuple[int, str, str, str]], queries: Sequence[Query]
 ) -> dict[str, Any]:
-    """FTS5 (`Memory.lexical`) against rank-bm25's BM25Okapi on the same scoped queries."""
+    """FTS5 against rank-bm25's BM25Okapi on the same scoped queries, and `Memory.lexical`'s
+    in-memory snapshot of FTS5 against FTS5 itself (speed, and whether the top 10 are identical)."""
     from rank_bm25 import BM25Okapi
 
     ids = [r[1] for r in rows]
@@ -758,11 +759,22 @@ def measure_bm25(
     bare_ms: list[float] = []
     overlaps: list[float] = []
     rbos: list[float] = []
+    snapshot_ms: list[float] = []
+    identical: list[bool] = []
+    max_score_diff = 0.0
     id_order = np.asarray(ids, dtype=object)
+    memory.lexical("warm up", Scope.everywhere(), TOP_K)
     for query in queries:
         t0 = time.perf_counter_ns()
-        fts = [s.chunk_id for s in memory.lexical(query.text, query.scope, TOP_K)]
+        fts_hits = reads.lexical(memory.conn, query.text, query.scope, TOP_K)
         fts_ms.append((time.perf_counter_ns() - t0) / 1e6)
+        fts = [s.chunk_id for s in fts_hits]
+        t0 = time.perf_counter_ns()
+        snap_hits = memory.lexical(query.text, query.scope, TOP_K)
+        snapshot_ms.append((time.perf_counter_ns() - t0) / 1e6)
+        identical.append([s.chunk_id for s in snap_hits] == fts)
+        for a, b in zip(fts_hits, snap_hits, strict=False):
+            max_score_diff = max(max_score_diff, abs(a.score - b.score))
         t0 = time.perf_counter_ns()
         mask = masks.get(query.scope)
         if mask is None:
@@ -783,7 +795,7 @@ def measure_bm25(
         bm25_ms.append((time.perf_counter_ns() - t0) / 1e6)
         overlaps.append(overlap_at_k(fts, other))
         rbos.append(rbo_at_k(fts, other))
-        match_query = fts_query(query.text)
+        match_query = reads.fts_query(query.text)
         if match_query is not None:
             n, enum_s, bare_s = store.fts_floor(memory.conn, match_query, TOP_K)
             matches.append(n)
@@ -792,6 +804,9 @@ def measure_bm25(
     return {
         "queries": len(queries),
         "fts5": percentiles(fts_ms),
+        "snapshot": percentiles(snapshot_ms),
+        "snapshot_identical_top10": float(np.mean(identical)) if identical else 1.0,
+        "snapshot_max_score_diff": max_score_diff,
         "rank_bm25": percentiles(bm25_ms),
         "rank_bm25_build_s": build_s,
         "speedup_p50": float(np.percentile(bm25_ms, 50) / max(np.percentile(fts_ms, 50), 1e-9)),
@@ -912,7 +927,7 @@ def _recall_ties(
     return float(np.sum(scores >= kth - 1e-6)) / k
 
 
-EF_SWEEP = (100, 200, 400, 800)
+EF_SWEEP = (100, 300, 600, 1000)
 
 
 def _ef_sweep(
@@ -981,11 +996,17 @@ def measure_size(
 ) -> tuple[dict[str, Any], Embedder]:
     """Every per-size figure for one imported corpus."""
     used, vector_info = fill_vectors(built, cfg, real, say)
-    memory = Memory(built.db, used)
+    memory = Memory(built.db, used, lexical_index="sync")
     t0 = time.perf_counter()
     memory.ensure_index()
     index_s = time.perf_counter() - t0
     say(f"{built.size}: hnswlib index built in {index_s:.1f}s")
+    rss_before = _rss_bytes()
+    t0 = time.perf_counter()
+    memory.warm_lexical()
+    lexical_s = time.perf_counter() - t0
+    lexical_rss = _rss_bytes() - rss_before
+    say(f"{built.size}: in-memory BM25 snapshot of FTS5 built in {lexical_s:.1f}s")
     queries = [to_query(q) for q in questions]
     texts = sorted({q.text for q in queries})
     qvecs = dict(zip(texts, used.embed(texts), strict=True))
@@ -1022,6 +1043,8 @@ def measure_size(
         "import_chunks_per_s": built.chunks / built.import_s,
         "vectors": vector_info,
         "index_build_s": index_s,
+        "lexical_build_s": lexical_s,
+        "lexical_rss_bytes": lexical_rss,
         "db_bytes": db_bytes,
         "index_bytes": index_bytes,
         "arms": arms,
@@ -1110,8 +1133,9 @@ def search_process(spec_path: Path) -> dict[str, Any]:
         used = static
     real.embed(["warm the model up"])
     rss_model = _rss_bytes()
-    memory = Memory(Path(spec["db"]), used)
+    memory = Memory(Path(spec["db"]), used, lexical_index="sync")
     memory.ensure_index()
+    memory.warm_lexical()
     rss_index = _rss_bytes()
     queries = [
         to_query(
@@ -1391,6 +1415,18 @@ def format_table(report: dict[str, Any]) -> str:
             f"{s['chunks']:>6} {b['queries']:>9} {b['fts5']['p50_ms']:>12.3f} "
             f"{b['fts5']['p95_ms']:>12.3f} {b['rank_bm25']['p50_ms']:>12.1f} "
             f"{b['rank_bm25_build_s']:>13.1f} {b['overlap_at_10']:>11.3f} {b['rbo_at_10']:>7.3f}"
+        )
+    lines += [
+        "Memory.lexical's in-memory snapshot of FTS5 (engine.bm25) vs FTS5 itself, same queries",
+        "chunks  build s  RSS MiB  snapshot p50 ms  snapshot p95 ms  fts5 p50 ms  identical top10  max |score diff|",
+    ]
+    for s in sizes:
+        b = s["fts_vs_bm25"]
+        lines.append(
+            f"{s['chunks']:>6} {s['lexical_build_s']:>8.1f} {s['lexical_rss_bytes'] / 2**20:>8.0f} "
+            f"{b['snapshot']['p50_ms']:>16.3f} {b['snapshot']['p95_ms']:>16.3f} "
+            f"{b['fts5']['p50_ms']:>12.3f} {b['snapshot_identical_top10']:>16.3f} "
+            f"{b['snapshot_max_score_diff']:>16.2e}"
         )
     lines += [
         "FTS5 floor: every document matching any OR'ed query word is visited and ranked",

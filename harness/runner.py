@@ -434,7 +434,8 @@ def _open_corpus_db(
     cache = options.cache_dir or protocol.root / "cache"
     excl_hash = hashlib.sha256("\n".join(sorted(excluded)).encode()).hexdigest()[:8]
     db_path = cache / "bench" / f"{manifest_sha[:16]}-{excl_hash}.db"
-    memory = Memory(db_path, _embedder(options.embedder))
+    # A benchmark asks many queries of a frozen corpus: FTS5 answers from an in-memory snapshot.
+    memory = Memory(db_path, _embedder(options.embedder), lexical_index="sync")
     files = [corpus_dir / f for f in contamination.files_excluding(excluded)]
     if files:
         memory.import_paths(files, embed=True, progress=options.progress)

@@ -176,7 +176,10 @@ def serve_command(ctx: click.Context, no_embed_service: bool, no_background_embe
     # One Memory for the tools and the background embedder, so they share its index lock and a
     # stale index is rebuilt once, not once per caller.
     try:
-        memory = Memory(db, embedder)
+        # Other processes keep importing into this store, so the in-memory lexical snapshot is
+        # rebuilt in the background after each change while FTS5 answers (same results).
+        memory = Memory(db, embedder, lexical_index="background")
+        memory.warm_lexical(wait=False)
     except Exception as exc:
         msg = f"cannot open the memory database {db}: {exc}"
         raise click.ClickException(msg) from exc

@@ -381,3 +381,73 @@ def test_locked_database_is_reported_and_nothing_is_lost(tmp_path: Path, corpus:
     report = memory.import_paths([corpus])
     assert report.files_imported == 3
     assert memory.status()["chunks"] == 3
+
+
+LEXICAL_QUERIES = ("retry loop", "Deploy beta service", "store module refactor", "wall clock")
+
+
+def lexical_answers(memory: Memory, scope: Scope) -> list[list[tuple[str, float]]]:
+    return [[(h.chunk_id, h.score) for h in memory.lexical(q, scope, 10)] for q in LEXICAL_QUERIES]
+
+
+def test_the_in_memory_lexical_snapshot_answers_exactly_what_fts5_answers(
+    tmp_path: Path, corpus: Path
+) -> None:
+    plain = open_memory(tmp_path)
+    plain.import_paths([corpus])
+    snap = Memory(tmp_path / "m.db", HashEmbedder(64), lexical_index="sync")
+    for scope in (Scope.everywhere(), Scope.of(A), Scope.of(B)):
+        want = lexical_answers(plain, scope)
+        assert any(want)  # positive control: the queries find something
+        got = lexical_answers(snap, scope)
+        assert [[c for c, _ in hits] for hits in got] == [[c for c, _ in hits] for hits in want]
+        for g, w in zip(got, want, strict=True):
+            assert [s for _, s in g] == pytest.approx([s for _, s in w], rel=1e-12, abs=1e-12)
+    assert snap._lexical_cache is not None  # the snapshot, not FTS5, answered
+    assert plain._lexical_cache is None
+
+
+def test_the_lexical_snapshot_is_rebuilt_after_the_store_changes(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    write_jsonl(
+        session_file(root, A, S1),
+        simple_session("Why does the retry test flake?", session_id=S1, cwd=A, answer="Clock."),
+    )
+    memory = Memory(tmp_path / "m.db", HashEmbedder(64), lexical_index="sync")
+    memory.import_paths([root])
+    assert memory.lexical("kubernetes", Scope.everywhere(), 5) == []
+    first = memory._lexical_cache
+    assert first is not None
+    write_jsonl(
+        session_file(root, A, S2),
+        simple_session("Move the deploy to kubernetes", session_id=S2, cwd=A, answer="Done."),
+    )
+    memory.import_paths([root])
+    hits = memory.lexical("kubernetes", Scope.everywhere(), 5)
+    assert len(hits) == 1  # the new chunk is found: the stale snapshot was not used
+    assert memory._lexical_cache is not first
+    assert [h.chunk_id for h in hits] == [
+        h.chunk_id for h in Memory(tmp_path / "m.db").lexical("kubernetes", Scope.everywhere(), 5)
+    ]
+
+
+def test_background_mode_answers_from_fts5_until_its_snapshot_is_built(
+    tmp_path: Path, corpus: Path
+) -> None:
+    open_memory(tmp_path).import_paths([corpus])
+    want = lexical_answers(Memory(tmp_path / "m.db"), Scope.everywhere())
+    memory = Memory(tmp_path / "m.db", HashEmbedder(64), lexical_index="background")
+    assert memory._lexical_cache is None
+    assert lexical_answers(memory, Scope.everywhere()) == want  # FTS5 answers; a build starts
+    builder = memory._lexical_builder
+    assert builder is not None
+    builder.join(timeout=30)
+    assert memory._lexical_cache is not None
+    got = lexical_answers(memory, Scope.everywhere())
+    assert [[c for c, _ in hits] for hits in got] == [[c for c, _ in hits] for hits in want]
+
+
+def test_an_unknown_lexical_mode_is_refused_with_the_choices(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="off, sync, background"):
+        Memory(tmp_path / "m.db", lexical_index="always")  # type: ignore[arg-type]
+    assert Memory(tmp_path / "m.db", lexical_index="off")._lexical_mode == "off"

@@ -84,10 +84,15 @@ def test_every_figure_of_the_issue_is_present_for_every_size(report: dict[str, A
         assert 0.0 <= bm25["overlap_at_10"] <= 1.0
         assert 0.0 <= bm25["rbo_at_10"] <= 1.0
         assert bm25["matches_p50"] > 0
+        # the arms' in-memory snapshot answers exactly what FTS5 answers
+        assert bm25["snapshot"]["n"] == 6
+        assert bm25["snapshot_identical_top10"] == 1.0
+        assert bm25["snapshot_max_score_diff"] <= 1e-9
+        assert size["lexical_build_s"] > 0
         hnsw = size["hnsw_vs_exact"]
         assert 0.0 <= hnsw["recall_at_10"] <= hnsw["recall_at_10_ties"] + 1e-9 <= 1.0 + 1e-9
         sweep = [row["ef"] for row in hnsw["ef_sweep"]]
-        assert sweep == ([100, 200, 400, 800] if hnsw["partitions"] else [])
+        assert sweep == ([100, 300, 600, 1000] if hnsw["partitions"] else [])
         assert size["db_bytes"] > 0
         assert size["index_bytes"] > 0
     # the largest corpus has a project above the exact-scan threshold, so hnswlib is measured

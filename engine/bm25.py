@@ -1,0 +1,653 @@
+"""An in-memory accelerator of FTS5's bm25 ranking over `chunks_fts`, with identical results.
+
+`Memory.lexical` asks SQLite for `bm25(chunks_fts)` over an OR of quoted phrases. FTS5 scores every
+row that matches any phrase, which for common words is most of the table (about 100 ms at 100k
+chunks). `LexicalIndex` holds a snapshot of FTS5's own index in numpy arrays and answers the same
+query with the same ids, in the same order, with the same scores, in a few milliseconds.
+
+FTS5 stays the source of truth; this is a cache of it:
+
+* `LexicalIndex.build` copies what FTS5 holds, not a re-tokenisation of the chunk text: the postings
+  and token offsets come from an `fts5vocab` instance table over `chunks_fts`, the row lengths from
+  `chunks_fts_docsize` (the sizes FTS5's bm25 reads), and the chunk ids and projects from `chunks`,
+  all inside one read transaction together with the store generation (`engine.store.generation`).
+* The query's phrases are tokenised by SQLite's own unicode61 tokenizer (a scratch in-memory FTS5
+  table), so case folding, diacritics, `foo-bar`, `my_var` and `Straße` split exactly as in FTS5.
+* The score is FTS5's bm25 (ext/fts5/fts5_aux.c), evaluated in float64 with the C code's operation
+  order: k1 = 1.2, b = 0.75, avgdl = tokens / rows of the whole table; per phrase i (duplicates count
+  separately) idf_i = log((N - nHit_i + 0.5) / (nHit_i + 0.5)), floored to 1e-6 when <= 0, and
+  score = sum_i idf_i * (f_i * (k1 + 1)) / (f_i + k1 * (1 - b + b * D / avgdl)) where f_i counts the
+  phrase's occurrences in the row (overlapping ones included, as FTS5 counts them). Rows match when
+  at least one phrase occurs; they are ordered by score descending, then chunk id ascending.
+
+Staleness: the snapshot describes the store at `generation`. Every write that changes chunks bumps
+the store's generation, so a caller compares `index.generation` with `store.generation(conn)` (or
+calls `is_current`) and rebuilds, or falls back to FTS5, when they differ. A stale index must never
+be used: it would miss new chunks and score with old statistics.
+
+The module needs numpy and sqlite3 only, and does not import `engine.memory` (which imports it).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from engine import store
+
+# FTS5's bm25 constants (fts5_aux.c: fts5Bm25Function).
+K1 = 1.2
+B = 0.75
+# FTS5's floor for an idf that would be <= 0 (a phrase in at least half of the rows).
+MIN_IDF = 1e-6
+# The name of the fts5vocab table `build` creates in the connection's temp schema.
+VOCAB_TABLE = "recallbench_bm25_vocab"
+# Scope masks kept per index and phrase tokenisations kept per tokenizer.
+_MASK_CACHE = 64
+_PHRASE_CACHE = 65_536
+# Rows of multi-token phrase results kept per index (12 bytes each).
+_PHRASE_ROWS = 2_000_000
+# Characters of comma-separated integers gathered from SQLite before they are parsed in one go.
+_PARSE_BATCH = 8_000_000
+# Postings scored per step of the build.
+_SCORE_BLOCK = 1 << 20
+
+Int32s = NDArray[np.int32]
+Int64s = NDArray[np.int64]
+Floats = NDArray[np.float64]
+Bools = NDArray[np.bool_]
+# Global token positions: row_base[row] + offset (int32 while the table has < 2**31 positions).
+Positions = NDArray[np.int32] | NDArray[np.int64]
+
+
+class QuerySyntaxError(ValueError):
+    """The string is not an FTS5 query of the shape `engine.memory.fts_query` builds."""
+
+
+def parse_fts_query(query: str) -> list[str]:
+    """The phrases of `"p1" OR "p2" OR ...` (a doubled quote inside a phrase is one quote), in order.
+
+    This is the only shape `fts_query` produces; anything else raises `QuerySyntaxError` rather than
+    being guessed at, since FTS5's full query grammar (NEAR, AND, columns, prefixes) is not supported.
+    """
+    phrases: list[str] = []
+    pos, end = 0, len(query)
+    if end == 0:
+        return phrases
+    while True:
+        if query[pos : pos + 1] != '"':
+            msg = f"expected a quoted phrase at offset {pos} of {query!r}"
+            raise QuerySyntaxError(msg)
+        pos += 1
+        parts: list[str] = []
+        while True:
+            close = query.find('"', pos)
+            if close < 0:
+                msg = f"unterminated phrase in {query!r}"
+                raise QuerySyntaxError(msg)
+            if query[close + 1 : close + 2] == '"':  # "" is a literal quote
+                parts.append(query[pos : close + 1])
+                pos = close + 2
+                continue
+            parts.append(query[pos:close])
+            pos = close + 1
+            break
+        phrases.append("".join(parts))
+        if pos == end:
+            return phrases
+        if not query.startswith(" OR ", pos):
+            msg = f"expected ' OR ' at offset {pos} of {query!r}"
+            raise QuerySyntaxError(msg)
+        pos += 4
+
+
+class PhraseTokenizer:
+    """Token lists of phrases, produced by SQLite's unicode61 tokenizer itself (and cached).
+
+    A phrase is written to a contentless FTS5 table in a private in-memory database and read back
+    through an fts5vocab instance table, so no part of unicode61 is re-implemented here.
+    """
+
+    def __init__(self) -> None:
+        self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        # The tokenizer of chunks_fts (engine/store.py); both must change together.
+        self._conn.execute(
+            "CREATE VIRTUAL TABLE scratch USING fts5(text, content='', tokenize='unicode61')"
+        )
+        self._conn.execute("CREATE VIRTUAL TABLE scratch_vocab USING fts5vocab(scratch, instance)")
+        self._lock = threading.Lock()
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def tokens(self, phrase: str) -> tuple[str, ...]:
+        return self.tokens_of([phrase])[0]
+
+    def tokens_of(self, phrases: Sequence[str]) -> list[tuple[str, ...]]:
+        """The token list of each phrase (the new ones go through SQLite together)."""
+        with self._lock:
+            new = list(dict.fromkeys(p for p in phrases if p not in self._cache))
+            if len(self._cache) + len(new) > _PHRASE_CACHE:
+                self._cache.clear()
+                new = list(dict.fromkeys(phrases))
+            if new:
+                self._conn.executemany(
+                    "INSERT INTO scratch(rowid, text) VALUES (?, ?)", enumerate(new, start=1)
+                )
+                try:
+                    rows = self._conn.execute(
+                        "SELECT doc, offset, term FROM scratch_vocab"
+                    ).fetchall()
+                finally:
+                    self._conn.execute("INSERT INTO scratch(scratch) VALUES ('delete-all')")
+                found: list[list[tuple[int, str]]] = [[] for _ in new]
+                for doc, offset, term in rows:
+                    found[int(doc) - 1].append((int(offset), str(term)))
+                for phrase, tokens in zip(new, found, strict=True):
+                    self._cache[phrase] = tuple(term for _, term in sorted(tokens))
+            return [self._cache[p] for p in phrases]
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _varint_sum(blob: bytes) -> int:
+    """The sum of the SQLite varints in `blob` (a docsize record: one size per FTS5 column)."""
+    total, pos, end = 0, 0, len(blob)
+    while pos < end:
+        value = 0
+        for i in range(9):
+            byte = blob[pos]
+            pos += 1
+            if i == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        total += value
+    return total
+
+
+def _parse_ints(parts: list[str], expected: int) -> Int64s:
+    """Comma-separated integers (several strings, each non-empty) -> one int64 array."""
+    text = ",".join(parts)
+    values = np.fromstring(text, dtype=np.int64, sep=",")
+    if values.size != expected:
+        msg = f"read {values.size} integers from the FTS5 index where {expected} were expected"
+        raise RuntimeError(msg)
+    return values
+
+
+def _in_sorted(
+    values: NDArray[np.int32] | NDArray[np.int64],
+    sorted_unique: NDArray[np.int32] | NDArray[np.int64],
+) -> Bools:
+    """Which of `values` occur in `sorted_unique` (ascending, no repeats)."""
+    if sorted_unique.size == 0:
+        return np.zeros(values.shape, dtype=np.bool_)
+    pos = np.searchsorted(sorted_unique, values)
+    np.minimum(pos, sorted_unique.size - 1, out=pos)
+    found: Bools = sorted_unique[pos] == values
+    return found
+
+
+def _intersect_sorted(a: Positions, b: Positions) -> Positions:
+    """The values in both `a` and `b` (each ascending without repeats), ascending."""
+    if a.size > b.size:
+        a, b = b, a
+    if a.size == 0:
+        return a
+    if b.size >= 8 * a.size:  # few needles: binary search each in the long list
+        return a[_in_sorted(a, b)]
+    # Similar sizes: one stable sort of two sorted runs is a linear merge (timsort); a value of both
+    # lists is then next to its twin.
+    merged = np.concatenate((a, b))
+    merged.sort(kind="stable")
+    both: Positions = merged[:-1][merged[1:] == merged[:-1]]
+    return both
+
+
+class LexicalIndex:
+    """FTS5's bm25 over `chunks_fts`, answered from an in-memory snapshot of FTS5's index.
+
+    Results equal `Memory.lexical`'s (ids, order and scores) for the generation the snapshot was
+    built at; see the module docstring for how it stays correct. Build with `LexicalIndex.build`.
+    Searching is thread-safe; the arrays are read-only after the build.
+    """
+
+    def __init__(
+        self,
+        *,
+        generation: int,
+        lengths: Int64s,
+        chunk_ids: list[str],
+        project_code: Int32s,
+        projects: list[str],
+        terms: dict[str, int],
+        post_start: Int64s,
+        post_row: Int32s,
+        post_tf: Int32s,
+        inst_start: Int64s,
+        inst_pos: Positions,
+        row_base: Int64s,
+        row_span: Int64s,
+    ) -> None:
+        """Use `LexicalIndex.build`; the arguments are the snapshot's arrays, by FTS5 row.
+
+        Rows are FTS5's rows in rowid order. Term t's postings are post_row/post_tf[post_start[t]:
+        post_start[t + 1]] (ascending rows; tf = instances in the row), and its instances, as global
+        positions row_base[row] + offset, are inst_pos[inst_start[t]:inst_start[t + 1]] (ascending).
+        Row r owns positions row_base[r] .. row_base[r] + row_span[r] - 1. A row without a chunk has
+        project code -1 and id "": it counts in the statistics but is never returned.
+        """
+        self.generation = generation
+        self.n_rows = int(lengths.size)
+        self.total_tokens = int(lengths.sum())
+        # FTS5: avgdl = (double)nToken / (double)nRow over the whole table, whatever the scope.
+        self.avgdl = float(self.total_tokens) / float(self.n_rows) if self.n_rows else 0.0
+        self._lengths = lengths
+        self._chunk_ids = chunk_ids
+        # Ties in bm25 are broken by chunk id: SQLite's BINARY order, i.e. code point order.
+        self._id_rank = np.zeros(self.n_rows, dtype=np.int64)
+        order = sorted(range(self.n_rows), key=chunk_ids.__getitem__)
+        self._id_rank[np.asarray(order, dtype=np.int64)] = np.arange(self.n_rows, dtype=np.int64)
+        self._project_code = project_code
+        self._projects = projects
+        self._project_index = {p: i for i, p in enumerate(projects)}
+        self._has_chunk: Bools = project_code >= 0
+        self._terms = terms
+        self._post_start = post_start
+        self._post_row = post_row
+        self._inst_start = inst_start
+        self._inst_pos = inst_pos
+        self._row_base = row_base
+        self._row_span = row_span
+        # k1 * (1 - b + b * D / avgdl) per row, in fts5_aux.c's order of operations.
+        d = lengths.astype(np.float64)
+        self._norm: Floats = K1 * ((1 - B) + B * d / self.avgdl) if self.n_rows else d
+        # A single-token phrase's bm25 term in each row it occurs in, idf * (f * (k1 + 1)) / (f +
+        # norm), computed once here with the operations FTS5 performs for every query.
+        n_hit = np.diff(post_start)
+        idf = np.asarray([self.idf(n) for n in n_hit.tolist()], dtype=np.float64)
+        self._post_score: Floats = np.empty(post_row.size, dtype=np.float64)
+        for lo in range(0, post_row.size, _SCORE_BLOCK):  # in blocks, to bound the temporaries
+            hi = min(lo + _SCORE_BLOCK, post_row.size)
+            tf = post_tf[lo:hi].astype(np.float64)
+            weight = (tf * (K1 + 1.0)) / (tf + self._norm[post_row[lo:hi]])
+            terms_of = np.searchsorted(post_start, np.arange(lo, hi), side="right") - 1
+            np.multiply(idf[terms_of], weight, out=self._post_score[lo:hi])
+        self._tokenizer = PhraseTokenizer()
+        self._lock = threading.Lock()
+        self._masks: dict[frozenset[str], Bools] = {}
+        # Multi-token phrases' (rows, scores), the costly part of a query; bounded in entries.
+        self._phrases: dict[tuple[int, ...], tuple[Int32s, Floats] | None] = {}
+        self._phrase_entries = 0
+
+    # --- build -------------------------------------------------------------------------------
+    @classmethod
+    def build(cls, conn: sqlite3.Connection) -> LexicalIndex:
+        """Snapshot FTS5's index of `chunks_fts` (one read transaction, with the store generation).
+
+        Creates (once per connection) the fts5vocab table `temp.recallbench_bm25_vocab`. Call it
+        outside a write transaction: the snapshot is what other connections can see.
+        """
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_TABLE} "
+            "USING fts5vocab(main, chunks_fts, instance)"
+        )
+        own = not conn.in_transaction
+        if own:
+            conn.execute("BEGIN")
+        try:
+            gen = store.generation(conn)
+            sizes = conn.execute("SELECT id, sz FROM chunks_fts_docsize ORDER BY id").fetchall()
+            rowids = np.fromiter((int(r[0]) for r in sizes), dtype=np.int64, count=len(sizes))
+            lengths = np.fromiter(
+                (_varint_sum(r[1]) for r in sizes), dtype=np.int64, count=len(sizes)
+            )
+            del sizes
+            chunk_rows = conn.execute(
+                "SELECT rowid, id, project FROM chunks ORDER BY rowid"
+            ).fetchall()
+            terms, counts, inst_row, offsets = cls._read_instances(conn, rowids)
+        finally:
+            if own:
+                conn.execute("COMMIT")
+        return cls._from_arrays(gen, rowids, lengths, chunk_rows, terms, counts, inst_row, offsets)
+
+    @staticmethod
+    def _read_instances(
+        conn: sqlite3.Connection, rowids: Int64s
+    ) -> tuple[list[str], Int64s, Int32s, Int32s]:
+        """(terms, instances per term, row index per instance, offset per instance).
+
+        `rowids` are the FTS5 rowids in ascending order (a row's index is its position there).
+        Instances come by term, then doc, then offset (fts5vocab's order); SQLite concatenates each
+        term's docs and offsets so that Python handles one row per term, not one per token.
+        """
+        terms: list[str] = []
+        counts: list[int] = []
+        row_chunks: list[Int32s] = []
+        off_chunks: list[Int32s] = []
+        doc_parts: list[str] = []
+        off_parts: list[str] = []
+        pending, pending_chars = 0, 0
+
+        def flush() -> None:
+            docs = _parse_ints(doc_parts, pending)
+            rows = np.searchsorted(rowids, docs)
+            if rows.size and (
+                int(rows.max()) >= rowids.size or not np.array_equal(rowids[rows], docs)
+            ):
+                msg = "the FTS5 index holds a row that chunks_fts_docsize lacks; rebuild chunks_fts"
+                raise RuntimeError(msg)
+            row_chunks.append(rows.astype(np.int32))
+            off_chunks.append(_parse_ints(off_parts, pending).astype(np.int32))
+            doc_parts.clear()
+            off_parts.clear()
+
+        cursor = conn.execute(
+            f"SELECT term, count(*), group_concat(doc), group_concat(offset) FROM temp.{VOCAB_TABLE} "
+            "GROUP BY term ORDER BY term"
+        )
+        for term, n, doc_text, off_text in cursor:
+            terms.append(str(term))
+            counts.append(int(n))
+            doc_parts.append(str(doc_text))
+            off_parts.append(str(off_text))
+            pending += int(n)
+            pending_chars += len(doc_text) + len(off_text)
+            if pending_chars >= _PARSE_BATCH:
+                flush()
+                pending, pending_chars = 0, 0
+        if pending:
+            flush()
+        empty = np.zeros(0, dtype=np.int32)
+        return (
+            terms,
+            np.asarray(counts, dtype=np.int64),
+            np.concatenate(row_chunks) if row_chunks else empty,
+            np.concatenate(off_chunks) if off_chunks else empty,
+        )
+
+    @classmethod
+    def _from_arrays(
+        cls,
+        gen: int,
+        rowids: Int64s,
+        lengths: Int64s,
+        chunk_rows: Sequence[tuple[int, str, str]],
+        terms: list[str],
+        counts: Int64s,
+        inst_row: Int32s,
+        offsets: Int32s,
+    ) -> LexicalIndex:
+        n_rows, n_terms, n_inst = int(rowids.size), len(terms), int(inst_row.size)
+
+        # Chunk ids and projects per FTS5 row; an FTS5 row without a chunk counts in the statistics
+        # (as in FTS5) but is never returned (Memory.lexical joins chunks).
+        chunk_ids = [""] * n_rows
+        project_code = np.full(n_rows, -1, dtype=np.int32)
+        projects: list[str] = []
+        project_index: dict[str, int] = {}
+        if n_rows and chunk_rows:
+            crowids = np.fromiter(
+                (int(r[0]) for r in chunk_rows), dtype=np.int64, count=len(chunk_rows)
+            )
+            pos = np.minimum(np.searchsorted(rowids, crowids), n_rows - 1)
+            present = rowids[pos] == crowids
+            for k in np.flatnonzero(present).tolist():
+                _, cid, project = chunk_rows[k]
+                row = int(pos[k])
+                chunk_ids[row] = str(cid)
+                code = project_index.get(project)
+                if code is None:
+                    code = project_index[project] = len(projects)
+                    projects.append(str(project))
+                project_code[row] = code
+
+        # Each term's instances must ascend by (row, offset); sort them if SQLite gave another order.
+        inst_start = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(counts, out=inst_start[1:])
+        new_term = np.zeros(n_inst, dtype=np.bool_)
+        new_term[inst_start[:-1][counts > 0]] = True
+        same_row = inst_row[1:] == inst_row[:-1]
+        if n_inst and np.any(
+            ~new_term[1:]
+            & ((inst_row[1:] < inst_row[:-1]) | (same_row & (offsets[1:] <= offsets[:-1])))
+        ):
+            term_of = np.repeat(np.arange(n_terms, dtype=np.int64), counts)
+            order = np.lexsort((offsets, inst_row, term_of))
+            inst_row, offsets = inst_row[order], offsets[order]
+            del term_of, order
+            same_row = inst_row[1:] == inst_row[:-1]
+
+        # Postings: one per (term, row), with the number of instances (term frequency).
+        first = new_term
+        first[1:] |= ~same_row
+        del same_row
+        pair_first = np.flatnonzero(first)
+        del first, new_term
+        post_row = inst_row[pair_first]
+        post_tf = np.diff(np.append(pair_first, n_inst)).astype(np.int32)
+        post_start = np.searchsorted(pair_first, inst_start).astype(np.int64)
+        del pair_first
+
+        # Global positions: each row owns max(length, last offset + 1) of them (an offset past the
+        # recorded length would otherwise run into the next row), so a phrase is consecutive
+        # positions that lie in one row.
+        row_span = lengths.copy()
+        if n_inst:
+            np.maximum.at(row_span, inst_row, offsets.astype(np.int64) + 1)
+        row_base = np.zeros(n_rows, dtype=np.int64)
+        if n_rows:
+            np.cumsum(row_span[:-1], out=row_base[1:])
+        small = n_rows == 0 or int(row_base[-1] + row_span[-1]) < 2**31 - 1
+        inst_pos: Positions
+        if small:
+            inst_pos = row_base.astype(np.int32)[inst_row]
+            inst_pos += offsets
+        else:
+            inst_pos = row_base[inst_row] + offsets
+        del inst_row, offsets
+
+        return cls(
+            generation=gen,
+            lengths=lengths,
+            chunk_ids=chunk_ids,
+            project_code=project_code,
+            projects=projects,
+            terms={t: i for i, t in enumerate(terms)},
+            post_start=post_start,
+            post_row=post_row,
+            post_tf=post_tf,
+            inst_start=inst_start,
+            inst_pos=inst_pos,
+            row_base=row_base,
+            row_span=row_span,
+        )
+
+    # --- state ---------------------------------------------------------------------------------
+    def is_current(self, conn: sqlite3.Connection) -> bool:
+        """Whether the store is still at the generation this snapshot was built from."""
+        return store.generation(conn) == self.generation
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the numpy arrays (the Python lists of ids and terms come on top)."""
+        arrays: Iterable[NDArray[np.generic]] = (
+            self._lengths,
+            self._id_rank,
+            self._project_code,
+            self._has_chunk,
+            self._post_start,
+            self._post_row,
+            self._post_score,
+            self._inst_start,
+            self._inst_pos,
+            self._row_base,
+            self._row_span,
+            self._norm,
+        )
+        return sum(int(a.nbytes) for a in arrays)
+
+    @property
+    def n_terms(self) -> int:
+        return len(self._terms)
+
+    @property
+    def n_postings(self) -> int:
+        return int(self._post_row.size)
+
+    @property
+    def n_instances(self) -> int:
+        return int(self._inst_pos.size)
+
+    def row_length(self, chunk_id: str) -> int | None:
+        """The row's length in tokens as FTS5 records it (None for an unknown id); for tests."""
+        try:
+            row = self._chunk_ids.index(chunk_id)
+        except ValueError:
+            return None
+        return int(self._lengths[row])
+
+    # --- search --------------------------------------------------------------------------------
+    def search_query(
+        self, fts_query: str | None, allowed_projects: frozenset[str] | None, limit: int
+    ) -> list[tuple[str, float]]:
+        """(chunk id, -bm25) of the best `limit` rows for an `fts_query(text)` string, best first.
+
+        Equal to `Memory.lexical(text, scope, limit)` with `allowed_projects` = the scope's projects
+        (None for every project). `fts_query` None (no usable words) or `limit` < 1 gives [].
+        """
+        if fts_query is None or limit < 1 or self.n_rows == 0:
+            return []
+        phrases = parse_fts_query(fts_query)
+        if not phrases:
+            return []
+        score = np.zeros(self.n_rows, dtype=np.float64)
+        hits: dict[tuple[str, ...], tuple[Int32s, Floats] | None] = {}
+        # FTS5 sums the phrases in query order; a row adds 0.0 for a phrase it lacks, which leaves its
+        # sum unchanged, so adding only to the rows a phrase occurs in gives the same float64 sums
+        # (np.add.at adds one index at a time, and a phrase's rows are distinct).
+        for tokens in self._tokenizer.tokens_of(phrases):
+            if tokens not in hits:
+                hits[tokens] = self._phrase_scores(tokens)
+            hit = hits[tokens]
+            if hit is not None:
+                np.add.at(score, hit[0], hit[1])
+        # Every phrase term added is > 0 (idf >= 1e-6, f >= 1, and the weight is far above the
+        # smallest double), so the rows with a positive score are exactly the rows FTS5 matches.
+        eligible = score > 0.0
+        eligible &= self._scope_mask(allowed_projects)
+        candidates = np.flatnonzero(eligible)
+        if candidates.size == 0:
+            return []
+        neg = -score[candidates]  # FTS5's bm25 value: lower is better
+        if candidates.size > limit:
+            # Everything tied with the limit-th value stays, so the id order decides the boundary.
+            kth = np.partition(neg, limit - 1)[limit - 1]
+            keep = neg <= kth
+            candidates, neg = candidates[keep], neg[keep]
+        order = np.lexsort((self._id_rank[candidates], neg))[:limit]
+        return [
+            (self._chunk_ids[int(candidates[i])], float(score[candidates[i]]))
+            for i in order.tolist()
+        ]
+
+    def _scope_mask(self, allowed_projects: frozenset[str] | None) -> Bools:
+        if allowed_projects is None:
+            return self._has_chunk
+        with self._lock:
+            mask = self._masks.get(allowed_projects)
+            if mask is None:
+                lut = np.zeros(len(self._projects) + 1, dtype=np.bool_)  # the last slot: no chunk
+                for project in allowed_projects:
+                    code = self._project_index.get(project)
+                    if code is not None:
+                        lut[code] = True
+                mask = lut[self._project_code]  # -1 picks the last slot
+                if len(self._masks) >= _MASK_CACHE:
+                    self._masks.clear()
+                self._masks[allowed_projects] = mask
+            return mask
+
+    def _term_rows(self, term: int) -> tuple[int, int]:
+        return int(self._post_start[term]), int(self._post_start[term + 1])
+
+    def idf(self, n_hit: int) -> float:
+        """FTS5's idf of a phrase found in `n_hit` rows (C's log, floored at 1e-6)."""
+        idf = math.log((self.n_rows - n_hit + 0.5) / (n_hit + 0.5))
+        return MIN_IDF if idf <= 0.0 else idf
+
+    def _phrase_scores(self, tokens: tuple[str, ...]) -> tuple[Int32s, Floats] | None:
+        """(rows the phrase occurs in, ascending; the phrase's bm25 term in each).
+
+        None when it occurs nowhere: a phrase with no tokens, or with a token FTS5 never indexed.
+        """
+        ids: list[int] = []
+        for token in tokens:
+            term = self._terms.get(token)
+            if term is None:
+                return None
+            ids.append(term)
+        if not ids:
+            return None
+        if len(ids) == 1:
+            lo, hi = self._term_rows(ids[0])
+            if lo == hi:
+                return None
+            return self._post_row[lo:hi], self._post_score[lo:hi]
+        key = tuple(ids)
+        with self._lock:
+            if key in self._phrases:
+                return self._phrases[key]
+        rows, freq = self._phrase_freq(ids)
+        found: tuple[Int32s, Floats] | None = None
+        if rows.size:
+            f = freq.astype(np.float64)
+            weight = (f * (K1 + 1.0)) / (f + self._norm[rows])
+            found = rows, self.idf(int(rows.size)) * weight
+        with self._lock:
+            size = 1 + (0 if found is None else int(found[0].size))
+            if self._phrase_entries + size > _PHRASE_ROWS:
+                self._phrases.clear()
+                self._phrase_entries = 0
+            self._phrases[key] = found
+            self._phrase_entries += size
+        return found
+
+    def _phrase_freq(self, ids: list[int]) -> tuple[Int32s, Int64s]:
+        """Rows where tokens ids[0..m) sit at consecutive offsets, and how many times (overlaps count).
+
+        A start position p matches when token j has an instance at p + j for every j, and the m
+        positions lie in one row; FTS5 counts every such p (so "a a" occurs twice in "a a a").
+        """
+        empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64))
+        lists = sorted(
+            (
+                (j, self._inst_pos[self._inst_start[t] : self._inst_start[t + 1]])
+                for j, t in enumerate(ids)
+            ),
+            key=lambda item: item[1].size,
+        )
+        starts: Positions | None = None
+        for j, positions in lists:
+            shifted = positions - j if j else positions
+            starts = shifted if starts is None else _intersect_sorted(starts, shifted)
+            if starts.size == 0:
+                return empty
+        assert starts is not None
+        rows = np.searchsorted(self._row_base, starts, side="right") - 1
+        fits = (starts - self._row_base[rows]) + len(ids) <= self._row_span[rows]
+        rows = rows[fits]
+        if rows.size == 0:
+            return empty
+        firsts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
+        freq = np.diff(np.append(firsts, rows.size)).astype(np.int64)
+        return rows[firsts].astype(np.int32), freq
