@@ -437,14 +437,21 @@ def test_background_mode_answers_from_fts5_until_its_snapshot_is_built(
     open_memory(tmp_path).import_paths([corpus])
     want = lexical_answers(Memory(tmp_path / "m.db"), Scope.everywhere())
     memory = Memory(tmp_path / "m.db", HashEmbedder(64), lexical_index="background")
-    assert memory._lexical_cache is None
-    assert lexical_answers(memory, Scope.everywhere()) == want  # FTS5 answers; a build starts
+    assert snapshot_of(memory) is None
+    first = memory.lexical(
+        LEXICAL_QUERIES[0], Scope.everywhere(), 10
+    )  # FTS5 answers; a build starts
+    assert [(h.chunk_id, h.score) for h in first] == want[0]
     builder = memory._lexical_builder
     assert builder is not None
     builder.join(timeout=30)
-    assert memory._lexical_cache is not None
+    assert snapshot_of(memory) is not None
     got = lexical_answers(memory, Scope.everywhere())
     assert [[c for c, _ in hits] for hits in got] == [[c for c, _ in hits] for hits in want]
+
+
+def snapshot_of(memory: Memory) -> object:
+    return memory._lexical_cache
 
 
 def test_an_unknown_lexical_mode_is_refused_with_the_choices(tmp_path: Path) -> None:
