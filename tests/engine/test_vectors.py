@@ -146,7 +146,7 @@ def test_index_reloaded_in_a_fresh_object_returns_the_same_results(tmp_path: Pat
     assert meta["count"] == 500
     assert meta["dim"] == 16
     assert meta["format"] == FORMAT_VERSION
-    assert meta["params"] == {"space": "cosine", "M": 16, "ef_construction": 200, "ef_search": 100}
+    assert meta["params"] == {"space": "cosine", "M": 16, "ef_construction": 800, "ef_search": 600}
 
 
 def test_same_vectors_build_a_byte_identical_index(tmp_path: Path) -> None:
@@ -285,7 +285,7 @@ def test_index_params_reject_values_hnsw_cannot_use() -> None:
         IndexParams(M=1)
     with pytest.raises(ValueError, match="space must be one of cosine, received 'l2'"):
         IndexParams(space="l2")
-    assert IndexParams().to_dict()["ef_search"] == 100
+    assert IndexParams().to_dict()["ef_search"] == 600
 
 
 def test_exact_search_breaks_score_ties_by_label() -> None:
