@@ -182,6 +182,39 @@ class _Catalog:
         return out
 
 
+def _extend_partition(
+    index: VectorIndex,
+    labels: NDArray[np.int64],
+    matrix: NDArray[np.float32],
+    gen: str,
+    embedder_id: str,
+) -> bool:
+    """Bring a partition of an earlier generation up to `gen` by adding only its new vectors.
+
+    Imports mostly append chunks, and rebuilding a partition re-inserts every vector (about a
+    millisecond each at ef_construction 800), so a store that grows by a few chunks per turn would
+    otherwise rebuild its whole graph each time. The file on disk is extended only when everything it
+    holds is still wanted with the same vector (a rowid that SQLite reused for other text, or a removed
+    chunk, means a rebuild); False leaves the caller to rebuild.
+    """
+    if not index.load() or index.embedder_id != embedder_id:
+        return False
+    held = index.labels()
+    if len(held) == 0 or len(held) > len(labels):
+        return False
+    pos = np.searchsorted(labels, held)
+    if int(pos.max()) >= len(labels) or not np.array_equal(labels[pos], held):
+        return False
+    wanted = matrix[pos]
+    wanted = wanted / np.maximum(np.linalg.norm(wanted, axis=1, keepdims=True), 1e-12)
+    if not np.allclose(index.vectors(held), wanted, atol=1e-5):
+        return False
+    new = np.ones(len(labels), dtype=bool)
+    new[pos] = False
+    index.add(labels[new], matrix[new], gen, embedder_id=embedder_id)
+    return True
+
+
 class Memory:
     """One database of imported transcripts. Every read takes a required `Scope`.
 
@@ -475,7 +508,9 @@ class Memory:
                 path = self.partition_path(project)
                 index = VectorIndex(path, emb.dim)
                 fresh = listed.get(project) == path.name and index.is_current(gen) and index.load()
-                if not fresh:
+                if not fresh and not _extend_partition(
+                    index, catalog.labels[rows], catalog.matrix[rows], gen, emb.id
+                ):
                     index.build(catalog.labels[rows], catalog.matrix[rows], gen, embedder_id=emb.id)
                 parts[project] = index
             self._write_manifest(gen, parts)

@@ -241,6 +241,27 @@ class VectorIndex:
     def __len__(self) -> int:
         return 0 if self._index is None else int(self._index.get_current_count())
 
+    @property
+    def embedder_id(self) -> str | None:
+        """The embedder whose vectors the loaded or built index holds, when it was recorded."""
+        return self._embedder_id
+
+    def labels(self) -> NDArray[np.int64]:
+        """The labels the loaded or built index holds, ascending (empty when nothing is loaded)."""
+        if self._index is None:
+            return np.zeros(0, dtype=np.int64)
+        return np.sort(np.asarray(self._index.get_ids_list(), dtype=np.int64))
+
+    def vectors(self, labels: NDArray[np.int64]) -> NDArray[np.float32]:
+        """The stored (L2-normalised) vectors of `labels`, which the index must hold."""
+        if self._index is None:
+            msg = f"no vector index loaded for {self._path}; call build() or load() first"
+            raise VectorIndexError(msg)
+        ids = _as_labels(labels, "labels")
+        if len(ids) == 0:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return np.asarray(self._index.get_items(ids.astype(np.uint64)), dtype=np.float32)
+
     # --- write side ---
 
     def build(

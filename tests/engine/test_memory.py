@@ -14,6 +14,7 @@ from engine.embed import HashEmbedder
 from engine.memory import Memory
 from engine.reads import fts_query
 from engine.scope import Scope, ScopeError
+from engine.vectors import VectorIndex
 from tests.engine.fixtures_transcripts import (
     append_jsonl,
     assistant_lines,
@@ -458,3 +459,83 @@ def test_an_unknown_lexical_mode_is_refused_with_the_choices(tmp_path: Path) -> 
     with pytest.raises(ValueError, match="off, sync, background"):
         Memory(tmp_path / "m.db", lexical_index="always")  # type: ignore[arg-type]
     assert Memory(tmp_path / "m.db", lexical_index="off")._lexical_mode == "off"
+
+
+def _many_sessions(root: Path, cwd: str, first: int, count: int, seed: int) -> None:
+    words = ["alpha", "store", "retry", "vector", "index", "session", "parser", "commit", "deploy"]
+    rng = np.random.default_rng(seed)
+    for i in range(first, first + count):
+        sid = f"44444444-0000-4000-8000-{i:012d}"
+        env: dict[str, Any] = {"session_id": sid, "cwd": cwd}
+        lines = [
+            user_line(
+                " ".join(rng.choice(words, size=150)), uuid=f"{sid}-u{j}", timestamp=ts(j), **env
+            )
+            for j in range(6)
+        ]
+        write_jsonl(session_file(root, cwd, sid), lines)
+
+
+def test_a_grown_partition_is_extended_not_rebuilt_and_answers_the_new_chunks(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "c"
+    _many_sessions(root, A, 0, 50, seed=3)
+    memory = open_memory(tmp_path)
+    memory.import_paths([root])
+    parts = memory.ensure_index()
+    before = len(parts[A])
+    assert before > 256  # a real hnswlib partition
+    calls: list[str] = []
+    original_build = VectorIndex.build
+
+    def counting_build(self: VectorIndex, *args: Any, **kwargs: Any) -> None:
+        calls.append(self.path.name)
+        original_build(self, *args, **kwargs)
+
+    _many_sessions(root, A, 50, 2, seed=4)
+    memory.import_paths([root])
+    grown = int(memory.status()["chunks"])  # type: ignore[call-overload]
+    VectorIndex.build = counting_build  # type: ignore[method-assign]
+    try:
+        parts = memory.ensure_index()
+    finally:
+        VectorIndex.build = original_build  # type: ignore[method-assign]
+    assert calls == []  # extended in place
+    assert len(parts[A]) == grown > before
+    assert memory.index_state() == "current"
+    # the added chunks are searchable: each finds itself first
+    new_rows = memory.conn.execute(
+        "SELECT rowid, id FROM chunks WHERE session_id LIKE '44444444-%-000000000050' ORDER BY rowid"
+    ).fetchall()
+    assert new_rows
+    for rowid, chunk in new_rows:
+        vec = memory.vector(str(chunk))
+        assert vec is not None
+        assert memory.nearest(vec, Scope.of(A), 1, -1.0)[0].chunk_id == chunk, rowid
+
+
+def test_a_partition_whose_chunks_were_removed_is_rebuilt(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    _many_sessions(root, A, 0, 50, seed=3)
+    memory = open_memory(tmp_path)
+    memory.import_paths([root])
+    before = len(memory.ensure_index()[A])
+    # rewrite one file shorter: its chunks are replaced, so the old graph holds removed labels
+    path = session_file(root, A, "44444444-0000-4000-8000-000000000000")
+    path.write_text(path.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    memory.import_paths([root])
+    calls: list[str] = []
+    original_build = VectorIndex.build
+
+    def counting_build(self: VectorIndex, *args: Any, **kwargs: Any) -> None:
+        calls.append(self.path.name)
+        original_build(self, *args, **kwargs)
+
+    VectorIndex.build = counting_build  # type: ignore[method-assign]
+    try:
+        parts = memory.ensure_index()
+    finally:
+        VectorIndex.build = original_build  # type: ignore[method-assign]
+    assert calls == [memory.partition_path(A).name]
+    assert len(parts[A]) == int(memory.status()["chunks"]) < before  # type: ignore[call-overload]
