@@ -11,7 +11,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -38,6 +38,8 @@ from engine.vectors import EXACT_THRESHOLD, VectorIndex, exact_search
 MANIFEST_FORMAT = 1
 LexicalMode = Literal["off", "sync", "background"]
 LEXICAL_MODES: tuple[LexicalMode, ...] = ("off", "sync", "background")
+# Query vectors kept by `Memory.embed_query`.
+_QUERY_CACHE = 64
 # Scope masks kept per catalog; a server sees a handful of scopes, a benchmark a few dozen.
 _MASK_CACHE = 64
 
@@ -247,6 +249,8 @@ class Memory:
         self._lexical_cache: LexicalIndex | None = None
         self._lexical_lock = threading.Lock()
         self._lexical_builder: threading.Thread | None = None
+        self._query_vectors: OrderedDict[tuple[str, str], NDArray[np.float32]] = OrderedDict()
+        self._query_lock = threading.Lock()
         self._local = threading.local()
         self._parts: tuple[str, dict[str, VectorIndex]] | None = None
         self._index_lock = threading.Lock()
@@ -709,8 +713,25 @@ class Memory:
         return all_labels[order], all_scores[order]
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
-        """The query's L2-normalised float32 vector of shape (dim,)."""
-        return np.asarray(self._require_embedder().embed([text])[0], dtype=np.float32)
+        """The query's L2-normalised float32 vector of shape (dim,).
+
+        The last few query vectors are kept: a server answering one prompt embeds it once for the arm
+        and reads it again for the relevance threshold.
+        """
+        emb = self._require_embedder()
+        key = (emb.id, text)
+        with self._query_lock:
+            cached = self._query_vectors.get(key)
+            if cached is not None:
+                self._query_vectors.move_to_end(key)
+                return cached
+        vector = np.asarray(emb.embed([text])[0], dtype=np.float32)
+        vector.setflags(write=False)
+        with self._query_lock:
+            self._query_vectors[key] = vector
+            while len(self._query_vectors) > _QUERY_CACHE:
+                self._query_vectors.popitem(last=False)
+        return vector
 
     def vector(self, chunk_id: str) -> NDArray[np.float32] | None:
         """The stored vector of a chunk for this memory's embedder, or None."""

@@ -57,6 +57,26 @@ def _payload(cwd: str, prompt: str, n: int) -> bytes:
     ).encode()
 
 
+# Lead-ins that make a repeated question a new prompt: the server keeps recent query vectors, and a
+# measurement that asked the same few questions again would time that cache, not the search.
+_LEAD_INS = ("", "Remind me: ", "Quick question: ", "From earlier work: ", "Do you recall: ")
+
+
+def distinct_prompts(texts: Sequence[str], count: int) -> list[str]:
+    """`count` different prompts: each text once, then again behind each lead-in in turn."""
+    unique = list(dict.fromkeys(texts))
+    if not unique:
+        msg = "distinct_prompts needs at least one text"
+        raise ValueError(msg)
+    prompts = [lead + text for lead in _LEAD_INS for text in unique][:count]
+    if len(prompts) < count:
+        msg = (
+            f"only {len(prompts)} distinct prompts from {len(unique)} texts; {count} were asked for"
+        )
+        raise ValueError(msg)
+    return prompts
+
+
 def _time_hooks(
     env: dict[str, str], cwd: str, prompts: Sequence[str], warmup: int
 ) -> tuple[list[float], int]:
@@ -142,13 +162,17 @@ def measure_hook_latency(
     memory.ensure_index()
     chunks = int(memory.status()["chunks"])  # type: ignore[call-overload]
     memory.close()
-    roster = json.loads(generated.rosters["receipts"].read_text(encoding="utf-8"))
     cwd = generated.project_cwds[0]
-    texts = [q["text"] for q in roster["questions"] if q["scope"] == [cwd] and len(q["text"]) >= 15]
+    texts: list[str] = []
+    for name in sorted(generated.rosters):
+        roster = json.loads(generated.rosters[name].read_text(encoding="utf-8"))
+        texts += [
+            q["text"] for q in roster["questions"] if q["scope"] == [cwd] and len(q["text"]) >= 15
+        ]
     if not texts:
-        msg = "the small corpus has no receipt questions for its first project"
+        msg = "the small corpus has no roster questions for its first project"
         raise RuntimeError(msg)
-    prompts = [texts[i % len(texts)] for i in range(runs + warmup)]
+    prompts = distinct_prompts(texts, runs + warmup)
     env = {
         **os.environ,
         "RECALLBENCH_HOME": str(home),

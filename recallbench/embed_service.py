@@ -1,8 +1,10 @@
 """A local embedding service on a Unix socket, so that hook processes get query vectors without torch.
 
 The MCP server process (`recallbench serve`) already holds the loaded embedder; it runs `EmbedService` in a
-thread. A hook asks it through `embed_via_socket`, which imports only the standard library and numpy and
-returns None whenever nothing answers in time, so the hook can fall back to the lexical read.
+thread. A hook asks it through `embed_via_socket` (vectors) or `search_via_socket` (the server runs its
+arm over its warm indexes, so the hook needs neither numpy nor the vector catalog). Both clients import
+only the standard library until a vector arrives, and return None whenever nothing answers in time, so
+the hook can fall back to the lexical read.
 
 Wire format (one request per connection; all integers big-endian):
 
@@ -10,6 +12,9 @@ Wire format (one request per connection; all integers big-endian):
     response: u32 length | UTF-8 JSON header | body
               header {"ok": true, "embedder": id, "n": n, "dim": d}, body = n*d little-endian float32
               header {"ok": false, "error": "..."}, no body
+
+    request:  u32 length | UTF-8 JSON {"search": {...}}   (answered when the service has a handler)
+    response: u32 length | UTF-8 JSON {"ok": true, "embedder": id, ...the handler's answer}, no body
 
 The socket lives at `$RECALLBENCH_HOME/embed-<embedder id>.sock` (mode 0600). Several servers may run at
 once (Claude Code starts one per session): the first binds the path, the others stand by and take the
@@ -29,7 +34,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +58,10 @@ _LENGTH = struct.Struct(">I")
 _SAFE_ID = re.compile(r"[^A-Za-z0-9._-]")
 # How often the accept loop wakes to notice stop() and to check that the socket path is still served.
 _POLL_S = 0.1
+
+
+# Answers a search request's JSON object with a JSON-ready mapping; raises ValueError for a bad request.
+SearchHandler = Callable[[Mapping[str, Any]], Mapping[str, Any]]
 
 
 class EmbedServiceError(RuntimeError):
@@ -105,6 +114,42 @@ def embed_via_socket(
     except (OSError, ValueError, struct.error) as exc:
         log.debug("embedding service at %s did not answer: %s", target, exc)
         return None
+
+
+def search_via_socket(
+    request: Mapping[str, Any],
+    timeout_s: float,
+    *,
+    path: Path,
+    embedder_id: str | None = None,
+) -> dict[str, Any] | None:
+    """The service's answer to a search request, or None when none answers (or refuses) in time.
+
+    When `embedder_id` is given, an answer from a service of another embedder is refused (None).
+    """
+    payload = json.dumps({"search": dict(request)}, ensure_ascii=False).encode("utf-8")
+    if len(payload) > MAX_REQUEST_BYTES:
+        return None
+    deadline = time.monotonic() + max(timeout_s, 0.0)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(_remaining(deadline))
+            sock.connect(str(path))
+            sock.settimeout(_remaining(deadline))
+            sock.sendall(_LENGTH.pack(len(payload)) + payload)
+            (size,) = _LENGTH.unpack(_recv_exact(sock, _LENGTH.size, deadline))
+            if size > MAX_REQUEST_BYTES:
+                return None
+            header = json.loads(_recv_exact(sock, size, deadline).decode("utf-8"))
+    except (OSError, ValueError, struct.error) as exc:
+        log.debug("search service at %s did not answer: %s", path, exc)
+        return None
+    if not isinstance(header, dict) or header.get("ok") is not True:
+        log.debug("search service refused: %r", header)
+        return None
+    if embedder_id is not None and header.get("embedder") != embedder_id:
+        return None
+    return header
 
 
 def _check_texts(texts: Sequence[str]) -> list[str]:
@@ -199,8 +244,10 @@ class EmbedService:
         *,
         request_timeout_s: float = 5.0,
         reclaim_interval_s: float = 2.0,
+        search: SearchHandler | None = None,
     ) -> None:
         self.embedder = embedder
+        self.search = search
         self.path = Path(path) if path is not None else default_socket_path(embedder.id)
         if len(os.fsencode(self.path)) > MAX_SOCKET_PATH_BYTES:
             msg = (
@@ -339,10 +386,14 @@ class EmbedService:
             conn.setblocking(True)
             conn.settimeout(self.request_timeout_s)
             try:
-                texts = self._read_request(conn)
+                request = self._read_request(conn)
             except (OSError, ValueError, struct.error) as exc:
                 self._send(conn, {"ok": False, "error": f"bad request: {exc}"})
                 return
+            if isinstance(request, dict):
+                self._answer_search(conn, request)
+                return
+            texts = request
             try:
                 vectors = np.ascontiguousarray(self.embedder.embed(texts), dtype="<f4")
             except Exception as exc:  # the embedder's failure is reported, never kills the thread
@@ -357,13 +408,35 @@ class EmbedService:
             }
             self._send(conn, header, vectors.tobytes())
 
-    def _read_request(self, conn: socket.socket) -> list[str]:
+    def _answer_search(self, conn: socket.socket, request: dict[str, Any]) -> None:
+        if self.search is None:
+            self._send(conn, {"ok": False, "error": "this service answers embedding requests only"})
+            return
+        try:
+            answer = dict(self.search(request))
+        except ValueError as exc:
+            self._send(conn, {"ok": False, "error": f"bad search request: {exc}"})
+            return
+        except Exception as exc:  # the handler's failure is reported, never kills the thread
+            log.warning("search failed: %s", exc)
+            self._send(conn, {"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+            return
+        self._send(conn, {**answer, "ok": True, "embedder": self.embedder.id})
+
+    def _read_request(self, conn: socket.socket) -> list[str] | dict[str, Any]:
+        """The texts of an embedding request, or the object of a search request."""
         deadline = time.monotonic() + self.request_timeout_s
         (size,) = _LENGTH.unpack(_recv_exact(conn, _LENGTH.size, deadline))
         if size > MAX_REQUEST_BYTES:
             msg = f"request of {size} bytes is over the {MAX_REQUEST_BYTES}-byte limit"
             raise ValueError(msg)
         data: Any = json.loads(_recv_exact(conn, size, deadline).decode("utf-8"))
+        if isinstance(data, dict) and "search" in data:
+            search = data["search"]
+            if not isinstance(search, dict):
+                msg = 'expected {"search": {...}}'
+                raise ValueError(msg)
+            return search
         texts = data.get("texts") if isinstance(data, dict) else None
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             msg = 'expected {"texts": [str, ...]}'

@@ -5,8 +5,9 @@ Handlers (stdin: the hook's JSON):
   vectors are filled by the MCP server or the next `recallbench import`); print nothing.
 - SessionStart: a short brief of this project's recent sessions and how to use the `search_memory` tool.
 - UserPromptSubmit: the shipped arm's relevant hits for the prompt, scoped to the project, within a
-  character budget. The query vector comes from the MCP server's embedding socket; when nothing answers in
-  time the lexical read is used alone. This process never imports torch.
+  character budget. The running MCP server computes them on its socket (it holds the model, the vector
+  index and the lexical snapshot warm; `prompt_search_handler` is its side); when nothing answers in
+  time the lexical read (FTS5) is used alone. This process imports neither torch nor numpy.
 
 A hook must never break the user's session: every handler catches everything, exits 0, prints nothing on
 Stop, and logs failures to `$RECALLBENCH_HOME/hooks.log`. Everything printed is wrapped in the context
@@ -35,13 +36,9 @@ from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_SERVER
 from engine.scope import resolve_project
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
-
     from engine.embed import Embedder
     from engine.memory import Memory
     from engine.reads import ChunkRecord
-    from engine.scope import Scope
 
 T = TypeVar("T")
 
@@ -316,7 +313,6 @@ class HookContext:
     env: Mapping[str, str]
     now: datetime
     settings: InjectSettings
-    arm_spec: str | None  # None: the shipped arm, else rrf
 
 
 def run_hook(
@@ -328,7 +324,6 @@ def run_hook(
     env: Mapping[str, str] | None = None,
     now: datetime | None = None,
     settings: InjectSettings | None = None,
-    arm_spec: str | None = None,
 ) -> str:
     """Handle one hook invocation and return what to print (often nothing). Never raises."""
     log = HookLog(Path(os.devnull), event)
@@ -344,7 +339,6 @@ def run_hook(
             env=os.environ if env is None else env,
             now=now if now is not None else datetime.now(UTC),
             settings=settings if settings is not None else InjectSettings(),
-            arm_spec=arm_spec,
         )
         if event not in EVENTS:
             log.error(f"unknown hook event {event!r}; expected one of {', '.join(EVENTS)}")
@@ -581,51 +575,6 @@ def _wrap(body: str) -> str:
 # --- UserPromptSubmit ---------------------------------------------------------------------------
 
 
-class _QueryVectors:
-    """An embedder stand-in holding vectors the embedding socket gave; other texts go to the socket."""
-
-    def __init__(
-        self,
-        embedder_id: str,
-        dim: int,
-        known: Mapping[str, NDArray[np.float32]],
-        *,
-        socket: Path,
-        timeout_s: float,
-    ) -> None:
-        self._id = embedder_id
-        self._dim = dim
-        self._known = dict(known)
-        self._socket = socket
-        self._timeout_s = timeout_s
-
-    @property
-    def id(self) -> str:
-        return self._id
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        from recallbench.embed_service import embed_via_socket
-
-        missing = [t for t in texts if t not in self._known]
-        if missing:
-            got = embed_via_socket(
-                missing, self._timeout_s, path=self._socket, embedder_id=self._id
-            )
-            if got is None:
-                msg = "the embedding service stopped answering"
-                raise RuntimeError(msg)
-            self._known.update(zip(missing, got, strict=True))
-        import numpy as np
-
-        if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
-        return np.stack([self._known[t] for t in texts]).astype(np.float32)
-
-
 def content_terms(text: str) -> set[str]:
     """Lower-cased words of 3+ characters that are not function words."""
     return {t for t in _TERM.findall(text.lower()) if len(t) >= 3 and t not in _STOPWORDS}
@@ -638,19 +587,14 @@ def coverage(prompt_terms: set[str], text: str) -> float:
     return len(prompt_terms & content_terms(text)) / len(prompt_terms)
 
 
-def _shipped_or_default(ctx: HookContext) -> str:
-    if ctx.arm_spec is not None:
-        return ctx.arm_spec
-    from recallbench import config
-
-    return config.shipped_spec() or "rrf"
+@dataclass(frozen=True, kw_only=True)
+class _Hit:
+    chunk_id: str
+    cosine: float | None  # the prompt's cosine to the chunk's stored vector; None when unknown
 
 
 def prompt_context(payload: Mapping[str, Any], ctx: HookContext, log: HookLog) -> str:
     """Relevant memory for the prompt, wrapped in the context sentinels; "" when there is none."""
-    from recallbench import config
-    from recallbench.embed_service import embed_via_socket, socket_path
-
     prompt = _text_field(payload, "prompt").strip()
     settings = ctx.settings
     if len(prompt) < settings.min_prompt_chars:
@@ -661,55 +605,18 @@ def prompt_context(payload: Mapping[str, Any], ctx: HookContext, log: HookLog) -
     if not ctx.db.exists():
         log.info(f"no database at {ctx.db}; nothing injected")
         return ""
-    base = config.make_embedder()  # only its id and dim: the model is never loaded here
-    sock = socket_path(ctx.home, base.id)
-    started = time.monotonic()
-    vectors = embed_via_socket([prompt], settings.embed_timeout_s, path=sock, embedder_id=base.id)
-    query_vector = None if vectors is None else vectors[0]
-    if query_vector is None:
-        log.info(
-            f"embedding service at {sock} did not answer within {settings.embed_timeout_s}s; "
-            "lexical read only"
-        )
-    else:
-        log.info(f"query vector from {sock} in {time.monotonic() - started:.3f}s")
-    embedder = (
-        None
-        if query_vector is None
-        else _QueryVectors(
-            base.id,
-            base.dim,
-            {prompt: query_vector},
-            socket=sock,
-            timeout_s=settings.embed_timeout_s,
-        )
-    )
-    if embedder is None:
-        # The lexical read needs neither numpy nor the vector catalog: a bare connection answers it.
-        conn = _retry_locked(lambda: _open_conn(ctx), log, "open")
-        try:
-            return _retry_locked(
-                lambda: _inject(conn, None, payload, prompt, None, ctx, log), log, "search"
-            )
-        finally:
-            conn.close()
-    memory = _retry_locked(lambda: _open_memory(ctx, embedder), log, "open")
+    # A bare connection: the text reads need neither numpy nor the vector catalog.
+    conn = _retry_locked(lambda: _open_conn(ctx), log, "open")
     try:
-        return _retry_locked(
-            lambda: _inject(memory.conn, memory, payload, prompt, query_vector, ctx, log),
-            log,
-            "search",
-        )
+        return _retry_locked(lambda: _inject(conn, payload, prompt, ctx, log), log, "search")
     finally:
-        memory.close()
+        conn.close()
 
 
 def _inject(
     conn: sqlite3.Connection,
-    memory: Memory | None,
     payload: Mapping[str, Any],
     prompt: str,
-    query_vector: NDArray[np.float32] | None,
     ctx: HookContext,
     log: HookLog,
 ) -> str:
@@ -725,68 +632,133 @@ def _inject(
     settings = ctx.settings
     # One more than needed, since hits from the running session itself are dropped below.
     wanted = settings.limit + 1
-    if memory is None or (query_vector is not None and not _index_ready(memory, log)):
-        query_vector = None
-    if memory is not None and query_vector is not None:
-        ids = _arm_ids(memory, prompt, scope, wanted, ctx, log)
-    else:
-        ids = [s.chunk_id for s in reads.lexical(conn, prompt, scope, wanted)]
+    hits = _served_hits(prompt, project, wanted, ctx, log)
+    if hits is None:
+        hits = [
+            _Hit(chunk_id=s.chunk_id, cosine=None)
+            for s in reads.lexical(conn, prompt, scope, wanted)
+        ]
+    cosines = {h.chunk_id: h.cosine for h in hits}
     current = _text_field(payload, "session_id")
-    records = [r for r in reads.chunks(conn, ids, scope) if r.session_id != current]
+    records = [r for r in reads.chunks(conn, list(cosines), scope) if r.session_id != current]
     records = records[: settings.limit]
     terms = content_terms(prompt)
     kept: list[ChunkRecord] = []
     for record in records:
-        cosine = _cosine(memory, record.id, query_vector)
-        cover = coverage(terms, record.text)
-        if cosine >= settings.min_cosine or cover >= settings.min_coverage:
+        cosine = cosines.get(record.id)
+        if (cosine is not None and cosine >= settings.min_cosine) or (
+            coverage(terms, record.text) >= settings.min_coverage
+        ):
             kept.append(record)
-    log.info(f"{len(ids)} hit(s), {len(records)} from other sessions, {len(kept)} relevant")
+    log.info(f"{len(hits)} hit(s), {len(records)} from other sessions, {len(kept)} relevant")
     return format_context(kept, settings)
 
 
-def _index_ready(memory: Memory, log: HookLog) -> bool:
-    """Whether a vector read can run without rebuilding the HNSW index inside this hook.
+def _served_hits(
+    prompt: str, project: str, k: int, ctx: HookContext, log: HookLog
+) -> list[_Hit] | None:
+    """The shipped arm's hits as the running server computes them, or None to read lexically."""
+    from recallbench import config
+    from recallbench.embed_service import search_via_socket, socket_path
 
-    Below the exact-scan threshold no index is needed. Above it a stale index would be rebuilt from
-    every stored vector, which can take longer than the user should wait; the server rebuilds it in the
-    background within seconds, so until then the prompt is read lexically.
-    """
-    from engine.vectors import EXACT_THRESHOLD
-
-    if memory.index_state() == "current":
-        return True
-    total = int(str(memory.status()["vectors"]))
-    if total <= EXACT_THRESHOLD:
-        return True
+    base = config.make_embedder()  # only its id: the model is never loaded here
+    sock = socket_path(ctx.home, base.id)
+    timeout = ctx.settings.embed_timeout_s
+    started = time.monotonic()
+    request = {"text": prompt, "projects": [project], "k": k, "now": ctx.now.isoformat()}
+    answer = search_via_socket(request, timeout, path=sock, embedder_id=base.id)
+    hits = None if answer is None else _parse_hits(answer.get("hits"))
+    if answer is None or hits is None:
+        log.info(f"search service at {sock} did not answer within {timeout}s; lexical read only")
+        return None
     log.info(
-        f"vector index is not current ({total} vectors); lexical read only until the server rebuilds it"
+        f"query vector from {sock}: arm {answer.get('arm')} gave {len(hits)} hit(s) "
+        f"in {time.monotonic() - started:.3f}s"
     )
-    return False
+    return hits
 
 
-def _arm_ids(
-    memory: Memory, prompt: str, scope: Scope, k: int, ctx: HookContext, log: HookLog
-) -> list[str]:
+def _parse_hits(raw: object) -> list[_Hit] | None:
+    if not isinstance(raw, list):
+        return None
+    hits: list[_Hit] = []
+    for item in raw:
+        if not isinstance(item, dict) or not isinstance(item.get("chunk_id"), str):
+            return None
+        cosine = item.get("cosine")
+        hits.append(
+            _Hit(
+                chunk_id=item["chunk_id"],
+                cosine=float(cosine) if isinstance(cosine, int | float) else None,
+            )
+        )
+    return hits
+
+
+# --- the server side of the prompt search -------------------------------------------------------
+
+_MAX_SEARCH_K = 50
+_MAX_PROMPT_CHARS = 20_000
+
+
+def prompt_search_handler(
+    memory: Memory, arm_spec: str
+) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """What `recallbench serve` answers a prompt hook's search request with.
+
+    Request: {"text": prompt, "projects": [project, ...], "k": int, "now": ISO-8601}. Answer:
+    {"arm": canonical spec, "hits": [{"chunk_id", "score", "cosine"}, ...]} where cosine is the prompt's
+    cosine to the chunk's stored vector (None without one), for the hook's relevance threshold. The arm
+    runs in the server, over its loaded model, vector catalog and lexical snapshot.
+
+    Raises (from the returned handler):
+        ValueError: a malformed request.
+    """
     from arms.base import Query
-    from arms.registry import build
+    from arms.registry import build, full_canonical
+    from engine.scope import Scope
 
-    spec = _shipped_or_default(ctx)
-    arm = build(spec, memory)
-    hits = arm.search(Query(text=prompt, scope=scope, now=ctx.now, k=k))
-    log.info(f"arm {spec} gave {len(hits)} hit(s)")
-    return [h.chunk_id for h in hits]
+    arm = build(arm_spec, memory)
+    canonical = full_canonical(arm_spec)
+
+    def handle(request: Mapping[str, Any]) -> dict[str, Any]:
+        text, projects, k, now = _search_request(request)
+        query = Query(text=text, scope=Scope.of(*projects), now=now, k=k)
+        found = arm.search(query)
+        vector = memory.embed_query(text)  # cached: the arm has just embedded the same text
+        hits = []
+        for hit in found:
+            stored = memory.vector(hit.chunk_id)
+            cosine = None if stored is None else float(stored @ vector)
+            hits.append({"chunk_id": hit.chunk_id, "score": float(hit.score), "cosine": cosine})
+        return {"arm": canonical, "hits": hits}
+
+    return handle
 
 
-def _cosine(memory: Memory | None, chunk: str, query_vector: NDArray[np.float32] | None) -> float:
-    if memory is None or query_vector is None:
-        return -1.0
-    import numpy as np
-
-    stored = memory.vector(chunk)
-    if stored is None:
-        return -1.0
-    return float(np.dot(stored, query_vector))
+def _search_request(request: Mapping[str, Any]) -> tuple[str, list[str], int, datetime]:
+    text, projects, k, now = (request.get(key) for key in ("text", "projects", "k", "now"))
+    if not isinstance(text, str) or not 0 < len(text) <= _MAX_PROMPT_CHARS:
+        msg = f"text must be a non-empty str of at most {_MAX_PROMPT_CHARS} characters"
+        raise ValueError(msg)
+    if (
+        not isinstance(projects, list)
+        or not projects
+        or not all(isinstance(p, str) and p for p in projects)
+    ):
+        msg = "projects must be a non-empty list of project paths"
+        raise ValueError(msg)
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 < k <= _MAX_SEARCH_K:
+        msg = f"k must be an int in 1..{_MAX_SEARCH_K}"
+        raise ValueError(msg)
+    if not isinstance(now, str):
+        msg = "now must be an ISO-8601 timestamp"
+        raise ValueError(msg)
+    when = datetime.fromisoformat(now)
+    if when.tzinfo is None:
+        msg = "now must carry a UTC offset"
+        raise ValueError(msg)
+    return text, [str(p) for p in projects], k, when
 
 
 def format_context(records: Sequence[ChunkRecord], settings: InjectSettings) -> str:

@@ -157,13 +157,14 @@ def serve_command(ctx: click.Context, no_embed_service: bool, no_background_embe
     """Run the MCP stdio server over the shipped arm (register it with `claude mcp add`).
 
     The server's tools only read memory, scoped to the Claude Code project ($CLAUDE_PROJECT_DIR, else
-    the current directory). The process also answers the hooks' embedding requests on a Unix socket
-    under $RECALLBENCH_HOME and fills missing vectors in the background.
+    the current directory). The process also answers the prompt hook's search and embedding requests on
+    a Unix socket under $RECALLBENCH_HOME and fills missing vectors in the background.
     """
     from engine.memory import Memory
     from recallbench import config
     from recallbench.embed_service import EmbedService, EmbedServiceError, socket_path
-    from recallbench.mcp_server import build_server
+    from recallbench.hooks import prompt_search_handler
+    from recallbench.mcp_server import DEFAULT_ARM, build_server
 
     _configure_logging()
     db = _db_option(ctx) or config.default_db()
@@ -204,9 +205,10 @@ def serve_command(ctx: click.Context, no_embed_service: bool, no_background_embe
                 # must not wait on a cold model (until then hooks read lexically, which is quick).
                 try:
                     embedder.embed(["recallbench warm-up"])
-                    services.append(
-                        EmbedService(embedder, socket_path(config.home(), embedder.id)).start()
-                    )
+                    # The prompt hook's search runs here, over this process's warm model and indexes.
+                    search = prompt_search_handler(memory, spec or DEFAULT_ARM)
+                    path = socket_path(config.home(), embedder.id)
+                    services.append(EmbedService(embedder, path, search=search).start())
                 except (EmbedServiceError, OSError, RuntimeError, ValueError) as exc:
                     log.warning(
                         "embedding service not started (hooks will read lexically): %s", exc

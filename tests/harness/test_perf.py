@@ -156,3 +156,14 @@ def test_config_refuses_unsorted_sizes_and_unknown_vector_modes() -> None:
         PerfConfig(sizes=(20, 10))
     with pytest.raises(PerfError, match="vectors must be one of"):
         PerfConfig(vectors="random")  # type: ignore[arg-type]
+
+
+def test_hook_prompts_are_all_different_so_no_cached_vector_is_timed() -> None:
+    from harness.perf_hooks import distinct_prompts
+
+    prompts = distinct_prompts(["why did the build fail", "where is the retry loop"], 7)
+    assert len(prompts) == len(set(prompts)) == 7
+    assert prompts[:2] == ["why did the build fail", "where is the retry loop"]
+    assert prompts[2] == "Remind me: why did the build fail"
+    with pytest.raises(ValueError, match="only 10 distinct prompts from 2 texts"):
+        distinct_prompts(["why did the build fail", "where is the retry loop"], 11)

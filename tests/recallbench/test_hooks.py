@@ -6,7 +6,9 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from click.testing import CliRunner, Result
 from engine.embed import HashEmbedder
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN
 from engine.memory import Memory
-from engine.scope import resolve_project
+from engine.scope import Scope, resolve_project
 from recallbench import hooks
 from recallbench.embed_service import EmbedService, socket_path
 from recallbench.serve_cli import hook_command, hooks_group
@@ -42,6 +44,14 @@ CURRENT = "c0ffee00-0000-4000-8000-00000000c0de"  # the session of the recorded 
 
 
 # --- corpus helpers (also used by the MCP server and concurrency tests) ---------------------------
+
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+# The installed `recallbench hook UserPromptSubmit` command: the console script's short path.
+ENTRY_HOOK = (
+    "import sys; sys.argv = ['recallbench', 'hook', 'UserPromptSubmit']; "
+    "from recallbench.entry import main; main()"
+)
 
 
 def chat_session(sid: str, cwd: str, turns: list[tuple[str, str]], minute: int = 0) -> list[Line]:
@@ -419,18 +429,51 @@ def test_without_a_server_the_prompt_hook_reads_lexically_and_says_so(
     assert "lexical read only" in log_text(home)
 
 
-def test_with_a_server_the_prompt_hook_uses_the_socket_vector_and_the_arm(
-    corpus: Path, home: Path
-) -> None:
+def serving(home: Path, emb: HashEmbedder, spec: str = "rrf") -> EmbedService:
+    """The socket service as `recallbench serve` runs it: embeddings and the prompt search."""
+    memory = Memory(home / "memory.db", emb)
+    return EmbedService(
+        emb, socket_path(home, emb.id), search=hooks.prompt_search_handler(memory, spec)
+    )
+
+
+def test_with_a_server_the_prompt_hook_gets_the_servers_arm_hits(corpus: Path, home: Path) -> None:
     emb = HashEmbedder()
-    with EmbedService(emb, socket_path(home, emb.id)):
+    with serving(home, emb):
         result = run("UserPromptSubmit", json.dumps(sample("user_prompt_submit", cwd=ALPHA)))
     assert result.exit_code == 0
     assert "The retry decorator swallowed the timeout error." in result.stdout
     log = log_text(home)
     assert "query vector from" in log
-    assert "arm rrf gave" in log
+    assert "arm rrf(min_score=0.2,pool=20,rrf_k=60) gave" in log
     assert "lexical read only" not in log
+
+
+def test_the_server_answers_the_prompt_search_scoped_with_cosines(corpus: Path, home: Path) -> None:
+    emb = HashEmbedder()
+    handle = hooks.prompt_search_handler(Memory(home / "memory.db", emb), "rrf")
+    request = {"text": "flaky retry test", "projects": [ALPHA], "k": 5, "now": NOW.isoformat()}
+    answer = handle(request)
+    hits = answer["hits"]
+    assert hits  # positive control: alpha holds the retry session
+    memory = Memory(home / "memory.db", emb)
+    alpha = Scope.of(ALPHA)
+    assert [r.project for r in memory.chunks([h["chunk_id"] for h in hits], alpha)] == [
+        ALPHA
+    ] * len(hits)
+    for hit in hits:  # the cosine is the prompt's to the stored vector, for the relevance threshold
+        stored = memory.vector(hit["chunk_id"])
+        assert stored is not None
+        assert hit["cosine"] == pytest.approx(float(stored @ emb.embed(["flaky retry test"])[0]))
+    beta = handle({**request, "projects": [BETA]})["hits"]
+    assert {h["chunk_id"] for h in beta}.isdisjoint(h["chunk_id"] for h in hits)
+    for bad, why in (
+        ({**request, "k": 0}, "k must be"),
+        ({**request, "projects": []}, "projects must be"),
+        ({**request, "now": "2026-06-01T12:00:00"}, "UTC offset"),
+    ):
+        with pytest.raises(ValueError, match=why):
+            handle(bad)
 
 
 def test_a_prompt_under_15_characters_gets_nothing_and_a_longer_one_gets_context(
@@ -580,17 +623,10 @@ def test_the_hook_process_never_imports_torch(corpus: Path, home: Path) -> None:
         "RECALLBENCH_EMBEDDER": "minilm",
         "CLAUDE_PROJECT_DIR": ALPHA,
     }
-    with EmbedService(stand_in, socket_path(home, stand_in.id)):
+    search = hooks.prompt_search_handler(Memory(home / "memory.db", stand_in), "rrf")
+    with EmbedService(stand_in, socket_path(home, stand_in.id), search=search):
         proc = subprocess.run(
-            [
-                sys.executable,
-                "-X",
-                "importtime",
-                "-m",
-                "recallbench.cli",
-                "hook",
-                "UserPromptSubmit",
-            ],
+            [sys.executable, "-X", "importtime", "-c", ENTRY_HOOK],
             input=json.dumps(sample("user_prompt_submit")),
             check=False,
             capture_output=True,
@@ -606,10 +642,16 @@ def test_the_hook_process_never_imports_torch(corpus: Path, home: Path) -> None:
         for line in proc.stderr.splitlines()
         if line.startswith("import time:")
     }
-    # positive controls: the listing is complete enough to show the arm path ran
-    assert {"engine.memory", "arms.rrf", "recallbench.embed_service"} <= imported
-    assert "arm rrf gave" in log_text(home)
-    heavy = {m for m in imported if m.split(".")[0] in {"torch", "sentence_transformers", "mcp"}}
+    # positive controls: the listing is real and the server's arm answered
+    assert {"engine.reads", "recallbench.embed_service", "sqlite3"} <= imported
+    assert "arm rrf(min_score=0.2,pool=20,rrf_k=60) gave" in log_text(home)
+    # the arm ran in the server: the hook needs neither numpy nor the vector engine
+    heavy = {
+        m
+        for m in imported
+        if m.split(".")[0] in {"torch", "sentence_transformers", "mcp", "numpy", "hnswlib", "arms"}
+        or m in {"engine.memory", "engine.vectors"}
+    }
     assert heavy == set()
 
 
@@ -623,12 +665,8 @@ def test_the_lexical_prompt_path_imports_neither_numpy_nor_the_vector_engine(
         "RECALLBENCH_EMBEDDER": "minilm",
         "CLAUDE_PROJECT_DIR": ALPHA,
     }
-    code = (
-        "import sys; sys.argv = ['recallbench', 'hook', 'UserPromptSubmit']; "
-        "from recallbench.entry import main; main()"
-    )
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code],
+        [sys.executable, "-X", "importtime", "-c", ENTRY_HOOK],
         input=json.dumps(sample("user_prompt_submit")),
         check=False,
         capture_output=True,
@@ -656,31 +694,30 @@ def test_the_lexical_prompt_path_imports_neither_numpy_nor_the_vector_engine(
     assert heavy == set()
 
 
-def test_a_stale_index_over_the_exact_scan_size_is_not_rebuilt_inside_the_hook(
-    tmp_path: Path, home: Path
+def test_a_server_that_answers_too_late_or_only_embeddings_leaves_the_lexical_read(
+    corpus: Path, home: Path
 ) -> None:
-    filler = "the migration notes say the schema flag must stay on; " * 11
-    turns = [(f"Turn {n}: {filler}", f"Answer {n}: {filler}") for n in range(130)]
-    root = tmp_path / "projects"
-    write_jsonl(root / "p" / f"{SID_A1}.jsonl", chat_session(SID_A1, ALPHA, turns))
-    memory = import_corpus(home / "memory.db", root)
-    assert memory.status()["vectors"] == 2 * 130  # each ~600-character message is its own chunk
-    assert memory.index_state() == "missing"
-    stdin = json.dumps(
-        sample("user_prompt_submit", prompt="what do the migration notes say", cwd=ALPHA)
-    )
     emb = HashEmbedder()
-    with EmbedService(emb, socket_path(home, emb.id)):
-        stale = run("UserPromptSubmit", stdin)
-        assert "vector index is not current (260 vectors)" in log_text(home)
-        assert "arm rrf gave" not in log_text(home)
-        assert memory.index_state() == "missing"  # the hook did not build it
-        memory.ensure_index()  # as the server's background embedder does
-        fresh = run("UserPromptSubmit", stdin)
-    memory.close()
-    assert "migration notes" in stale.stdout  # the lexical read still answered
-    assert "arm rrf gave" in log_text(home)
-    assert "migration notes" in fresh.stdout
+    stdin = json.dumps(sample("user_prompt_submit", cwd=ALPHA))
+    fast = hooks.prompt_search_handler(Memory(home / "memory.db", emb), "rrf")
+
+    def slow(request: Any) -> Any:
+        time.sleep(1.5)  # over the hook's 1 s budget
+        return fast(request)
+
+    with EmbedService(emb, socket_path(home, emb.id), search=slow):
+        late = run("UserPromptSubmit", stdin)
+    with EmbedService(emb, socket_path(home, emb.id)):  # an embedding-only service
+        embeddings_only = run("UserPromptSubmit", stdin)
+    for result in (late, embeddings_only):
+        assert result.exit_code == 0
+        assert "decorator swallowed" in result.stdout  # the lexical read still answered
+    assert log_text(home).count("lexical read only") == 2
+    assert "gave" not in log_text(home)
+    with serving(home, emb):  # positive control: a prompt server answers through the same socket
+        served = run("UserPromptSubmit", stdin)
+    assert "decorator swallowed" in served.stdout
+    assert "arm rrf(min_score=0.2,pool=20,rrf_k=60) gave" in log_text(home)
 
 
 def test_injected_context_is_scrubbed_when_the_session_is_imported(
