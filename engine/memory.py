@@ -217,6 +217,18 @@ def _extend_partition(
     return True
 
 
+class _ImportRacedError(RuntimeError):
+    """Another process imported the same file between our read of it and our write."""
+
+
+# Times one file's import starts over after losing such a race before it is reported as failed.
+_RACE_RETRIES = 5
+
+
+def _file_key(record: store.FileRecord | None) -> tuple[int, str] | None:
+    return None if record is None else (record.offset, record.prefix_sha256)
+
+
 class Memory:
     """One database of imported transcripts. Every read takes a required `Scope`.
 
@@ -323,7 +335,13 @@ class Memory:
                 bar.update(1)
             try:
                 self._import_file(tf, report)
-            except (OSError, UnicodeError, ValueError, sqlite3.DatabaseError) as exc:
+            except (
+                OSError,
+                UnicodeError,
+                ValueError,
+                sqlite3.DatabaseError,
+                _ImportRacedError,
+            ) as exc:
                 report.files_failed[str(path)] = f"{type(exc).__name__}: {exc}"
             if on_file is not None:
                 on_file(str(path))
@@ -334,6 +352,17 @@ class Memory:
         return report
 
     def _import_file(self, tf: TranscriptFile, report: ImportReport) -> None:
+        """Import what is new in one file; start over if another process imported it meanwhile."""
+        for _ in range(_RACE_RETRIES):
+            try:
+                self._import_file_once(tf, report)
+                return
+            except _ImportRacedError:
+                continue
+        msg = f"{tf.path} kept changing under concurrent imports; the next import completes it"
+        raise _ImportRacedError(msg)
+
+    def _import_file_once(self, tf: TranscriptFile, report: ImportReport) -> None:
         from engine.sanitize import sanitize
         from engine.transcripts import StreamState, file_edits, parse_file
 
@@ -364,6 +393,10 @@ class Memory:
         fingerprint = _fingerprint(path, parsed.end_offset)
 
         with store.write(self.conn) as conn:
+            # The file was parsed outside the write lock; if another process stored its lines since,
+            # writing ours too would duplicate its messages' file edits. Roll back and read again.
+            if _file_key(store.get_file(conn, key)) != _file_key(record):
+                raise _ImportRacedError(key)
             if rewritten:
                 store.forget_stream(conn, key, stream)
                 report.files_reimported += 1

@@ -539,3 +539,40 @@ def test_a_partition_whose_chunks_were_removed_is_rebuilt(tmp_path: Path) -> Non
         VectorIndex.build = original_build  # type: ignore[method-assign]
     assert calls == [memory.partition_path(A).name]
     assert len(parts[A]) == int(memory.status()["chunks"]) < before  # type: ignore[call-overload]
+
+
+def test_an_import_that_loses_a_race_for_the_same_file_starts_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process stores the file between our parse and our write: nothing is counted twice."""
+    from engine import transcripts
+
+    root = tmp_path / "c"
+    write_jsonl(
+        session_file(root, A, S2),
+        edit_session(S2, A, 10, "Refactor the store module", ["src/store.py", "src/cli.py"]),
+    )
+    fresh = open_memory(tmp_path, "fresh.db")
+    fresh.import_paths([root])
+    want_edits = fresh.conn.execute("SELECT path, n FROM file_edits ORDER BY path").fetchall()
+    assert want_edits == [("src/cli.py", 1), ("src/store.py", 1)]  # positive control
+
+    ours, theirs = open_memory(tmp_path), open_memory(tmp_path)
+    real_parse = transcripts.parse_file
+    raced: list[bool] = []
+
+    def parse_then_lose_the_race(*args: Any, **kwargs: Any) -> Any:
+        parsed = real_parse(*args, **kwargs)
+        if not raced:
+            raced.append(True)
+            theirs.import_paths([root])  # the other process writes first
+        return parsed
+
+    monkeypatch.setattr(transcripts, "parse_file", parse_then_lose_the_race)
+    report = ours.import_paths([root])
+    assert raced == [True]
+    assert report.files_failed == {}
+    assert report.files_unchanged == 1  # the retry found the file already imported
+    edits = ours.conn.execute("SELECT path, n FROM file_edits ORDER BY path").fetchall()
+    assert edits == want_edits
+    assert all_chunks(ours) == all_chunks(fresh)
