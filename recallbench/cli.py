@@ -132,9 +132,18 @@ def status(ctx: Context, as_json: bool) -> None:
         click.echo(f"{key}: {info[key]}")
     click.echo(f"vectors: {info['vectors']} ({info['embedder']})")
     click.echo(f"size: {int(str(info['db_bytes'])) / 1e6:.1f} MB")
-    click.echo(f"index: {info['index']}")
+    click.echo(f"index: {info['index']}{_index_note(info)}")
     _echo_counts("skipped", info["skipped"])
     _echo_counts("scrubbed", info["scrubbed"])
+
+
+def _index_note(info: dict[str, object]) -> str:
+    from engine.vectors import EXACT_THRESHOLD
+
+    vectors = info["vectors"]
+    if info["index"] == "missing" and isinstance(vectors, int) and vectors <= EXACT_THRESHOLD:
+        return f" (not needed: up to {EXACT_THRESHOLD} vectors are scanned exactly)"
+    return ""
 
 
 # --- search and arms -----------------------------------------------------------------------------

@@ -57,6 +57,7 @@ def test_import_prints_counts_and_status_shows_them(projects: tuple[Path, Path, 
     assert "sessions: 2" in status
     assert "chunks: 2" in status
     assert "vectors: 2 (hash-256-v1)" in status
+    assert "index: missing (not needed: up to 256 vectors are scanned exactly)" in status
     again = invoke("import", str(root))
     assert "0 imported, 2 unchanged" in again
 
