@@ -6,7 +6,6 @@ All SQL of the project lives here, behind small functions, so another backend ca
 from __future__ import annotations
 
 import json
-import random
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -127,6 +126,8 @@ def _is_locked(exc: sqlite3.OperationalError) -> bool:
 
 def retry_locked(fn: Callable[[], T], attempts: int = 8) -> T:
     """Run `fn`, retrying with jittered backoff while SQLite reports a lock beyond its busy timeout."""
+    import random
+
     rng = random.Random()  # jitter only; no effect on results
     for attempt in range(attempts):
         try:

@@ -17,15 +17,11 @@ sentinels of `engine.markers`, so the importer scrubs it from later transcripts.
 from __future__ import annotations
 
 import contextlib
-import copy
-import fcntl
 import json
 import os
 import re
-import shutil
 import sqlite3
 import time
-import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -160,6 +156,8 @@ def without_our_hooks(settings: Mapping[str, Any]) -> dict[str, Any]:
 
     A matcher group or event list is dropped only when removing our entries emptied it.
     """
+    import copy
+
     out = copy.deepcopy(dict(settings))
     hooks = out.get("hooks")
     if not isinstance(hooks, dict):
@@ -222,6 +220,8 @@ def write_settings(path: Path, settings: Mapping[str, Any]) -> Path | None:
     mode = 0o644
     if path.exists():
         backup = path.with_name(path.name + BACKUP_SUFFIX)
+        import shutil
+
         shutil.copy2(path, backup)
         mode = path.stat().st_mode & 0o777
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -358,6 +358,8 @@ def run_hook(
         log.info(f"done in {time.monotonic() - start:.3f}s, {len(out)} characters out")
         return out
     except BaseException as exc:  # a hook must never break the session, whatever happened
+        import traceback
+
         log.error(f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
         return ""
 
@@ -438,6 +440,8 @@ def _import_lock(home: Path, wait_s: float) -> Iterator[bool]:
     Two imports of the same growing file at once would each store the same new lines; one at a time
     keeps the offset bookkeeping simple and costs nothing (an incremental import takes milliseconds).
     """
+    import fcntl
+
     home.mkdir(parents=True, exist_ok=True)
     with (home / "import.lock").open("a+b") as fh:
         deadline = time.monotonic() + wait_s
