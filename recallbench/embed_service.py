@@ -133,14 +133,7 @@ def search_via_socket(
     deadline = time.monotonic() + max(timeout_s, 0.0)
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(_remaining(deadline))
-            sock.connect(str(path))
-            sock.settimeout(_remaining(deadline))
-            sock.sendall(_LENGTH.pack(len(payload)) + payload)
-            (size,) = _LENGTH.unpack(_recv_exact(sock, _LENGTH.size, deadline))
-            if size > MAX_REQUEST_BYTES:
-                return None
-            header = json.loads(_recv_exact(sock, size, deadline).decode("utf-8"))
+            header = _exchange(sock, path, payload, deadline, MAX_REQUEST_BYTES)
     except (OSError, ValueError, struct.error) as exc:
         log.debug("search service at %s did not answer: %s", path, exc)
         return None
@@ -187,6 +180,20 @@ def _recv_exact(sock: socket.socket, size: int, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
+def _exchange(
+    sock: socket.socket, path: Path, payload: bytes, deadline: float, max_header: int
+) -> Any:
+    """Connect, send one framed request, and return the decoded JSON header (None if it is too big)."""
+    sock.settimeout(_remaining(deadline))
+    sock.connect(str(path))
+    sock.settimeout(_remaining(deadline))
+    sock.sendall(_LENGTH.pack(len(payload)) + payload)
+    (size,) = _LENGTH.unpack(_recv_exact(sock, _LENGTH.size, deadline))
+    if size > max_header:
+        return None
+    return json.loads(_recv_exact(sock, size, deadline).decode("utf-8"))
+
+
 def _ask(
     path: Path, texts: list[str], deadline: float, embedder_id: str | None
 ) -> NDArray[np.float32] | None:
@@ -194,14 +201,7 @@ def _ask(
     if len(payload) > MAX_REQUEST_BYTES:
         return None
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(_remaining(deadline))
-        sock.connect(str(path))
-        sock.settimeout(_remaining(deadline))
-        sock.sendall(_LENGTH.pack(len(payload)) + payload)
-        (size,) = _LENGTH.unpack(_recv_exact(sock, _LENGTH.size, deadline))
-        if size > _MAX_HEADER_BYTES:
-            return None
-        header = json.loads(_recv_exact(sock, size, deadline).decode("utf-8"))
+        header = _exchange(sock, path, payload, deadline, _MAX_HEADER_BYTES)
         if not isinstance(header, dict) or header.get("ok") is not True:
             log.debug("embedding service refused: %r", header)
             return None

@@ -617,48 +617,33 @@ def test_the_hook_process_never_imports_torch(corpus: Path, home: Path) -> None:
     memory = Memory(home / "memory.db", stand_in)
     memory.embed_pending()
     memory.close()
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO),
-        "RECALLBENCH_EMBEDDER": "minilm",
-        "CLAUDE_PROJECT_DIR": ALPHA,
-    }
     search = hooks.prompt_search_handler(Memory(home / "memory.db", stand_in), "rrf")
     with EmbedService(stand_in, socket_path(home, stand_in.id), search=search):
-        proc = subprocess.run(
-            [sys.executable, "-X", "importtime", "-c", ENTRY_HOOK],
-            input=json.dumps(sample("user_prompt_submit")),
-            check=False,
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=REPO,
-            timeout=120,
-        )
+        proc, imported = hook_process_imports()
     assert proc.returncode == 0
     assert "The retry decorator swallowed the timeout error." in proc.stdout
-    imported = {
-        line.split("|")[-1].strip()
-        for line in proc.stderr.splitlines()
-        if line.startswith("import time:")
-    }
     # positive controls: the listing is real and the server's arm answered
     assert {"engine.reads", "recallbench.embed_service", "sqlite3"} <= imported
     assert "arm rrf(min_score=0.2,pool=20,rrf_k=60) gave" in log_text(home)
     # the arm ran in the server: the hook needs neither numpy nor the vector engine
-    heavy = {
-        m
-        for m in imported
-        if m.split(".")[0] in {"torch", "sentence_transformers", "mcp", "numpy", "hnswlib", "arms"}
-        or m in {"engine.memory", "engine.vectors"}
-    }
-    assert heavy == set()
+    assert heavy_modules(imported) == set()
 
 
 def test_the_lexical_prompt_path_imports_neither_numpy_nor_the_vector_engine(
     corpus: Path, home: Path
 ) -> None:
     """Without a server the hook answers from FTS5 alone, through the console script's short path."""
+    proc, imported = hook_process_imports()
+    assert proc.returncode == 0
+    # positive control: context was injected from the lexical read, and the import listing is real
+    assert "The retry decorator swallowed the timeout error." in proc.stdout
+    assert "lexical read only" in log_text(home)
+    assert {"engine.reads", "engine.store", "recallbench.hooks", "sqlite3"} <= imported
+    assert heavy_modules(imported) == set()
+
+
+def hook_process_imports() -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run `recallbench hook UserPromptSubmit` as Claude Code does (a fresh process, MiniLM configured)."""
     env = {
         **os.environ,
         "PYTHONPATH": str(REPO),
@@ -675,23 +660,22 @@ def test_the_lexical_prompt_path_imports_neither_numpy_nor_the_vector_engine(
         cwd=REPO,
         timeout=120,
     )
-    assert proc.returncode == 0
-    # positive control: context was injected from the lexical read, and the import listing is real
-    assert "The retry decorator swallowed the timeout error." in proc.stdout
-    assert "lexical read only" in log_text(home)
     imported = {
         line.split("|")[-1].strip()
         for line in proc.stderr.splitlines()
         if line.startswith("import time:")
     }
-    assert {"engine.reads", "engine.store", "recallbench.hooks", "sqlite3"} <= imported
-    heavy = {
+    return proc, imported
+
+
+def heavy_modules(imported: set[str]) -> set[str]:
+    """What the prompt hook must never load: the model, numpy, the vector engine, the CLI stack."""
+    heavy_roots = {"torch", "sentence_transformers", "numpy", "hnswlib", "click", "mcp", "arms"}
+    return {
         m
         for m in imported
-        if m.split(".")[0] in {"numpy", "hnswlib", "torch", "click", "mcp", "arms", "harness"}
-        or m in {"engine.memory", "engine.vectors"}
+        if m.split(".")[0] in heavy_roots | {"harness"} or m in {"engine.memory", "engine.vectors"}
     }
-    assert heavy == set()
 
 
 def test_a_server_that_answers_too_late_or_only_embeddings_leaves_the_lexical_read(
