@@ -1509,7 +1509,7 @@ def _hook_lines(hook: dict[str, Any] | None) -> list[str]:
         f"max {lex['max_ms']:.1f} ms over {lex['n']} prompts ({lex['injected']} injected context)",
         f"  with `recallbench serve`:  p50 {srv['p50_ms']:.1f} ms, p95 {srv['p95_ms']:.1f} ms, "
         f"max {srv['max_ms']:.1f} ms over {srv['n']} prompts ({srv['injected']} injected context, "
-        f"{srv['query_vectors_from_socket']} query vectors from the socket)",
+        f"{srv['answered_by_server']} answered by the server)",
         "",
     ]
 

@@ -185,12 +185,14 @@ def measure_hook_latency(
     say("hook latency: with a running server")
     server = _start_server(env)
     log = home / "hooks.log"
-    before = log.read_text(encoding="utf-8").count("query vector from") if log.exists() else 0
+    before = (
+        log.read_text(encoding="utf-8").count("answered by the server at") if log.exists() else 0
+    )
     try:
         served, served_injected = _time_hooks(env, cwd, prompts, warmup)
     finally:
         _stop_server(server)
-    via_socket = log.read_text(encoding="utf-8").count("query vector from") - before
+    via_socket = log.read_text(encoding="utf-8").count("answered by the server at") - before
     return {
         "corpus_chunks": chunks,
         "embedder": embedder,
@@ -199,7 +201,7 @@ def measure_hook_latency(
         "with_server": {
             **_percentiles(served),
             "injected": served_injected,
-            "query_vectors_from_socket": via_socket,
+            "answered_by_server": via_socket,
         },
         "targets_ms": HOOK_TARGETS_MS,
     }

@@ -676,7 +676,7 @@ def _served_hits(
         log.info(f"search service at {sock} did not answer within {timeout}s; lexical read only")
         return None
     log.info(
-        f"query vector from {sock}: arm {answer.get('arm')} gave {len(hits)} hit(s) "
+        f"answered by the server at {sock}: arm {answer.get('arm')} gave {len(hits)} hit(s) "
         f"in {time.monotonic() - started:.3f}s"
     )
     return hits

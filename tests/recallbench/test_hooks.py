@@ -444,7 +444,7 @@ def test_with_a_server_the_prompt_hook_gets_the_servers_arm_hits(corpus: Path, h
     assert result.exit_code == 0
     assert "The retry decorator swallowed the timeout error." in result.stdout
     log = log_text(home)
-    assert "query vector from" in log
+    assert "answered by the server at" in log
     assert "arm rrf(min_score=0.2,pool=20,rrf_k=60) gave" in log
     assert "lexical read only" not in log
 
