@@ -1504,7 +1504,7 @@ def _hook_lines(hook: dict[str, Any] | None) -> list[str]:
     lex, srv = hook["lexical_only"], hook["with_server"]
     return [
         f"UserPromptSubmit hook, process start to exit (`{hook['command']}`, {hook['corpus_chunks']} chunks, "
-        f"{hook['embedder']}):",
+        f"{hook['embedder']}; bytecode cache {hook.get('bytecode_cache', 'unknown')}):",
         f"  lexical only (no server): p50 {lex['p50_ms']:.1f} ms, p95 {lex['p95_ms']:.1f} ms, "
         f"max {lex['max_ms']:.1f} ms over {lex['n']} prompts ({lex['injected']} injected context)",
         f"  with `recallbench serve`:  p50 {srv['p50_ms']:.1f} ms, p95 {srv['p95_ms']:.1f} ms, "
