@@ -231,7 +231,7 @@ def _answers(path: Path, timeout_s: float = 0.2) -> bool:
 
 
 class EmbedService:
-    """Answers embedding requests on a Unix socket from a background thread.
+    """Answers embedding requests, and search requests when given a `search` handler, on a Unix socket.
 
     Use as a context manager, or call `start()` and `stop()`. `stop()` removes the socket file if this
     service created it and nobody has replaced it since.

@@ -145,7 +145,7 @@ def _configure_logging() -> None:
 @click.option(
     "--no-embed-service",
     is_flag=True,
-    help="Do not answer hooks' embedding requests on the Unix socket.",
+    help="Do not answer the hooks' search and embedding requests on the Unix socket.",
 )
 @click.option(
     "--no-background-embed",
