@@ -36,13 +36,14 @@ class Entry:
     name: str
     arm_cls: ArmFactory
     params_cls: type[Any]
+    description: str
 
 
 _REGISTRY: dict[str, Entry] = {}
 
 
-def register(name: str, arm_cls: ArmFactory, params_cls: type[Any]) -> None:
-    """Add an arm under `name`.
+def register(name: str, arm_cls: ArmFactory, params_cls: type[Any], description: str) -> None:
+    """Add an arm under `name`; `description` is the one line `recallbench arms` prints.
 
     Raises:
         RegistryError: `name` is already registered, is not an identifier, or `params_cls` is not a
@@ -57,7 +58,12 @@ def register(name: str, arm_cls: ArmFactory, params_cls: type[Any]) -> None:
     if not dataclasses.is_dataclass(params_cls) or not isinstance(params_cls, type):
         msg = f"params_cls for arm {name!r} must be a dataclass type, got {params_cls!r}"
         raise RegistryError(msg)
-    _REGISTRY[name] = Entry(name=name, arm_cls=arm_cls, params_cls=params_cls)
+    if not isinstance(description, str) or not description.strip() or "\n" in description:
+        msg = f"arm {name!r} needs a one-line description, got {description!r}"
+        raise RegistryError(msg)
+    _REGISTRY[name] = Entry(
+        name=name, arm_cls=arm_cls, params_cls=params_cls, description=description.strip()
+    )
 
 
 def names() -> list[str]:
@@ -164,9 +170,26 @@ def _allowed_types(declared: Any) -> set[type]:
     return {declared} if isinstance(declared, type) else set()
 
 
-register("none", NoneArm, NoneParams)
-register("fts", FtsArm, FtsParams)
-register("vector", VectorArm, VectorParams)
-register("fallback", FallbackArm, FallbackParams)
-register("rrf", RRFArm, RRFParams)
-register("walk", WalkArm, WalkParams)
+register("none", NoneArm, NoneParams, "No memory at all: the baseline every other arm must beat.")
+register("fts", FtsArm, FtsParams, "Words: SQLite FTS5 BM25 over chunk text.")
+register(
+    "vector",
+    VectorArm,
+    VectorParams,
+    "Meaning: cosine nearest neighbours of the query's embedding.",
+)
+register(
+    "fallback",
+    FallbackArm,
+    FallbackParams,
+    "Vector hits with time decay; lexical hits join only when the vector channel is weak.",
+)
+register(
+    "rrf", RRFArm, RRFParams, "Reciprocal rank fusion of the FTS and vector pools (vector + words)."
+)
+register(
+    "walk",
+    WalkArm,
+    WalkParams,
+    "Multi-hop reinstatement: seeds, then hops through shared files, episodes and neighbours.",
+)

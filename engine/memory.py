@@ -512,6 +512,28 @@ class Memory:
             bar.close()
         return len(pending)
 
+    def pending_texts(self, embedder_id: str) -> list[tuple[str, str]]:
+        """(content sha256, text) of every stored chunk text without a vector for `embedder_id`."""
+        return store.missing_vectors(self.conn, embedder_id)
+
+    def store_vectors(
+        self, embedder_id: str, shas: Sequence[str], vectors: NDArray[np.float32]
+    ) -> None:
+        """Store `vectors` for the texts with content hashes `shas` in one transaction."""
+        with store.write(self.conn) as conn:
+            store.put_vectors(conn, embedder_id, list(shas), vectors)
+            store.bump_generation(conn)
+
+    def vector_matrix(
+        self, embedder_id: str, dim: int
+    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """(chunk rowids, vectors) of every chunk with a vector for `embedder_id`, by rowid."""
+        return store.vector_rows(self.conn, embedder_id, dim)
+
+    def chunk_rows(self) -> list[tuple[int, str, str, str]]:
+        """(rowid, id, project, text) of every chunk, by rowid (for tools that rebuild an index)."""
+        return store.chunk_rows(self.conn)
+
     # --- vector index ------------------------------------------------------------------------
     def _vector_rows(
         self, where: str = "", params: Sequence[object] = ()

@@ -8,6 +8,7 @@ the block size depends only on n, so a result is a function of (data, seed, resa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -93,6 +94,13 @@ class RandomizationResult:
     def to_dict(self) -> dict[str, float | int]:
         """The fields as a JSON-ready dict."""
         return asdict(self)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The `q`-th percentile (0-100, numpy's linear interpolation) of `values`; 0.0 when empty."""
+    if not values:
+        return 0.0
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q))
 
 
 def paired_bootstrap(

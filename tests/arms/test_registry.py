@@ -23,12 +23,12 @@ def test_all_six_arms_are_registered_on_import() -> None:
 
 def test_registering_a_taken_name_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    register("none2", NoneArm, NoneParams)  # control: a fresh name is accepted
+    register("none2", NoneArm, NoneParams, "a second baseline")  # control: a fresh name is accepted
     assert "none2" in names()
     with pytest.raises(RegistryError, match="arm 'none2' is already registered"):
-        register("none2", NoneArm, NoneParams)
+        register("none2", NoneArm, NoneParams, "again")
     with pytest.raises(RegistryError, match="arm 'rrf' is already registered"):
-        register("rrf", NoneArm, NoneParams)
+        register("rrf", NoneArm, NoneParams, "again")
 
 
 def test_an_unknown_arm_names_every_registered_choice() -> None:
@@ -41,7 +41,7 @@ def test_an_unknown_arm_names_every_registered_choice() -> None:
 
 def test_the_unknown_arm_message_follows_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    register("zeta", NoneArm, NoneParams)
+    register("zeta", NoneArm, NoneParams, "the last one")
     with pytest.raises(
         RegistryError, match="choose one of: fallback, fts, none, rrf, vector, walk, zeta"
     ):
@@ -109,3 +109,21 @@ def test_a_built_none_arm_answers_with_nothing_and_a_built_fts_arm_with_hits() -
     query = Query(text="needle", scope=Scope.of("/a"), now=datetime(2025, 6, 1, tzinfo=UTC))
     assert build("none", mem).search(query) == []
     assert build("fts", mem).search(query) == [Hit(chunk_id="c1", score=1.0, via="fts")]  # control
+
+
+def test_every_arm_has_a_one_line_description_and_a_blank_one_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in names():
+        text = registry.entry(name).description
+        assert text.strip() == text
+        assert text
+        assert "\n" not in text
+    assert registry.entry("rrf").description.startswith("Reciprocal rank fusion")
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    register("described", NoneArm, NoneParams, "  said once  ")  # control: accepted, stripped
+    assert registry.entry("described").description == "said once"
+    with pytest.raises(RegistryError, match="needs a one-line description"):
+        register("blank", NoneArm, NoneParams, "   ")
+    with pytest.raises(RegistryError, match="needs a one-line description"):
+        register("two_lines", NoneArm, NoneParams, "one\ntwo")

@@ -169,3 +169,11 @@ def test_randomization_test_rejects_bad_settings() -> None:
         randomization_test([1], [0], resamples=0)
     with pytest.raises(StatsError, match="equal lengths"):
         randomization_test([1, 2], [0])
+
+
+def test_percentile_interpolates_linearly_and_is_zero_for_no_values() -> None:
+    from harness.stats import percentile
+
+    assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
+    assert percentile([10.0, 20.0], 95) == 10.0 + 0.95 * 10.0
+    assert percentile([], 50) == 0.0

@@ -1,0 +1,49 @@
+"""A numpy-free read facade over the store for short-lived processes such as the prompt hook.
+
+It answers the text side of the read API (projects, FTS5 lexical search, chunk records) through one
+SQLite connection, importing neither numpy nor the vector catalog, so a hook can start and answer
+within its budget. Long-lived processes use `engine.memory.Memory`, which gives identical answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+
+from engine import reads, store
+from engine.reads import ChunkRecord, Scored
+from engine.scope import Scope
+
+
+class TextReads:
+    """Scoped text reads over one database; every read takes a required `Scope`."""
+
+    def __init__(self, db_path: Path, *, busy_timeout_ms: int = store.BUSY_TIMEOUT_MS) -> None:
+        self._conn = store.connect(Path(db_path), busy_timeout_ms=busy_timeout_ms)
+
+    def projects(self) -> list[str]:
+        """Every project with a recorded session, sorted."""
+        return reads.projects(self._conn)
+
+    def lexical(self, text: str, scope: Scope, limit: int) -> list[Scored]:
+        """FTS5 BM25 over chunk text (score = -bm25, higher is better), as `Memory.lexical`."""
+        return reads.lexical(self._conn, text, scope, limit)
+
+    def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]:
+        """Records for `ids` in the order given; ids unknown or outside `scope` are omitted."""
+        return reads.chunks(self._conn, ids, scope)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> TextReads:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
