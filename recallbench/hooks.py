@@ -77,7 +77,7 @@ class InjectSettings:
     limit: int = 5
     min_cosine: float = 0.35
     min_coverage: float = 0.5
-    embed_timeout_s: float = 1.0
+    search_timeout_s: float = 1.0
     min_entry_chars: int = 120
 
     def __post_init__(self) -> None:
@@ -92,10 +92,8 @@ class InjectSettings:
         if not 0.0 <= self.min_coverage <= 1.0:
             msg = f"InjectSettings.min_coverage must be in [0, 1], got {self.min_coverage!r}"
             raise ValueError(msg)
-        if self.embed_timeout_s <= 0:
-            msg = (
-                f"InjectSettings.embed_timeout_s must be > 0 seconds, got {self.embed_timeout_s!r}"
-            )
+        if self.search_timeout_s <= 0:
+            msg = f"InjectSettings.search_timeout_s must be > 0 seconds, got {self.search_timeout_s!r}"
             raise ValueError(msg)
         if self.budget_chars < len(CONTEXT_OPEN) + len(CONTEXT_CLOSE) + self.min_entry_chars:
             msg = (
@@ -476,7 +474,7 @@ def _served_hits(
     """The shipped arm's hits as the running server computes them, or None to read lexically."""
     base = config.make_embedder()  # only its id: the model is never loaded here
     sock = socket_path(ctx.home, base.id)
-    timeout = ctx.settings.embed_timeout_s
+    timeout = ctx.settings.search_timeout_s
     started = time.monotonic()
     request = {"text": prompt, "projects": [project], "k": k, "now": ctx.now.isoformat()}
     answer = search_via_socket(request, timeout, path=sock, embedder_id=base.id)

@@ -17,7 +17,7 @@ from typing import Literal
 import click
 
 from engine.markers import OWN_SERVER
-from recallbench import hook_settings
+from recallbench import config, hook_settings
 from recallbench.hooks import EVENTS, run_hook
 
 
@@ -33,7 +33,8 @@ def _db_option(ctx: click.Context) -> Path | None:
 
 @click.command("serve")
 @click.option(
-    "--no-embed-service",
+    "--no-embed-service",  # the flag's name predates the search requests; kept for users' commands
+    "no_search_service",
     is_flag=True,
     help="Do not answer the hooks' search and embedding requests on the Unix socket.",
 )
@@ -43,7 +44,7 @@ def _db_option(ctx: click.Context) -> Path | None:
     help="Do not fill missing vectors in the background.",
 )
 @click.pass_context
-def serve_command(ctx: click.Context, no_embed_service: bool, no_background_embed: bool) -> None:
+def serve_command(ctx: click.Context, no_search_service: bool, no_background_embed: bool) -> None:
     """Run the MCP stdio server over the shipped arm (register it with `claude mcp add`).
 
     The server's tools only read memory, scoped to the Claude Code project ($CLAUDE_PROJECT_DIR, else
@@ -51,12 +52,11 @@ def serve_command(ctx: click.Context, no_embed_service: bool, no_background_embe
     a Unix socket under $RECALLBENCH_HOME and fills missing vectors in the background.
     """
     # Imported here: the MCP SDK and the engine are heavy, and `recallbench hook` must stay quick.
-    from recallbench import config
     from recallbench.mcp_server import ServeError, serve
 
     db = _db_option(ctx) or config.default_db()
     try:
-        serve(db, search_service=not no_embed_service, background_embed=not no_background_embed)
+        serve(db, search_service=not no_search_service, background_embed=not no_background_embed)
     except ServeError as exc:
         raise click.ClickException(str(exc)) from exc
 
