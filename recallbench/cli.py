@@ -9,9 +9,14 @@ from typing import Any
 
 import click
 
+from engine.checks import is_int
 from engine.memory import Memory
 from engine.scope import Scope, resolve_project
 from recallbench import config
+from recallbench.present import hit_rows, one_line
+
+# Characters of a hit's text the plain-text listing shows on one line (`--json` gives it whole).
+SNIPPET_CHARS = 200
 
 
 class Context:
@@ -141,7 +146,7 @@ def _index_note(info: dict[str, object]) -> str:
     from engine.vectors import EXACT_THRESHOLD
 
     vectors = info["vectors"]
-    if info["index"] == "missing" and isinstance(vectors, int) and vectors <= EXACT_THRESHOLD:
+    if info["index"] == "missing" and is_int(vectors) and vectors <= EXACT_THRESHOLD:
         return f" (not needed: up to {EXACT_THRESHOLD} vectors are scanned exactly)"
     return ""
 
@@ -179,7 +184,13 @@ def resolve_scope(memory: Memory, project: tuple[str, ...], all_projects: bool, 
 )
 @click.option("--all-projects", is_flag=True, help="Search every project (must be asked for).")
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 100))
-@click.option("--json", "as_json", is_flag=True, help="Print hits as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print hits as JSON rows (rank, chunk_id, score, via, session_id, project, author, "
+    "timestamp, text).",
+)
 @pass_ctx
 def search(
     ctx: Context,
@@ -204,42 +215,31 @@ def search(
     except (ValueError, KeyError) as exc:
         raise click.UsageError(str(exc)) from exc
     hits = arm.search(Query(text=query, scope=scope, now=datetime.now(UTC), k=limit))
-    records = {r.id: r for r in memory.chunks([h.chunk_id for h in hits], scope)}
-    rows = []
-    for rank, hit in enumerate(hits, start=1):
-        rec = records[hit.chunk_id]
-        rows.append(
-            {
-                "rank": rank,
-                "score": round(hit.score, 4),
-                "via": hit.via,
-                "chunk_id": hit.chunk_id,
-                "session": rec.session_id,
-                "project": rec.project,
-                "timestamp": rec.ts_start,
-                "snippet": " ".join(rec.text.split())[:200],
-            }
-        )
+    rows = hit_rows(hits, memory.chunks([h.chunk_id for h in hits], scope))
     if as_json:
-        click.echo(json.dumps({"arm": spec, "scope": str(scope), "hits": rows}, indent=2))
+        data = {"arm": spec, "scope": str(scope), "hits": [row.to_dict() for row in rows]}
+        click.echo(json.dumps(data, indent=2))
         return
     click.echo(f"arm: {spec}  scope: {scope}  hits: {len(rows)}")
     for row in rows:
         click.echo(
-            f"{row['rank']:>2}. {row['score']:.4f} via={row['via']} session={row['session']} "
-            f"project={row['project']} ts={row['timestamp']}"
+            f"{row.rank:>2}. {row.score:.4f} via={row.via} session_id={row.session_id} "
+            f"project={row.project} timestamp={row.timestamp}"
         )
-        click.echo(f"    {row['snippet']}")
+        click.echo(f"    {one_line(row.text)[:SNIPPET_CHARS]}")
 
 
 @main.command("arms")
 def arms_cmd() -> None:
-    """List the registered retrieval arms with their canonical default specs."""
-    from arms.registry import names
+    """List the registered retrieval arms: name, canonical default spec, and what each does."""
+    from arms.registry import entry, names
     from arms.spec import default_spec
 
-    for name in names():
-        click.echo(default_spec(name))
+    listed = [(name, default_spec(name), entry(name).description) for name in names()]
+    name_width = max(len(name) for name, _, _ in listed)
+    spec_width = max(len(spec) for _, spec, _ in listed)
+    for name, spec, description in listed:
+        click.echo(f"{name:<{name_width}}  {spec:<{spec_width}}  {description}")
 
 
 def _attach() -> None:

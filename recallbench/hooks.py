@@ -1,4 +1,4 @@
-"""Claude Code hooks: install/uninstall in a settings file, and the handlers `recallbench hook EVENT` runs.
+"""The handlers `recallbench hook EVENT` runs for Claude Code (installing them: `recallbench.hook_settings`).
 
 Handlers (stdin: the hook's JSON):
 - Stop, SessionEnd, PreCompact: import the session's transcript incrementally (text and FTS rows only;
@@ -6,8 +6,9 @@ Handlers (stdin: the hook's JSON):
 - SessionStart: a short brief of this project's recent sessions and how to use the `search_memory` tool.
 - UserPromptSubmit: the shipped arm's relevant hits for the prompt, scoped to the project, within a
   character budget. The running MCP server computes them on its socket (it holds the model, the vector
-  index and the lexical snapshot warm; `prompt_search_handler` is its side); when nothing answers in
-  time the lexical read (FTS5) is used alone. This process imports neither torch nor numpy.
+  index and the lexical snapshot warm; `recallbench.prompt_search` is its side); when nothing answers in
+  time the lexical read (FTS5, through `engine.text_reads`) is used alone. This process imports neither
+  torch nor numpy.
 
 A hook must never break the user's session: every handler catches everything, exits 0, prints nothing on
 Stop, and logs failures to `$RECALLBENCH_HOME/hooks.log`. Everything printed is wrapped in the context
@@ -20,21 +21,25 @@ import contextlib
 import json
 import os
 import re
-import sqlite3
+import sqlite3  # only for its OperationalError: a locked database is retried, never shown to the user
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from engine.checks import is_int, is_number
+from engine.chunking import chunk_id
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_SERVER
-from engine.scope import resolve_project
+from engine.scope import Scope, resolve_project
+from engine.text_reads import TextReads
+from recallbench import config
+from recallbench.present import HitRow, clip, hit_rows, minute, one_line
+from recallbench.search_service import search_via_socket, socket_path
 
 if TYPE_CHECKING:
-    from engine.embed import Embedder
     from engine.memory import Memory
-    from engine.reads import ChunkRecord
 
 T = TypeVar("T")
 
@@ -42,19 +47,6 @@ T = TypeVar("T")
 
 EVENTS: tuple[str, ...] = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd", "PreCompact")
 IMPORT_EVENTS = frozenset({"Stop", "SessionEnd", "PreCompact"})
-# Seconds Claude Code waits for each hook. SessionEnd gets its own timeout because SessionEnd hooks
-# otherwise share 1.5 s; UserPromptSubmit stays short because the user is waiting for the answer.
-HOOK_TIMEOUTS: Mapping[str, int] = {
-    "SessionStart": 15,
-    "UserPromptSubmit": 15,
-    "Stop": 60,
-    "SessionEnd": 30,
-    "PreCompact": 120,
-}
-COMMAND = "recallbench"
-HOOK_COMMAND_PREFIX = f"{COMMAND} hook "
-MCP_ADD_LINE = f"claude mcp add {OWN_SERVER} -- {COMMAND} serve"
-BACKUP_SUFFIX = ".recallbench.bak"
 LOG_NAME = "hooks.log"
 _LOG_MAX_BYTES = 1 << 20
 # Hooks wait this long for SQLite locks per statement, then retry the whole step a few times.
@@ -72,170 +64,6 @@ _STOPWORD_TEXT = """the and for are but not you all any can had her was one our 
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
-# ================================================================================================
-# Settings: install / uninstall
-# ================================================================================================
-
-
-class SettingsError(ValueError):
-    """A Claude Code settings file could not be read or has an unexpected shape."""
-
-
-def settings_path(
-    scope: Literal["user", "project"],
-    *,
-    env: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
-) -> Path:
-    """`$CLAUDE_CONFIG_DIR/settings.json` (else `~/.claude/settings.json`) or `<project>/.claude/settings.json`.
-
-    The project is `$CLAUDE_PROJECT_DIR`, else the current directory.
-    """
-    environ = os.environ if env is None else env
-    if scope == "user":
-        base = environ.get("CLAUDE_CONFIG_DIR")
-        return (Path(base).expanduser() if base else Path.home() / ".claude") / "settings.json"
-    project = environ.get("CLAUDE_PROJECT_DIR")
-    root = Path(project).expanduser() if project else (cwd or Path.cwd())
-    return root / ".claude" / "settings.json"
-
-
-def load_settings(path: Path) -> dict[str, Any]:
-    """The settings object at `path` ({} when the file is missing or empty).
-
-    Raises:
-        SettingsError: the file is not valid JSON, not an object, or its `hooks` have the wrong shape.
-    """
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        msg = f"cannot read Claude Code settings {path}: {exc}; fix the file and run again (nothing was changed)"
-        raise SettingsError(msg) from exc
-    if not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        msg = (
-            f"Claude Code settings {path} is not valid JSON ({exc.msg} at line {exc.lineno}, "
-            f"column {exc.colno}); fix it and run again (nothing was changed)"
-        )
-        raise SettingsError(msg) from exc
-    if not isinstance(data, dict):
-        msg = f"Claude Code settings {path} must hold a JSON object, found {type(data).__name__}; nothing was changed"
-        raise SettingsError(msg)
-    _check_hooks_shape(data, path)
-    return data
-
-
-def _check_hooks_shape(data: Mapping[str, Any], path: Path) -> None:
-    hooks = data.get("hooks")
-    if hooks is None:
-        return
-    if not isinstance(hooks, dict):
-        msg = f'"hooks" in {path} must be an object of event -> list, found {type(hooks).__name__}; nothing was changed'
-        raise SettingsError(msg)
-    for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            msg = f'"hooks.{event}" in {path} must be a list of matcher groups, found {type(groups).__name__}; nothing was changed'
-            raise SettingsError(msg)
-
-
-def is_ours(entry: object) -> bool:
-    """Whether a hook entry is one this project installed (identified by its command prefix)."""
-    if not isinstance(entry, dict):
-        return False
-    command = entry.get("command")
-    return isinstance(command, str) and command.strip().startswith(HOOK_COMMAND_PREFIX)
-
-
-def without_our_hooks(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of `settings` with exactly our hook entries removed; everything else is kept as it was.
-
-    A matcher group or event list is dropped only when removing our entries emptied it.
-    """
-    import copy
-
-    out = copy.deepcopy(dict(settings))
-    hooks = out.get("hooks")
-    if not isinstance(hooks, dict):
-        return out
-    for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
-            continue
-        kept_groups: list[Any] = []
-        for group in groups:
-            entries = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(entries, list) or not any(is_ours(e) for e in entries):
-                kept_groups.append(group)
-                continue
-            remaining = [e for e in entries if not is_ours(e)]
-            if remaining:
-                kept_groups.append({**group, "hooks": remaining})
-        if kept_groups or not groups:
-            hooks[event] = kept_groups
-        else:
-            del hooks[event]
-    if not hooks and "hooks" in settings and settings["hooks"]:
-        del out["hooks"]
-    return out
-
-
-def with_our_hooks(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of `settings` with our entries (one matcher group per event) after everyone else's.
-
-    Idempotent: our previous entries are removed first, so installing twice gives the same file.
-    """
-    out = without_our_hooks(settings)
-    hooks = out.setdefault("hooks", {})
-    for event in EVENTS:
-        group = {
-            "hooks": [
-                {
-                    "type": "command",
-                    "command": f"{HOOK_COMMAND_PREFIX}{event}",
-                    "timeout": HOOK_TIMEOUTS[event],
-                }
-            ]
-        }
-        hooks.setdefault(event, []).append(group)
-    return out
-
-
-def render_settings(settings: Mapping[str, Any]) -> str:
-    """Settings as Claude Code writes them: two-space indented JSON with a final newline."""
-    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
-
-
-def write_settings(path: Path, settings: Mapping[str, Any]) -> Path | None:
-    """Write `settings` atomically, keeping the previous file as `<name>.recallbench.bak`.
-
-    Returns the backup path, or None when there was no previous file.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup: Path | None = None
-    mode = 0o644
-    if path.exists():
-        backup = path.with_name(path.name + BACKUP_SUFFIX)
-        import shutil
-
-        shutil.copy2(path, backup)
-        mode = path.stat().st_mode & 0o777
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(render_settings(settings), encoding="utf-8")
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
-    return backup
-
-
-# ================================================================================================
-# Hook runtime
-# ================================================================================================
-
-
 @dataclass(frozen=True, kw_only=True)
 class InjectSettings:
     """What UserPromptSubmit injects.
@@ -249,13 +77,13 @@ class InjectSettings:
     limit: int = 5
     min_cosine: float = 0.35
     min_coverage: float = 0.5
-    embed_timeout_s: float = 1.0
+    search_timeout_s: float = 1.0
     min_entry_chars: int = 120
 
     def __post_init__(self) -> None:
         for name in ("min_prompt_chars", "budget_chars", "limit", "min_entry_chars"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if not is_int(value) or value < 1:
                 msg = f"InjectSettings.{name} must be a positive int, got {value!r}"
                 raise ValueError(msg)
         if not -1.0 <= self.min_cosine <= 1.0:
@@ -264,10 +92,8 @@ class InjectSettings:
         if not 0.0 <= self.min_coverage <= 1.0:
             msg = f"InjectSettings.min_coverage must be in [0, 1], got {self.min_coverage!r}"
             raise ValueError(msg)
-        if self.embed_timeout_s <= 0:
-            msg = (
-                f"InjectSettings.embed_timeout_s must be > 0 seconds, got {self.embed_timeout_s!r}"
-            )
+        if self.search_timeout_s <= 0:
+            msg = f"InjectSettings.search_timeout_s must be > 0 seconds, got {self.search_timeout_s!r}"
             raise ValueError(msg)
         if self.budget_chars < len(CONTEXT_OPEN) + len(CONTEXT_CLOSE) + self.min_entry_chars:
             msg = (
@@ -328,8 +154,6 @@ def run_hook(
     """Handle one hook invocation and return what to print (often nothing). Never raises."""
     log = HookLog(Path(os.devnull), event)
     try:
-        from recallbench import config
-
         base = home if home is not None else config.home()
         log = HookLog(base / LOG_NAME, event)
         default_db = config.default_db() if home is None else base / config.default_db().name
@@ -418,16 +242,15 @@ def _retry_locked(step: Callable[[], T], log: HookLog, what: str) -> T:
             time.sleep(0.05 * 2**attempt)
 
 
-def _open_conn(ctx: HookContext) -> sqlite3.Connection:
-    from engine import store
-
-    return store.connect(ctx.db, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
+def _open_text_reads(ctx: HookContext) -> TextReads:
+    return TextReads(ctx.db, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
 
 
-def _open_memory(ctx: HookContext, embedder: Embedder | None = None) -> Memory:
+def _open_memory(ctx: HookContext) -> Memory:
+    # Imported here, not at the top: the prompt hook never needs Memory, and it brings numpy.
     from engine.memory import Memory
 
-    return Memory(ctx.db, embedder, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
+    return Memory(ctx.db, None, busy_timeout_ms=HOOK_BUSY_TIMEOUT_MS)
 
 
 # --- Stop / SessionEnd / PreCompact -------------------------------------------------------------
@@ -510,20 +333,6 @@ def import_transcript(payload: Mapping[str, Any], ctx: HookContext, log: HookLog
 # --- SessionStart -------------------------------------------------------------------------------
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _clip(text: str, size: int) -> str:
-    return text if len(text) <= size else text[: max(size - 1, 0)].rstrip() + "…"
-
-
-def _stamp(iso: object) -> str:
-    if not isinstance(iso, str) or not iso:
-        return "unknown time"
-    return iso.replace("T", " ")[:16]
-
-
 def session_brief(payload: Mapping[str, Any], ctx: HookContext, log: HookLog) -> str:
     """The SessionStart brief: this project's recent sessions and how to search them."""
     if not ctx.db.exists():
@@ -537,9 +346,6 @@ def session_brief(payload: Mapping[str, Any], ctx: HookContext, log: HookLog) ->
 
 
 def _brief(memory: Memory, payload: Mapping[str, Any], ctx: HookContext, log: HookLog) -> str:
-    from engine.chunking import chunk_id
-    from engine.scope import Scope
-
     here = project_dir(payload, ctx.env)
     project = resolve_project(memory.projects(), here)
     if project is None:
@@ -557,16 +363,16 @@ def _brief(memory: Memory, payload: Mapping[str, Any], ctx: HookContext, log: Ho
     lines = [f"recallbench remembers earlier Claude Code sessions in {project}. Most recent:"]
     for s in sessions:
         sid = str(s["session_id"])
-        opening = _clip(_one_line(openings.get(sid, "")), 110)
+        opening = clip(one_line(openings.get(sid, "")), 110)
         lines.append(
-            f'- {_stamp(s["started"])} · session {sid[:8]} · {s["chunks"]} chunks · "{opening}"'
+            f'- {minute(s["started"])} · session {sid[:8]} · {s["chunks"]} chunks · "{opening}"'
         )
     lines.append(
         f"To recall earlier decisions, errors, commands or fixes, call the `search_memory` tool of the "
         f"`{OWN_SERVER}` MCP server with a short description of what you need; `get_memory` shows a "
         "whole chunk with its neighbours."
     )
-    return _wrap(_clip("\n".join(lines), ctx.settings.budget_chars - _WRAP_CHARS))
+    return _wrap(clip("\n".join(lines), ctx.settings.budget_chars - _WRAP_CHARS))
 
 
 _WRAP_CHARS = len(CONTEXT_OPEN) + len(CONTEXT_CLOSE) + 2  # two newlines
@@ -577,6 +383,9 @@ def _wrap(body: str) -> str:
 
 
 # --- UserPromptSubmit ---------------------------------------------------------------------------
+
+# `via` of a hit the hook found itself: FTS5's BM25, as the `fts` arm labels its hits.
+LEXICAL_VIA = "fts"
 
 
 def content_terms(text: str) -> set[str]:
@@ -594,6 +403,8 @@ def coverage(prompt_terms: set[str], text: str) -> float:
 @dataclass(frozen=True, kw_only=True)
 class _Hit:
     chunk_id: str
+    score: float
+    via: str  # the serving arm's name, or LEXICAL_VIA
     cosine: float | None  # the prompt's cosine to the chunk's stored vector; None when unknown
 
 
@@ -609,26 +420,21 @@ def prompt_context(payload: Mapping[str, Any], ctx: HookContext, log: HookLog) -
     if not ctx.db.exists():
         log.info(f"no database at {ctx.db}; nothing injected")
         return ""
-    # A bare connection: the text reads need neither numpy nor the vector catalog.
-    conn = _retry_locked(lambda: _open_conn(ctx), log, "open")
-    try:
-        return _retry_locked(lambda: _inject(conn, payload, prompt, ctx, log), log, "search")
-    finally:
-        conn.close()
+    # The text reads need neither numpy nor the vector catalog.
+    reads = _retry_locked(lambda: _open_text_reads(ctx), log, "open")
+    with reads:
+        return _retry_locked(lambda: _inject(reads, payload, prompt, ctx, log), log, "search")
 
 
 def _inject(
-    conn: sqlite3.Connection,
+    reads: TextReads,
     payload: Mapping[str, Any],
     prompt: str,
     ctx: HookContext,
     log: HookLog,
 ) -> str:
-    from engine import reads
-    from engine.scope import Scope
-
     here = project_dir(payload, ctx.env)
-    project = resolve_project(reads.projects(conn), here)
+    project = resolve_project(reads.projects(), here)
     if project is None:
         log.info(f"no sessions recorded for {here}; nothing injected")
         return ""
@@ -639,39 +445,40 @@ def _inject(
     hits = _served_hits(prompt, project, wanted, ctx, log)
     if hits is None:
         hits = [
-            _Hit(chunk_id=s.chunk_id, cosine=None)
-            for s in reads.lexical(conn, prompt, scope, wanted)
+            _Hit(chunk_id=s.chunk_id, score=s.score, via=LEXICAL_VIA, cosine=None)
+            for s in reads.lexical(prompt, scope, wanted)
         ]
     cosines = {h.chunk_id: h.cosine for h in hits}
     current = _text_field(payload, "session_id")
-    records = [r for r in reads.chunks(conn, list(cosines), scope) if r.session_id != current]
+    records = [r for r in reads.chunks(list(cosines), scope) if r.session_id != current]
     records = records[: settings.limit]
     terms = content_terms(prompt)
-    kept: list[ChunkRecord] = []
-    for record in records:
-        cosine = cosines.get(record.id)
-        if (cosine is not None and cosine >= settings.min_cosine) or (
-            coverage(terms, record.text) >= settings.min_coverage
-        ):
-            kept.append(record)
+    kept = [
+        record
+        for record in records
+        if _relevant(cosines.get(record.id), coverage(terms, record.text), settings)
+    ]
     log.info(f"{len(hits)} hit(s), {len(records)} from other sessions, {len(kept)} relevant")
-    return format_context(kept, settings)
+    return format_context(hit_rows(hits, kept), settings)
+
+
+def _relevant(cosine: float | None, covered: float, settings: InjectSettings) -> bool:
+    return (
+        cosine is not None and cosine >= settings.min_cosine
+    ) or covered >= settings.min_coverage
 
 
 def _served_hits(
     prompt: str, project: str, k: int, ctx: HookContext, log: HookLog
 ) -> list[_Hit] | None:
     """The shipped arm's hits as the running server computes them, or None to read lexically."""
-    from recallbench import config
-    from recallbench.embed_service import search_via_socket, socket_path
-
     base = config.make_embedder()  # only its id: the model is never loaded here
     sock = socket_path(ctx.home, base.id)
-    timeout = ctx.settings.embed_timeout_s
+    timeout = ctx.settings.search_timeout_s
     started = time.monotonic()
     request = {"text": prompt, "projects": [project], "k": k, "now": ctx.now.isoformat()}
     answer = search_via_socket(request, timeout, path=sock, embedder_id=base.id)
-    hits = None if answer is None else _parse_hits(answer.get("hits"))
+    hits = None if answer is None else _parse_hits(answer.get("hits"), answer.get("arm"))
     if answer is None or hits is None:
         log.info(f"search service at {sock} did not answer within {timeout}s; lexical read only")
         return None
@@ -682,92 +489,32 @@ def _served_hits(
     return hits
 
 
-def _parse_hits(raw: object) -> list[_Hit] | None:
+def _parse_hits(raw: object, arm: object) -> list[_Hit] | None:
+    """The answer's hits ({"chunk_id", "score", "cosine"} each), or None when they are malformed."""
     if not isinstance(raw, list):
         return None
+    via = arm.split("(", 1)[0] if isinstance(arm, str) and arm else "server"
     hits: list[_Hit] = []
     for item in raw:
         if not isinstance(item, dict) or not isinstance(item.get("chunk_id"), str):
             return None
-        cosine = item.get("cosine")
+        score, cosine = item.get("score"), item.get("cosine")
+        if not is_number(score):
+            return None
         hits.append(
             _Hit(
                 chunk_id=item["chunk_id"],
-                cosine=float(cosine) if isinstance(cosine, int | float) else None,
+                score=float(score),
+                via=via,
+                cosine=float(cosine) if is_number(cosine) else None,
             )
         )
     return hits
 
 
-# --- the server side of the prompt search -------------------------------------------------------
-
-_MAX_SEARCH_K = 50
-_MAX_PROMPT_CHARS = 20_000
-
-
-def prompt_search_handler(
-    memory: Memory, arm_spec: str
-) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
-    """What `recallbench serve` answers a prompt hook's search request with.
-
-    Request: {"text": prompt, "projects": [project, ...], "k": int, "now": ISO-8601}. Answer:
-    {"arm": canonical spec, "hits": [{"chunk_id", "score", "cosine"}, ...]} where cosine is the prompt's
-    cosine to the chunk's stored vector (None without one), for the hook's relevance threshold. The arm
-    runs in the server, over its loaded model, vector catalog and lexical snapshot.
-
-    Raises (from the returned handler):
-        ValueError: a malformed request.
-    """
-    from arms.base import Query
-    from arms.registry import build, full_canonical
-    from engine.scope import Scope
-
-    arm = build(arm_spec, memory)
-    canonical = full_canonical(arm_spec)
-
-    def handle(request: Mapping[str, Any]) -> dict[str, Any]:
-        text, projects, k, now = _search_request(request)
-        query = Query(text=text, scope=Scope.of(*projects), now=now, k=k)
-        found = arm.search(query)
-        vector = memory.embed_query(text)  # cached: the arm has just embedded the same text
-        hits = []
-        for hit in found:
-            stored = memory.vector(hit.chunk_id)
-            cosine = None if stored is None else float(stored @ vector)
-            hits.append({"chunk_id": hit.chunk_id, "score": float(hit.score), "cosine": cosine})
-        return {"arm": canonical, "hits": hits}
-
-    return handle
-
-
-def _search_request(request: Mapping[str, Any]) -> tuple[str, list[str], int, datetime]:
-    text, projects, k, now = (request.get(key) for key in ("text", "projects", "k", "now"))
-    if not isinstance(text, str) or not 0 < len(text) <= _MAX_PROMPT_CHARS:
-        msg = f"text must be a non-empty str of at most {_MAX_PROMPT_CHARS} characters"
-        raise ValueError(msg)
-    if (
-        not isinstance(projects, list)
-        or not projects
-        or not all(isinstance(p, str) and p for p in projects)
-    ):
-        msg = "projects must be a non-empty list of project paths"
-        raise ValueError(msg)
-    if isinstance(k, bool) or not isinstance(k, int) or not 0 < k <= _MAX_SEARCH_K:
-        msg = f"k must be an int in 1..{_MAX_SEARCH_K}"
-        raise ValueError(msg)
-    if not isinstance(now, str):
-        msg = "now must be an ISO-8601 timestamp"
-        raise ValueError(msg)
-    when = datetime.fromisoformat(now)
-    if when.tzinfo is None:
-        msg = "now must carry a UTC offset"
-        raise ValueError(msg)
-    return text, [str(p) for p in projects], k, when
-
-
-def format_context(records: Sequence[ChunkRecord], settings: InjectSettings) -> str:
-    """Hits as numbered entries under a header, wrapped in the sentinels, within `budget_chars`."""
-    if not records:
+def format_context(rows: Sequence[HitRow], settings: InjectSettings) -> str:
+    """Hit rows as numbered entries under a header, wrapped in the sentinels, within `budget_chars`."""
+    if not rows:
         return ""
     header = (
         "Possibly relevant memory from earlier sessions in this project "
@@ -776,11 +523,11 @@ def format_context(records: Sequence[ChunkRecord], settings: InjectSettings) -> 
     room = settings.budget_chars - _WRAP_CHARS
     body = header
     entries = 0
-    for n, record in enumerate(records, start=1):
-        label = f"\n[{n}] {_stamp(record.ts_start)} · session {record.session_id[:8]} · {record.author.label}\n"
+    for row in rows:
+        label = f"\n[{row.rank}] {minute(row.timestamp)} · session {row.session_id[:8]} · {row.author}\n"
         space = room - len(body) - len(label)
         if space < settings.min_entry_chars:
             break
-        body += label + _clip(_one_line(record.text), space)
+        body += label + clip(one_line(row.text), space)
         entries += 1
     return _wrap(body) if entries else ""

@@ -1,41 +1,40 @@
-"""The MCP stdio server: read-only memory tools over the shipped retrieval arm.
+"""Wiring of `recallbench serve`: the Memory, the shipped arm, the MCP tools and the stdio MCPServer.
 
-Every tool is annotated read-only and non-destructive, and none of them can edit or delete memory: this
-module only calls the engine's scoped read API (a test walks its imports to keep it that way). Reads are
-scoped to the Claude Code project (`$CLAUDE_PROJECT_DIR`, else the server's cwd) unless a call asks for
-all projects. Plain `def` tools run on worker threads; `Memory` gives each thread its own connection.
+`build_server` puts a reader, the arm and `recallbench.mcp_tools.MemoryTools` together into an
+`MCPServer`; `serve` opens the memory database and runs that server on stdio with the helpers that live
+as long as it does: the search service that answers the prompt hook on a Unix socket
+(`recallbench.search_service`) and the background embedder (`recallbench.background_embed`).
 Logs go to stderr: stdout is the protocol channel.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from types import FrameType
 
 from mcp.server import MCPServer
-from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
 
-from arms.base import Arm, Query
 from arms.registry import build, full_canonical
-from engine.chunking import chunk_id as make_chunk_id
+from engine.embed import Embedder
 from engine.markers import OWN_SERVER
 from engine.memory import Memory
-from engine.scope import Scope, resolve_project
+from recallbench import config
+from recallbench.background_embed import BackgroundEmbedder
+from recallbench.mcp_tools import MemoryTools, default_project_dir
+from recallbench.prompt_search import PromptSearch
+from recallbench.search_service import SearchService, SearchServiceError, socket_path
 
 log = logging.getLogger("recallbench.mcp")
 
 DEFAULT_ARM = "rrf"
-MAX_LIMIT = 50
-READ_ONLY = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
 INSTRUCTIONS = (
     "Long-term memory of earlier Claude Code sessions (recallbench). Use `search_memory` when the user "
     "refers to earlier work, or before re-deriving a decision, an error's cause, a command or a fix that "
@@ -44,119 +43,12 @@ INSTRUCTIONS = (
 )
 
 
-# --- return models ------------------------------------------------------------------------------
-
-
-class SearchHit(BaseModel):
-    rank: int
-    chunk_id: str
-    score: float
-    via: str
-    session_id: str
-    project: str
-    author: str
-    timestamp: str | None
-    text: str
-
-
-class SearchResult(BaseModel):
-    query: str
-    arm: str
-    scope: list[str] = Field(description="Projects searched; empty with all_projects=true.")
-    all_projects: bool
-    hits: list[SearchHit]
-    message: str | None = None
-
-
-class MemoryChunk(BaseModel):
-    found: bool
-    chunk_id: str
-    session_id: str | None = None
-    project: str | None = None
-    stream: str | None = None
-    index: int | None = None
-    author: str | None = None
-    ts_start: str | None = None
-    ts_end: str | None = None
-    session_start: str | None = None
-    text: str | None = None
-    previous_chunk_id: str | None = None
-    next_chunk_id: str | None = None
-    message: str | None = None
-
-
-class SessionSummary(BaseModel):
-    session_id: str
-    project: str
-    started: str | None
-    ended: str | None
-    chunks: int
-
-
-class RecentSessions(BaseModel):
-    scope: list[str]
-    all_projects: bool
-    sessions: list[SessionSummary]
-    message: str | None = None
-
-
-class MemoryStatus(BaseModel):
-    database: str
-    projects: int
-    sessions: int
-    self_transcripts: int
-    chunks: int
-    vectors: int
-    embedder: str | None
-    index: str
-    arm: str
-    current_project: str | None
-    skipped: dict[str, int]
-    scrubbed: dict[str, int]
-
-
-# --- scope --------------------------------------------------------------------------------------
-
-
-def default_project_dir() -> Path:
-    """`$CLAUDE_PROJECT_DIR` (set by Claude Code), else the server's working directory."""
-    env = os.environ.get("CLAUDE_PROJECT_DIR")
-    return Path(env).expanduser() if env else Path.cwd()
-
-
-class _Scoper:
-    """Turns a tool's `all_projects` flag into a Scope, or a message when the project has no memory."""
-
-    def __init__(self, memory: Callable[[], Memory], directory: Path) -> None:
-        self._memory = memory
-        self.directory = directory
-
-    def project(self) -> str | None:
-        return resolve_project(self._memory().projects(), self.directory)
-
-    def scope(self, all_projects: bool) -> tuple[Scope | None, str | None]:
-        if all_projects:
-            return Scope.everywhere(), None
-        project = self.project()
-        if project is None:
-            return None, (
-                f"no sessions are recorded for {self.directory} or a folder above it; run "
-                "`recallbench import` (or install the hooks), or pass all_projects=true"
-            )
-        return Scope.of(project), None
-
-
-def _scope_fields(scope: Scope | None) -> tuple[list[str], bool]:
-    if scope is None:
-        return [], False
-    return sorted(scope.projects), scope.all_projects
-
-
-# --- server -------------------------------------------------------------------------------------
+class ServeError(RuntimeError):
+    """`recallbench serve` cannot start; the message says what to fix."""
 
 
 def build_server(
-    memory_factory: Callable[[], Memory],
+    memory: Memory,
     arm_spec: str | None,
     *,
     project_dir: Path | None = None,
@@ -164,8 +56,7 @@ def build_server(
 ) -> MCPServer:
     """The MCP server over the arm `arm_spec` (the default `rrf`, with a notice on stderr, when None).
 
-    `memory_factory` is called once, on the first tool call. `project_dir` defaults to
-    `default_project_dir()` at build time.
+    `project_dir` defaults to `default_project_dir()` at build time; `now` to the current UTC time.
 
     Raises:
         ValueError: `arm_spec` does not parse or names an unknown arm or parameter.
@@ -177,165 +68,106 @@ def build_server(
         )
         arm_spec = DEFAULT_ARM
     canonical = full_canonical(arm_spec)  # validates the spec now rather than on the first search
-    clock = now if now is not None else (lambda: datetime.now(UTC))
-    lock = threading.RLock()  # arm() builds over memory() while holding it
-    state: dict[str, object] = {}
-
-    def memory() -> Memory:
-        with lock:
-            if "memory" not in state:
-                state["memory"] = memory_factory()
-            value = state["memory"]
-        if not isinstance(value, Memory):
-            msg = f"memory_factory returned {type(value).__name__}, expected a Memory"
-            raise TypeError(msg)
-        return value
-
-    def arm() -> Arm:
-        with lock:
-            if "arm" not in state:
-                state["arm"] = build(canonical, memory())
-            return state["arm"]  # type: ignore[return-value]
-
-    scoper = _Scoper(memory, project_dir if project_dir is not None else default_project_dir())
+    tools = MemoryTools(
+        memory,
+        build(canonical, memory),
+        canonical,
+        project_dir=project_dir if project_dir is not None else default_project_dir(),
+        clock=now if now is not None else (lambda: datetime.now(UTC)),
+    )
     server = MCPServer(OWN_SERVER, instructions=INSTRUCTIONS, log_level="WARNING")
-
-    @server.tool(annotations=READ_ONLY)
-    def search_memory(
-        query: Annotated[str, Field(description="What to recall, in plain words.", min_length=1)],
-        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Hits to return.")] = 5,
-        all_projects: Annotated[
-            bool, Field(description="Search every project instead of the current one.")
-        ] = False,
-    ) -> SearchResult:
-        """Search memory of earlier Claude Code sessions of this project for `query`."""
-        scope, message = scoper.scope(all_projects)
-        projects, everywhere = _scope_fields(scope)
-        if scope is None:
-            return SearchResult(
-                query=query,
-                arm=canonical,
-                scope=projects,
-                all_projects=everywhere,
-                hits=[],
-                message=message,
-            )
-        hits = arm().search(Query(text=query, scope=scope, now=clock(), k=limit))
-        records = {r.id: r for r in memory().chunks([h.chunk_id for h in hits], scope)}
-        rows = [
-            SearchHit(
-                rank=rank,
-                chunk_id=h.chunk_id,
-                score=round(h.score, 6),
-                via=h.via,
-                session_id=records[h.chunk_id].session_id,
-                project=records[h.chunk_id].project,
-                author=records[h.chunk_id].author.label,
-                timestamp=records[h.chunk_id].ts_start,
-                text=records[h.chunk_id].text,
-            )
-            for rank, h in enumerate((h for h in hits if h.chunk_id in records), start=1)
-        ]
-        return SearchResult(
-            query=query,
-            arm=canonical,
-            scope=projects,
-            all_projects=everywhere,
-            hits=rows,
-            message=None if rows else "nothing relevant found",
-        )
-
-    @server.tool(annotations=READ_ONLY)
-    def get_memory(
-        chunk_id: Annotated[str, Field(description="A chunk id from search_memory.", min_length=1)],
-        all_projects: Annotated[
-            bool, Field(description="Look outside the current project too.")
-        ] = False,
-    ) -> MemoryChunk:
-        """One memory chunk in full, with its session, project, timestamps and neighbouring chunk ids."""
-        scope, message = scoper.scope(all_projects)
-        if scope is None:
-            return MemoryChunk(found=False, chunk_id=chunk_id, message=message)
-        found = memory().chunks([chunk_id], scope)
-        if not found:
-            where = "any project" if scope.all_projects else str(scope)
-            hint = "" if scope.all_projects else " (pass all_projects=true to look everywhere)"
-            return MemoryChunk(
-                found=False, chunk_id=chunk_id, message=f"no chunk {chunk_id} in {where}{hint}"
-            )
-        record = found[0]
-        previous = make_chunk_id(record.stream, record.index - 1) if record.index > 0 else None
-        following = make_chunk_id(record.stream, record.index + 1)
-        # Neighbours are looked up in the same scope, so an id is only offered if it can be read.
-        present = {r.id for r in memory().chunks([i for i in (previous, following) if i], scope)}
-        return MemoryChunk(
-            found=True,
-            chunk_id=record.id,
-            session_id=record.session_id,
-            project=record.project,
-            stream=record.stream,
-            index=record.index,
-            author=record.author.label,
-            ts_start=record.ts_start,
-            ts_end=record.ts_end,
-            session_start=record.session_start,
-            text=record.text,
-            previous_chunk_id=previous if previous in present else None,
-            next_chunk_id=following if following in present else None,
-        )
-
-    @server.tool(annotations=READ_ONLY)
-    def recent_sessions(
-        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Sessions to list.")] = 10,
-        all_projects: Annotated[bool, Field(description="List sessions of every project.")] = False,
-    ) -> RecentSessions:
-        """The most recently started sessions of this project, with their chunk counts."""
-        scope, message = scoper.scope(all_projects)
-        projects, everywhere = _scope_fields(scope)
-        if scope is None:
-            return RecentSessions(
-                scope=projects, all_projects=everywhere, sessions=[], message=message
-            )
-        rows = memory().recent_sessions(scope, limit)
-        sessions = [
-            SessionSummary(
-                session_id=str(r["session_id"]),
-                project=str(r["project"]),
-                started=None if r["started"] is None else str(r["started"]),
-                ended=None if r["ended"] is None else str(r["ended"]),
-                chunks=int(str(r["chunks"])),
-            )
-            for r in rows
-        ]
-        return RecentSessions(scope=projects, all_projects=everywhere, sessions=sessions)
-
-    @server.tool(annotations=READ_ONLY)
-    def memory_status() -> MemoryStatus:
-        """What the memory holds: sessions, chunks, vectors, index state, and the arm being served."""
-        info = memory().status()
-        return MemoryStatus(
-            database=str(info["database"]),
-            projects=_int(info["projects"]),
-            sessions=_int(info["sessions"]),
-            self_transcripts=_int(info["self_transcripts"]),
-            chunks=_int(info["chunks"]),
-            vectors=_int(info["vectors"]),
-            embedder=None if info["embedder"] is None else str(info["embedder"]),
-            index=str(info["index"]),
-            arm=canonical,
-            current_project=scoper.project(),
-            skipped=_counts(info["skipped"]),
-            scrubbed=_counts(info["scrubbed"]),
-        )
-
+    tools.register(server)
     return server
 
 
-def _int(value: object) -> int:
-    return int(str(value))
+def serve(db: Path, *, search_service: bool = True, background_embed: bool = True) -> None:
+    """Run the MCP server over the shipped arm on stdio until the client goes away or SIGTERM.
+
+    Raises:
+        ServeError: the embedder cannot be set up, the database cannot be opened, or the shipped arm
+            spec is invalid.
+    """
+    _configure_logging()
+    try:
+        embedder = config.make_embedder()
+    except Exception as exc:
+        msg = f"cannot set up the embedder {config.embedder_name()!r}: {exc}"
+        raise ServeError(msg) from exc
+    spec = config.shipped_spec()
+    # One Memory for the tools, the prompt search and the background embedder, so they share its
+    # index lock and a stale index is rebuilt once, not once per caller.
+    try:
+        # Other processes keep importing into this store, so the in-memory lexical snapshot is
+        # rebuilt in the background after each change while FTS5 answers (same results).
+        memory = Memory(db, embedder, lexical_index="background")
+        memory.warm_lexical(wait=False)
+    except Exception as exc:
+        msg = f"cannot open the memory database {db}: {exc}"
+        raise ServeError(msg) from exc
+    try:
+        server = build_server(memory, spec)
+    except ValueError as exc:
+        msg = f"the shipped arm {spec!r} is not a valid arm spec ({exc}); run `recallbench ship` again"
+        raise ServeError(msg) from exc
+    with contextlib.ExitStack() as stack:
+        _exit_on_sigterm(stack)
+        if search_service:
+            _start_search_service(stack, memory, embedder, spec or DEFAULT_ARM)
+        if background_embed:
+            background = BackgroundEmbedder(lambda: memory, config.home() / "embed.lock").start()
+            stack.callback(background.stop)
+        server.run("stdio")
 
 
-def _counts(value: object) -> dict[str, int]:
-    if not isinstance(value, dict):
-        return {}
-    return {str(k): int(str(v)) for k, v in value.items()}
+def _start_search_service(
+    stack: contextlib.ExitStack, memory: Memory, embedder: Embedder, arm_spec: str
+) -> None:
+    """Answer the prompt hook on the socket once the model is loaded, from a thread; stop on exit."""
+    services: list[SearchService] = []
+
+    def stop_services() -> None:
+        for service in services:
+            service.stop()
+
+    stack.callback(stop_services)
+
+    def start() -> None:
+        # Load the model before the socket listens: a prompt hook that finds the socket must not
+        # wait on a cold model (until then hooks read lexically, which is quick).
+        try:
+            embedder.embed(["recallbench warm-up"])
+            # The prompt hook's search runs here, over this process's warm model and indexes.
+            search = PromptSearch(memory, arm_spec)
+            path = socket_path(config.home(), embedder.id)
+            services.append(SearchService(embedder, path, search=search).start())
+        except (SearchServiceError, OSError, RuntimeError, ValueError) as exc:
+            log.warning("search service not started (hooks will read lexically): %s", exc)
+
+    threading.Thread(target=start, name="recallbench-warm-up", daemon=True).start()
+
+
+def _exit_on_sigterm(cleanup: contextlib.ExitStack) -> None:
+    """On SIGTERM, remove the socket file and stop the helpers, then exit at once.
+
+    Raising SystemExit instead is not enough: the stdio transport's reader thread blocks on stdin, and
+    the interpreter would wait for it forever (a zombie server).
+    """
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        try:
+            cleanup.close()
+        finally:
+            os._exit(128 + signum)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, handler)
+
+
+def _configure_logging() -> None:
+    logger = logging.getLogger("recallbench")
+    if not any(isinstance(h, logging.StreamHandler) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("recallbench %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False

@@ -105,7 +105,7 @@ def test_search_outside_any_project_asks_for_a_scope(
     assert "--all-projects" in result.output
 
 
-def test_search_with_the_walk_arm_shows_score_via_session_project_time_and_snippet(
+def test_search_with_the_walk_arm_shows_score_via_session_id_project_timestamp_and_text(
     projects: tuple[Path, Path, Path],
 ) -> None:
     root, alpha, _ = projects
@@ -116,10 +116,26 @@ def test_search_with_the_walk_arm_shows_score_via_session_project_time_and_snipp
     assert out.startswith("arm: walk")
     first = out.splitlines()[1]
     assert "via=" in first
-    assert "session=55555555-0000-4000-8000-000000000001" in first
+    assert "session_id=55555555-0000-4000-8000-000000000001" in first
     assert f"project={alpha}" in first
-    assert "ts=2026-03-01T10:00:00.000Z" in first
+    assert "timestamp=2026-03-01T10:00:00.000Z" in first
     assert "retry" in out.splitlines()[2]
+
+
+def test_search_json_rows_carry_the_same_fields_as_the_mcp_tool(
+    projects: tuple[Path, Path, Path],
+) -> None:
+    from recallbench.mcp_tools import SearchHit
+
+    root, alpha, _ = projects
+    invoke("import", str(root))
+    data = json.loads(invoke("search", "retry flake", "--project", str(alpha), "--json"))
+    top = data["hits"][0]
+    assert list(top) == list(SearchHit.model_fields)  # one set of names, in one order
+    assert top["rank"] == 1
+    assert top["session_id"] == "55555555-0000-4000-8000-000000000001"
+    assert top["author"] == "User"
+    assert "Why does the retry test flake?" in top["text"]  # the whole chunk, not a snippet
 
 
 def test_hostile_fts_syntax_in_a_cli_query_is_plain_words(
@@ -142,17 +158,17 @@ def test_unknown_arm_lists_the_registered_ones(projects: tuple[Path, Path, Path]
     assert "rrf" in result.output
 
 
-def test_arms_lists_six_canonical_default_specs() -> None:
+def test_arms_lists_each_arm_with_its_canonical_default_spec_and_description() -> None:
+    from arms.registry import entry
+
     lines = invoke("arms").splitlines()
-    assert [ln.split("(")[0] for ln in lines] == [
-        "fallback",
-        "fts",
-        "none",
-        "rrf",
-        "vector",
-        "walk",
-    ]
-    assert "rrf(min_score=0.2,pool=20,rrf_k=60)" in lines
+    fields = [line.split(maxsplit=2) for line in lines]
+    assert [name for name, _, _ in fields] == ["fallback", "fts", "none", "rrf", "vector", "walk"]
+    assert ["rrf", "rrf(min_score=0.2,pool=20,rrf_k=60)", entry("rrf").description] in fields
+    for name, spec, description in fields:
+        assert spec.startswith(f"{name}(")
+        assert description == entry(name).description
+        assert description  # positive control: a description was printed
 
 
 def test_roster_seal_and_verify_name_the_changed_file(tmp_path: Path) -> None:

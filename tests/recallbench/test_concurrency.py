@@ -13,7 +13,7 @@ import pytest
 
 from engine.memory import Memory
 from tests.engine.fixtures_transcripts import simple_session, write_jsonl
-from tests.recallbench.test_hooks import ALPHA, BETA
+from tests.recallbench.corpus import ALPHA, BETA
 
 REPO = Path(__file__).resolve().parents[2]
 IMPORTERS = 4

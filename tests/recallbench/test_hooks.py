@@ -1,4 +1,4 @@
-"""Claude Code hooks: settings install/uninstall and the `recallbench hook EVENT` handlers."""
+"""The `recallbench hook EVENT` handlers, and the server's side of the prompt hook's search."""
 
 from __future__ import annotations
 
@@ -20,102 +20,29 @@ from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN
 from engine.memory import Memory
 from engine.scope import Scope, resolve_project
 from recallbench import hooks
-from recallbench.embed_service import EmbedService, socket_path
-from recallbench.serve_cli import hook_command, hooks_group
-from tests.engine.fixtures_transcripts import (
-    Line,
-    append_jsonl,
-    assistant_lines,
-    simple_session,
-    text_block,
-    ts,
-    user_line,
-    write_jsonl,
+from recallbench.prompt_search import PromptSearch
+from recallbench.search_service import SearchService, socket_path
+from recallbench.serve_cli import hook_command
+from tests.engine.fixtures_transcripts import append_jsonl, write_jsonl
+from tests.recallbench.corpus import (
+    ALPHA,
+    BETA,
+    SID_A1,
+    SID_A2,
+    chat_session,
+    import_corpus,
+    write_corpus,
 )
 
 REPO = Path(__file__).resolve().parents[2]
 INPUTS = Path(__file__).resolve().parent / "hook_inputs"
-ALPHA = "/home/dev/alpha"
-BETA = "/home/dev/beta"
-SID_A1 = "aaaaaaaa-0000-4000-8000-000000000001"
-SID_A2 = "aaaaaaaa-0000-4000-8000-000000000002"
-SID_B1 = "bbbbbbbb-0000-4000-8000-000000000001"
 CURRENT = "c0ffee00-0000-4000-8000-00000000c0de"  # the session of the recorded hook inputs
-
-
-# --- corpus helpers (also used by the MCP server and concurrency tests) ---------------------------
-
-
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 # The installed `recallbench hook UserPromptSubmit` command: the console script's short path.
 ENTRY_HOOK = (
     "import sys; sys.argv = ['recallbench', 'hook', 'UserPromptSubmit']; "
     "from recallbench.entry import main; main()"
 )
-
-
-def chat_session(sid: str, cwd: str, turns: list[tuple[str, str]], minute: int = 0) -> list[Line]:
-    """A session of (prompt, answer) turns; line uuids are derived from the session id."""
-    lines: list[Line] = []
-    parent: str | None = None
-    for n, (prompt, answer) in enumerate(turns):
-        u, a = f"{sid}-u{n}", f"{sid}-a{n}"
-        env: dict[str, Any] = {"session_id": sid, "cwd": cwd}
-        lines.append(user_line(prompt, uuid=u, parent=parent, timestamp=ts(minute + n), **env))
-        lines.extend(
-            assistant_lines(
-                [text_block(answer)],
-                message_id=f"msg-{a}",
-                uuids=[a],
-                parent=u,
-                timestamp=ts(minute + n, 30),
-                **env,
-            )
-        )
-        parent = a
-    return lines
-
-
-def write_corpus(root: Path) -> dict[str, Path]:
-    """Two alpha sessions and one beta session under a Claude-style projects folder."""
-    return {
-        SID_A1: write_jsonl(
-            root / "-home-dev-alpha" / f"{SID_A1}.jsonl",
-            simple_session(
-                "Why does the flaky retry test in the importer fail on CI?",
-                session_id=SID_A1,
-                cwd=ALPHA,
-                answer="The retry decorator swallowed the timeout error.",
-                prefix="a1-",
-            ),
-        ),
-        SID_A2: write_jsonl(
-            root / "-home-dev-alpha" / f"{SID_A2}.jsonl",
-            chat_session(
-                SID_A2,
-                ALPHA,
-                [("Rename the config loader module", "Renamed loader.py to settings.py.")],
-                minute=20,
-            ),
-        ),
-        SID_B1: write_jsonl(
-            root / "-home-dev-beta" / f"{SID_B1}.jsonl",
-            simple_session(
-                "Schedule the postgres backup cron job for the retry queue",
-                session_id=SID_B1,
-                cwd=BETA,
-                answer="Backups of the retry queue run nightly at 3am.",
-                prefix="b1-",
-            ),
-        ),
-    }
-
-
-def import_corpus(db: Path, root: Path) -> Memory:
-    memory = Memory(db, HashEmbedder())
-    report = memory.import_paths([root])
-    assert report.files_failed == {}
-    return memory
 
 
 @pytest.fixture
@@ -140,157 +67,6 @@ def run(event: str, stdin: str | bytes, env: dict[str, str] | None = None) -> Re
 def log_text(home: Path) -> str:
     path = home / hooks.LOG_NAME
     return path.read_text(encoding="utf-8") if path.exists() else ""
-
-
-# ================================================================================================
-# install / uninstall
-# ================================================================================================
-
-OTHER_TOOLS: dict[str, Any] = {
-    "model": "opus",
-    "permissions": {"allow": ["Bash(git status)"]},
-    "hooks": {
-        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done", "timeout": 5}]}],
-        "PreToolUse": [
-            {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit-bash"}]}
-        ],
-    },
-}
-
-
-def our_commands(settings: dict[str, Any]) -> list[str]:
-    return sorted(
-        entry["command"]
-        for groups in settings.get("hooks", {}).values()
-        for group in groups
-        for entry in group.get("hooks", [])
-        if hooks.is_ours(entry)
-    )
-
-
-def invoke_hooks(*args: str, env: dict[str, str] | None = None) -> Result:
-    return CliRunner().invoke(hooks_group, list(args), env=env, catch_exceptions=False)
-
-
-@pytest.fixture
-def user_settings(home: Path) -> Path:
-    # conftest points CLAUDE_CONFIG_DIR at home/claude
-    path = home / "claude" / "settings.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(OTHER_TOOLS, indent=4), encoding="utf-8")
-    return path
-
-
-def test_install_keeps_other_tools_hooks_and_is_idempotent(user_settings: Path) -> None:
-    original = user_settings.read_text(encoding="utf-8")
-    first = invoke_hooks("install")
-    assert first.exit_code == 0
-    after_first = user_settings.read_text(encoding="utf-8")
-    data = json.loads(after_first)
-    assert our_commands(data) == sorted(f"recallbench hook {e}" for e in hooks.EVENTS)
-    assert data["hooks"]["Stop"][0] == OTHER_TOOLS["hooks"]["Stop"][0]
-    assert data["hooks"]["PreToolUse"] == OTHER_TOOLS["hooks"]["PreToolUse"]
-    assert data["model"] == "opus"
-    assert data["permissions"] == {"allow": ["Bash(git status)"]}
-    assert data["hooks"]["SessionEnd"] == [
-        {"hooks": [{"type": "command", "command": "recallbench hook SessionEnd", "timeout": 30}]}
-    ]
-    backup = user_settings.with_name("settings.json" + hooks.BACKUP_SUFFIX)
-    assert backup.read_text(encoding="utf-8") == original
-
-    second = invoke_hooks("install")
-    assert second.exit_code == 0
-    assert "already installed" in second.output
-    assert user_settings.read_text(encoding="utf-8") == after_first
-
-
-def test_uninstall_removes_exactly_ours(user_settings: Path) -> None:
-    invoke_hooks("install")
-    assert len(our_commands(json.loads(user_settings.read_text(encoding="utf-8")))) == 5
-    result = invoke_hooks("uninstall")
-    assert result.exit_code == 0
-    assert json.loads(user_settings.read_text(encoding="utf-8")) == OTHER_TOOLS
-    again = invoke_hooks("uninstall")
-    assert "were not present" in again.output
-    assert json.loads(user_settings.read_text(encoding="utf-8")) == OTHER_TOOLS
-
-
-def test_install_prints_the_mcp_registration_line(user_settings: Path) -> None:
-    result = invoke_hooks("install")
-    assert "claude mcp add recallbench -- recallbench serve" in result.output
-
-
-def test_dry_run_prints_the_resulting_json_and_writes_nothing(user_settings: Path) -> None:
-    before = user_settings.read_text(encoding="utf-8")
-    result = invoke_hooks("install", "--dry-run")
-    assert result.exit_code == 0
-    printed = json.loads(result.stdout)
-    assert our_commands(printed) == sorted(f"recallbench hook {e}" for e in hooks.EVENTS)
-    assert user_settings.read_text(encoding="utf-8") == before
-    assert not user_settings.with_name("settings.json" + hooks.BACKUP_SUFFIX).exists()
-
-
-@pytest.mark.parametrize(
-    ("content", "fragment"),
-    [
-        ('{"hooks": {', "not valid JSON"),
-        ("[1, 2]", "must hold a JSON object"),
-        ('{"hooks": []}', '"hooks"'),
-        ('{"hooks": {"Stop": {"hooks": []}}}', '"hooks.Stop"'),
-    ],
-)
-def test_malformed_settings_give_a_clear_error_and_stay_untouched(
-    home: Path, content: str, fragment: str
-) -> None:
-    path = home / "claude" / "settings.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content, encoding="utf-8")
-    for command in ("install", "uninstall"):
-        result = invoke_hooks(command)
-        assert result.exit_code == 1
-        assert fragment in result.output
-        assert "nothing was changed" in result.output
-        assert path.read_text(encoding="utf-8") == content
-    assert not path.with_name("settings.json" + hooks.BACKUP_SUFFIX).exists()
-
-
-def test_install_creates_a_missing_user_settings_file_under_claude_config_dir(home: Path) -> None:
-    path = home / "claude" / "settings.json"
-    assert not path.exists()
-    invoke_hooks("install")
-    assert our_commands(json.loads(path.read_text(encoding="utf-8"))) == sorted(
-        f"recallbench hook {e}" for e in hooks.EVENTS
-    )
-
-
-def test_project_scope_writes_the_projects_dot_claude_settings(tmp_path: Path, home: Path) -> None:
-    project = tmp_path / "proj"
-    project.mkdir()
-    result = invoke_hooks("install", "--scope", "project", env={"CLAUDE_PROJECT_DIR": str(project)})
-    assert result.exit_code == 0
-    assert len(our_commands(json.loads((project / ".claude" / "settings.json").read_text()))) == 5
-    assert not (home / "claude" / "settings.json").exists()
-
-
-def test_removing_ours_keeps_a_group_that_also_holds_another_tools_hook() -> None:
-    shared = {
-        "hooks": {
-            "Stop": [
-                {
-                    "hooks": [
-                        {"type": "command", "command": "recallbench hook Stop"},
-                        {"type": "command", "command": "other-tool stop"},
-                    ]
-                }
-            ]
-        }
-    }
-    assert hooks.without_our_hooks(shared) == {
-        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "other-tool stop"}]}]}
-    }
-    # positive control: the entry with our prefix was the one removed
-    assert hooks.is_ours(shared["hooks"]["Stop"][0]["hooks"][0])
-    assert not hooks.is_ours({"command": "recallbenchx hook Stop"})
 
 
 # ================================================================================================
@@ -429,12 +205,10 @@ def test_without_a_server_the_prompt_hook_reads_lexically_and_says_so(
     assert "lexical read only" in log_text(home)
 
 
-def serving(home: Path, emb: HashEmbedder, spec: str = "rrf") -> EmbedService:
+def serving(home: Path, emb: HashEmbedder, spec: str = "rrf") -> SearchService:
     """The socket service as `recallbench serve` runs it: embeddings and the prompt search."""
     memory = Memory(home / "memory.db", emb)
-    return EmbedService(
-        emb, socket_path(home, emb.id), search=hooks.prompt_search_handler(memory, spec)
-    )
+    return SearchService(emb, socket_path(home, emb.id), search=PromptSearch(memory, spec))
 
 
 def test_with_a_server_the_prompt_hook_gets_the_servers_arm_hits(corpus: Path, home: Path) -> None:
@@ -451,7 +225,7 @@ def test_with_a_server_the_prompt_hook_gets_the_servers_arm_hits(corpus: Path, h
 
 def test_the_server_answers_the_prompt_search_scoped_with_cosines(corpus: Path, home: Path) -> None:
     emb = HashEmbedder()
-    handle = hooks.prompt_search_handler(Memory(home / "memory.db", emb), "rrf")
+    handle = PromptSearch(Memory(home / "memory.db", emb), "rrf")
     request = {"text": "flaky retry test", "projects": [ALPHA], "k": 5, "now": NOW.isoformat()}
     answer = handle(request)
     hits = answer["hits"]
@@ -617,13 +391,13 @@ def test_the_hook_process_never_imports_torch(corpus: Path, home: Path) -> None:
     memory = Memory(home / "memory.db", stand_in)
     memory.embed_pending()
     memory.close()
-    search = hooks.prompt_search_handler(Memory(home / "memory.db", stand_in), "rrf")
-    with EmbedService(stand_in, socket_path(home, stand_in.id), search=search):
+    search = PromptSearch(Memory(home / "memory.db", stand_in), "rrf")
+    with SearchService(stand_in, socket_path(home, stand_in.id), search=search):
         proc, imported = hook_process_imports()
     assert proc.returncode == 0
     assert "The retry decorator swallowed the timeout error." in proc.stdout
     # positive controls: the listing is real and the server's arm answered
-    assert {"engine.reads", "recallbench.embed_service", "sqlite3"} <= imported
+    assert {"engine.text_reads", "recallbench.search_service", "sqlite3"} <= imported
     assert "arm rrf(min_score=0.2,pool=20,rrf_k=60) gave" in log_text(home)
     # the arm ran in the server: the hook needs neither numpy nor the vector engine
     assert heavy_modules(imported) == set()
@@ -638,7 +412,7 @@ def test_the_lexical_prompt_path_imports_neither_numpy_nor_the_vector_engine(
     # positive control: context was injected from the lexical read, and the import listing is real
     assert "The retry decorator swallowed the timeout error." in proc.stdout
     assert "lexical read only" in log_text(home)
-    assert {"engine.reads", "engine.store", "recallbench.hooks", "sqlite3"} <= imported
+    assert {"engine.text_reads", "recallbench.hooks", "recallbench.present", "sqlite3"} <= imported
     assert heavy_modules(imported) == set()
 
 
@@ -683,15 +457,15 @@ def test_a_server_that_answers_too_late_or_only_embeddings_leaves_the_lexical_re
 ) -> None:
     emb = HashEmbedder()
     stdin = json.dumps(sample("user_prompt_submit", cwd=ALPHA))
-    fast = hooks.prompt_search_handler(Memory(home / "memory.db", emb), "rrf")
+    fast = PromptSearch(Memory(home / "memory.db", emb), "rrf")
 
     def slow(request: Any) -> Any:
         time.sleep(1.5)  # over the hook's 1 s budget
         return fast(request)
 
-    with EmbedService(emb, socket_path(home, emb.id), search=slow):
+    with SearchService(emb, socket_path(home, emb.id), search=slow):
         late = run("UserPromptSubmit", stdin)
-    with EmbedService(emb, socket_path(home, emb.id)):  # an embedding-only service
+    with SearchService(emb, socket_path(home, emb.id)):  # an embedding-only service
         embeddings_only = run("UserPromptSubmit", stdin)
     for result in (late, embeddings_only):
         assert result.exit_code == 0

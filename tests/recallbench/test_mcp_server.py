@@ -26,11 +26,11 @@ from engine.chunking import chunk_id
 from engine.embed import HashEmbedder
 from engine.memory import Memory
 from engine.scope import resolve_project
-from recallbench.embed_service import embed_via_socket, socket_path
+from recallbench.background_embed import BackgroundEmbedder
 from recallbench.mcp_server import build_server
-from recallbench.serve_cli import BackgroundEmbedder
+from recallbench.search_service import embed_via_socket, socket_path
 from tests.engine.fixtures_transcripts import write_jsonl
-from tests.recallbench.test_hooks import (
+from tests.recallbench.corpus import (
     ALPHA,
     BETA,
     SID_A1,
@@ -60,7 +60,7 @@ def db(tmp_path: Path, home: Path) -> Path:
 
 
 def server_for(db: Path, project: str | Path, arm: str | None = "rrf") -> MCPServer:
-    return build_server(lambda: Memory(db, HashEmbedder()), arm, project_dir=Path(project))
+    return build_server(Memory(db, HashEmbedder()), arm, project_dir=Path(project))
 
 
 def call(
@@ -190,12 +190,12 @@ def test_the_project_is_claude_project_dir_resolved_to_its_longest_recorded_pare
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", ALPHA + "/src/pkg")
-    server = build_server(lambda: Memory(db, HashEmbedder()), "rrf")
+    server = build_server(Memory(db, HashEmbedder()), "rrf")
     (status,) = call(server, "legacy", ("memory_status", {}))
     assert status["current_project"] == ALPHA
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", BETA)
     (status,) = call(
-        build_server(lambda: Memory(db, HashEmbedder()), "rrf"), "legacy", ("memory_status", {})
+        build_server(Memory(db, HashEmbedder()), "rrf"), "legacy", ("memory_status", {})
     )
     assert status["current_project"] == BETA
 
@@ -401,20 +401,49 @@ def walk(
     return graph
 
 
-def test_the_mcp_server_never_reaches_a_write_or_delete_path() -> None:
-    graph = walk("recallbench.mcp_server")
-    # the walk is real: it reaches the arms the server builds and the engine read API they use
-    assert {"recallbench.mcp_server", "arms.registry", "arms.rrf", "arms.walk"} <= graph.modules
-    assert "engine.memory" in graph.boundary
-    assert not any(m.startswith("recallbench.hooks") for m in graph.modules)
-    assert graph.violations == []
+def test_the_mcp_tools_never_reach_a_write_or_delete_path() -> None:
+    tools = walk("recallbench.mcp_tools")
+    # the walk is real: it reaches the presenter and the engine read API the tools use
+    assert {"recallbench.mcp_tools", "recallbench.present", "arms.base"} <= tools.modules
+    assert {"engine.api", "engine.scope"} <= tools.boundary
+    assert not any(
+        m.startswith(("recallbench.hooks", "recallbench.mcp_server")) for m in tools.modules
+    )
+    assert tools.violations == []
+    # the arms the wiring hands the tools read only too
+    arms = walk("arms.registry")
+    assert {"arms.registry", "arms.rrf", "arms.walk"} <= arms.modules
+    assert arms.boundary & {
+        "engine.api",
+        "engine.memory",
+    }  # the read API, wherever arms take it from
+    assert arms.violations == []
+
+
+def test_the_mcp_tools_import_neither_the_engine_write_side_nor_the_command_line() -> None:
+    path = Path(__file__).resolve().parents[2] / "recallbench" / "mcp_tools.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = {
+        n for node in ast.walk(tree) for n in _imported_names(node, "recallbench.mcp_tools", False)
+    }
+    denied = {
+        "engine.memory",
+        "engine.ingest",
+        "engine.store",
+        "engine.reads",
+        "recallbench.ship",
+        "recallbench.cli",
+        "recallbench.mcp_server",
+    }
+    assert "engine.api" in imported  # positive control: the listing is real
+    assert imported & denied == set()
 
 
 def test_the_write_path_checker_flags_modules_that_write() -> None:
     # real modules that import transcripts or fill vectors are flagged
     hook_violations = walk("recallbench.hooks").violations
     assert any(".import_paths" in v for v in hook_violations)
-    serve_violations = walk("recallbench.serve_cli").violations
+    serve_violations = walk("recallbench.mcp_server").violations
     assert any(".embed_pending" in v for v in serve_violations)
     assert any(".import_paths" in v for v in walk("recallbench.cli").violations)
 

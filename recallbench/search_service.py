@@ -1,25 +1,28 @@
-"""A local embedding service on a Unix socket, so that hook processes get query vectors without torch.
+"""The search service on a Unix socket: the running server answers the prompt hook's searches.
 
-The MCP server process (`recallbench serve`) already holds the loaded embedder; it runs `EmbedService` in a
-thread. A hook asks it through `embed_via_socket` (vectors) or `search_via_socket` (the server runs its
-arm over its warm indexes, so the hook needs neither numpy nor the vector catalog). Both clients import
-only the standard library until a vector arrives, and return None whenever nothing answers in time, so
-the hook can fall back to the lexical read.
+The MCP server process (`recallbench serve`) holds the loaded model, the vector index and the lexical
+snapshot warm; it runs `SearchService` in a thread. A hook asks it through `search_via_socket`: the
+server runs its arm over its warm indexes (the handler is `recallbench.prompt_search.PromptSearch`), so
+the hook needs neither numpy nor the vector catalog. The service also answers embedding requests
+(`embed_via_socket`) with the server's model. Both clients import only the standard library until a
+vector arrives, and return None whenever nothing answers in time, so the hook can fall back to the
+lexical read.
 
 Wire format (one request per connection; all integers big-endian):
+
+    request:  u32 length | UTF-8 JSON {"search": {...}}   (answered when the service has a handler)
+    response: u32 length | UTF-8 JSON {"ok": true, "embedder": id, ...the handler's answer}, no body
 
     request:  u32 length | UTF-8 JSON {"texts": ["...", ...]}
     response: u32 length | UTF-8 JSON header | body
               header {"ok": true, "embedder": id, "n": n, "dim": d}, body = n*d little-endian float32
               header {"ok": false, "error": "..."}, no body
 
-    request:  u32 length | UTF-8 JSON {"search": {...}}   (answered when the service has a handler)
-    response: u32 length | UTF-8 JSON {"ok": true, "embedder": id, ...the handler's answer}, no body
-
-The socket lives at `$RECALLBENCH_HOME/embed-<embedder id>.sock` (mode 0600). Several servers may run at
-once (Claude Code starts one per session): the first binds the path, the others stand by and take the
-path over when its owner exits or leaves a stale file behind. A server only ever unlinks the socket file
-it created itself.
+The socket lives at `$RECALLBENCH_HOME/embed-<embedder id>.sock` (mode 0600; the name is kept from when
+the service only embedded, so running servers and hooks of every version find each other). Several
+servers may run at once (Claude Code starts one per session): the first binds the path, the others stand
+by and take the path over when its owner exits or leaves a stale file behind. A server only ever unlinks
+the socket file it created itself.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ if TYPE_CHECKING:
 
     from engine.embed import Embedder
 
-log = logging.getLogger("recallbench.embed_service")
+log = logging.getLogger("recallbench.search_service")
 
 # Linux's sun_path holds 108 bytes including the terminating NUL.
 MAX_SOCKET_PATH_BYTES = 107
@@ -64,8 +67,8 @@ _POLL_S = 0.1
 SearchHandler = Callable[[Mapping[str, Any]], Mapping[str, Any]]
 
 
-class EmbedServiceError(RuntimeError):
-    """The embedding service could not bind its socket."""
+class SearchServiceError(RuntimeError):
+    """The search service could not bind its socket."""
 
 
 def socket_path(home: Path, embedder_id: str) -> Path:
@@ -230,8 +233,8 @@ def _answers(path: Path, timeout_s: float = 0.2) -> bool:
 # --- server -------------------------------------------------------------------------------------
 
 
-class EmbedService:
-    """Answers embedding requests, and search requests when given a `search` handler, on a Unix socket.
+class SearchService:
+    """Answers search requests (given a `search` handler) and embedding requests on a Unix socket.
 
     Use as a context manager, or call `start()` and `stop()`. `stop()` removes the socket file if this
     service created it and nobody has replaced it since.
@@ -254,7 +257,7 @@ class EmbedService:
                 f"socket path {self.path} is {len(os.fsencode(self.path))} bytes, over the "
                 f"{MAX_SOCKET_PATH_BYTES}-byte limit of Unix sockets; set RECALLBENCH_HOME to a shorter folder"
             )
-            raise EmbedServiceError(msg)
+            raise SearchServiceError(msg)
         self.request_timeout_s = request_timeout_s
         self.reclaim_interval_s = reclaim_interval_s
         self._listener: socket.socket | None = None
@@ -264,13 +267,13 @@ class EmbedService:
         self._lock = threading.Lock()
 
     # --- lifecycle ---------------------------------------------------------------------------
-    def start(self) -> EmbedService:
+    def start(self) -> SearchService:
         """Bind (or stand by behind a live service at the same path) and start answering."""
         if self._thread is not None:
             return self
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._claim()
-        self._thread = threading.Thread(target=self._loop, name="recallbench-embed", daemon=True)
+        self._thread = threading.Thread(target=self._loop, name="recallbench-search", daemon=True)
         self._thread.start()
         return self
 
@@ -282,7 +285,7 @@ class EmbedService:
         with self._lock:
             self._release()
 
-    def __enter__(self) -> EmbedService:
+    def __enter__(self) -> SearchService:
         return self.start()
 
     def __exit__(
@@ -340,7 +343,7 @@ class EmbedService:
                 raise
             listener.setblocking(False)
             self._listener, self._inode = listener, inode
-            log.info("embedding service for %s listening on %s", self.embedder.id, self.path)
+            log.info("search service for %s listening on %s", self.embedder.id, self.path)
 
     def _release(self) -> None:
         """Close our listener; unlink the path only if it is still the file we bound."""
@@ -367,7 +370,7 @@ class EmbedService:
                         threading.Thread(
                             target=self._handle,
                             args=(conn,),
-                            name="recallbench-embed-req",
+                            name="recallbench-search-req",
                             daemon=True,
                         ).start()
                 except (OSError, ValueError) as exc:  # listener closed under us by stop()/reclaim

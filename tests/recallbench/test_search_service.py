@@ -1,4 +1,4 @@
-"""The Unix-socket embedding service and its stdlib+numpy client."""
+"""The Unix-socket search service: binding, hand-over, embedding answers, and its stdlib client."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ import pytest
 from numpy.typing import NDArray
 
 from engine.embed import HashEmbedder
-from recallbench.embed_service import (
+from recallbench.search_service import (
     MAX_SOCKET_PATH_BYTES,
-    EmbedService,
-    EmbedServiceError,
+    SearchService,
+    SearchServiceError,
     default_socket_path,
     embed_via_socket,
     socket_path,
@@ -65,7 +65,7 @@ class FlakyEmbedder:
 def test_client_gets_exactly_the_embedders_vectors_through_the_socket(sock: Path) -> None:
     emb = HashEmbedder(dim=32)
     texts = ["why does the retry test flake", "", "naïve café ☕"]
-    with EmbedService(emb, sock):
+    with SearchService(emb, sock):
         got = embed_via_socket(texts, 2.0, path=sock, embedder_id=emb.id)
     assert got is not None
     assert got.dtype == np.float32
@@ -75,7 +75,7 @@ def test_client_gets_exactly_the_embedders_vectors_through_the_socket(sock: Path
 
 def test_client_returns_none_without_a_service_and_vectors_with_one(sock: Path) -> None:
     assert embed_via_socket(["hello world"], 0.5, path=sock) is None
-    with EmbedService(HashEmbedder(dim=8), sock):
+    with SearchService(HashEmbedder(dim=8), sock):
         got = embed_via_socket(["hello world"], 2.0, path=sock)
     assert got is not None
     assert got.shape == (1, 8)
@@ -87,7 +87,7 @@ def test_a_stale_socket_file_is_replaced_and_removed_on_stop(sock: Path) -> None
     stale.close()  # the file stays behind, as after a crashed server
     assert sock.exists()
     assert embed_via_socket(["x y z"], 0.5, path=sock) is None
-    service = EmbedService(HashEmbedder(dim=8), sock).start()
+    service = SearchService(HashEmbedder(dim=8), sock).start()
     try:
         assert service.bound
         assert embed_via_socket(["x y z"], 2.0, path=sock) is not None
@@ -100,8 +100,8 @@ def test_a_stale_socket_file_is_replaced_and_removed_on_stop(sock: Path) -> None
 
 def test_a_second_service_stands_by_and_takes_over_when_the_first_stops(sock: Path) -> None:
     emb = HashEmbedder(dim=8)
-    first = EmbedService(emb, sock, reclaim_interval_s=3600).start()
-    second = EmbedService(emb, sock, reclaim_interval_s=3600).start()
+    first = SearchService(emb, sock, reclaim_interval_s=3600).start()
+    second = SearchService(emb, sock, reclaim_interval_s=3600).start()
     try:
         assert first.bound
         assert not second.bound
@@ -117,7 +117,7 @@ def test_a_second_service_stands_by_and_takes_over_when_the_first_stops(sock: Pa
 
 
 def test_stop_never_removes_a_socket_file_another_service_put_there(sock: Path) -> None:
-    service = EmbedService(HashEmbedder(dim=8), sock, reclaim_interval_s=3600).start()
+    service = SearchService(HashEmbedder(dim=8), sock, reclaim_interval_s=3600).start()
     owned_at_start = service.bound
     assert owned_at_start
     other = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -133,7 +133,7 @@ def test_stop_never_removes_a_socket_file_another_service_put_there(sock: Path) 
 
 
 def test_an_embedder_failure_is_reported_and_the_service_keeps_answering(sock: Path) -> None:
-    with EmbedService(FlakyEmbedder(), sock):
+    with SearchService(FlakyEmbedder(), sock):
         assert embed_via_socket(["boom goes the model"], 2.0, path=sock) is None
         after = embed_via_socket(["quiet text"], 2.0, path=sock)
     assert after is not None
@@ -142,7 +142,7 @@ def test_an_embedder_failure_is_reported_and_the_service_keeps_answering(sock: P
 
 def test_client_refuses_vectors_of_another_embedder(sock: Path) -> None:
     emb = HashEmbedder(dim=8)
-    with EmbedService(emb, sock):
+    with SearchService(emb, sock):
         assert embed_via_socket(["a b c"], 2.0, path=sock, embedder_id="minilm-l6-v2") is None
         assert embed_via_socket(["a b c"], 2.0, path=sock, embedder_id=emb.id) is not None
 
@@ -158,7 +158,7 @@ def _raw_request(path: Path, payload: bytes) -> dict[str, object]:
 
 
 def test_a_malformed_request_gets_an_error_header(sock: Path) -> None:
-    with EmbedService(HashEmbedder(dim=8), sock):
+    with SearchService(HashEmbedder(dim=8), sock):
         bad = _raw_request(sock, b'{"texts": "not a list"}')
         good = _raw_request(sock, b'{"texts": ["fine"]}')
     assert bad["ok"] is False
@@ -178,7 +178,7 @@ def test_client_gives_up_within_its_timeout_when_the_service_hangs(sock: Path) -
         mute.close()
         sock.unlink()
     assert elapsed < 2.0
-    with EmbedService(HashEmbedder(dim=8), sock):
+    with SearchService(HashEmbedder(dim=8), sock):
         assert embed_via_socket(["hello there"], 2.0, path=sock) is not None
 
 
@@ -189,8 +189,8 @@ def test_client_rejects_a_single_string() -> None:
 
 def test_a_socket_path_over_the_unix_limit_is_refused_with_a_clear_message(tmp_path: Path) -> None:
     long_path = Path("/tmp") / ("x" * MAX_SOCKET_PATH_BYTES) / "e.sock"
-    with pytest.raises(EmbedServiceError, match="RECALLBENCH_HOME"):
-        EmbedService(HashEmbedder(dim=8), long_path)
+    with pytest.raises(SearchServiceError, match="RECALLBENCH_HOME"):
+        SearchService(HashEmbedder(dim=8), long_path)
 
 
 def test_socket_path_is_keyed_by_embedder_id_under_the_home(home: Path) -> None:
@@ -202,7 +202,7 @@ def test_socket_path_is_keyed_by_embedder_id_under_the_home(home: Path) -> None:
 
 def test_the_client_module_imports_only_the_stdlib() -> None:
     code = (
-        "import sys; import recallbench.embed_service; "
+        "import sys; import recallbench.search_service; "
         "print(' '.join(sorted(m for m in sys.modules)))"
     )
     out = subprocess.run(

@@ -1,0 +1,82 @@
+"""The server's side of the prompt hook's search: what `recallbench serve` answers on its socket.
+
+The hook (`recallbench.hooks`) sends the prompt through `recallbench.search_service`; `PromptSearch`
+runs the shipped arm over the server's loaded model, vector catalog and lexical snapshot, and answers
+with each hit's score and the prompt's cosine to the chunk's stored vector, which the hook's relevance
+threshold needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from arms.base import Query
+from arms.registry import build, full_canonical
+from engine.api import ReadAPI
+from engine.checks import is_int
+from engine.scope import Scope
+
+MAX_SEARCH_K = 50
+MAX_PROMPT_CHARS = 20_000
+
+
+class PromptSearch:
+    """Answers a prompt hook's search request with the arm `arm_spec` over `reader`.
+
+    Request: {"text": prompt, "projects": [project, ...], "k": int, "now": ISO-8601}. Answer:
+    {"arm": canonical spec, "hits": [{"chunk_id", "score", "cosine"}, ...]} where cosine is the prompt's
+    cosine to the chunk's stored vector (None without one).
+
+    Raises:
+        ValueError: `arm_spec` does not parse or names an unknown arm or parameter (when built), or a
+            request is malformed (when called).
+    """
+
+    def __init__(self, reader: ReadAPI, arm_spec: str) -> None:
+        self._reader = reader
+        self._arm = build(arm_spec, reader)
+        self.arm = full_canonical(arm_spec)
+
+    def __call__(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        text, projects, k, now = parse_request(request)
+        query = Query(text=text, scope=Scope.of(*projects), now=now, k=k)
+        found = self._arm.search(query)
+        vector = self._reader.embed_query(text)  # cached: the arm has just embedded the same text
+        hits = []
+        for hit in found:
+            stored = self._reader.vector(hit.chunk_id)
+            cosine = None if stored is None else float(stored @ vector)
+            hits.append({"chunk_id": hit.chunk_id, "score": float(hit.score), "cosine": cosine})
+        return {"arm": self.arm, "hits": hits}
+
+
+def parse_request(request: Mapping[str, Any]) -> tuple[str, list[str], int, datetime]:
+    """The (text, projects, k, now) of a search request.
+
+    Raises:
+        ValueError: a field is missing or out of range; the message names it.
+    """
+    text, projects, k, now = (request.get(key) for key in ("text", "projects", "k", "now"))
+    if not isinstance(text, str) or not 0 < len(text) <= MAX_PROMPT_CHARS:
+        msg = f"text must be a non-empty str of at most {MAX_PROMPT_CHARS} characters"
+        raise ValueError(msg)
+    if (
+        not isinstance(projects, list)
+        or not projects
+        or not all(isinstance(p, str) and p for p in projects)
+    ):
+        msg = "projects must be a non-empty list of project paths"
+        raise ValueError(msg)
+    if not is_int(k) or not 0 < k <= MAX_SEARCH_K:
+        msg = f"k must be an int in 1..{MAX_SEARCH_K}"
+        raise ValueError(msg)
+    if not isinstance(now, str):
+        msg = "now must be an ISO-8601 timestamp"
+        raise ValueError(msg)
+    when = datetime.fromisoformat(now)
+    if when.tzinfo is None:
+        msg = "now must carry a UTC offset"
+        raise ValueError(msg)
+    return text, [str(p) for p in projects], k, when
