@@ -177,6 +177,11 @@ def _go_func(rng: random.Random, name: str) -> list[str]:
 _FUNCS = {"python": _python_func, "typescript": _ts_func, "rust": _rust_func, "go": _go_func}
 
 
+def function_lines(rng: random.Random, language: str, name: str) -> list[str]:
+    """Source lines of one plausible function called `name`."""
+    return _FUNCS[language](rng, name)
+
+
 def _header(rng: random.Random, profile: Profile, path: str, consts: list[str]) -> list[str]:
     lang = profile.language
     if lang == "python":
@@ -246,9 +251,8 @@ def code_listing(
     picks = rng.sample(range(len(PARAMS)), 2)
     consts = [const_line(profile.language, PARAMS[i][1], rng.choice(PARAMS[i][2])) for i in picks]
     lines = _header(rng, profile, path, consts)
-    make = _FUNCS[profile.language]
     for _ in range(functions):
-        lines += make(rng, random_func(rng, profile.language))
+        lines += function_lines(rng, profile.language, random_func(rng, profile.language))
     if extra:
         lines += extra
     return lines
