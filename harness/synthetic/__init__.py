@@ -12,7 +12,7 @@ from harness.synthetic.config import (
     SyntheticError,
 )
 from harness.synthetic.generate import ROSTER_NAMES, encode_cwd, generate, tree_sha256
-from harness.synthetic.plan import content_words, jaccard
+from harness.synthetic.rosters import content_words, jaccard
 
 __all__ = [
     "CREDENTIAL_KINDS",

@@ -16,14 +16,8 @@ from harness.synthetic.text import (
     random_func,
     runner_output,
 )
-from harness.synthetic.tools import (
-    Ctx,
-    bash_call,
-)
-from harness.synthetic.vocab import (
-    CODE_NOUNS,
-    CODE_VERBS,
-)
+from harness.synthetic.tools import Ctx, bash_call
+from harness.synthetic.vocab import CODE_NOUNS, CODE_VERBS
 
 DECISIONS_FILE = "docs/decisions.md"
 

@@ -26,12 +26,7 @@ from harness.synthetic.facts import (
     IncidentFact,
 )
 from harness.synthetic.lines import Act, Prompt, Step
-from harness.synthetic.text import (
-    const_line,
-    log_excerpt,
-    runner_output,
-    short_path,
-)
+from harness.synthetic.text import const_line, log_excerpt, runner_output, short_path
 from harness.synthetic.tools import (
     Ctx,
     bash_call,
@@ -41,10 +36,7 @@ from harness.synthetic.tools import (
     read_call,
     write_call,
 )
-from harness.synthetic.vocab import (
-    BUG_CAUSES,
-    FIX_PHRASES,
-)
+from harness.synthetic.vocab import BUG_CAUSES, FIX_PHRASES
 
 
 def _commit_command(commit: CommitFact) -> str:

@@ -16,7 +16,8 @@ from harness.synthetic.config import (
     SyntheticError,
 )
 from harness.synthetic.lines import MODERN, OLDER, StreamFile
-from harness.synthetic.plan import Plan, build_plan
+from harness.synthetic.plan import Plan
+from harness.synthetic.planner import build_plan
 from harness.synthetic.session import Built, Episode, assemble, write_session
 
 GENERATOR_VERSION = "recallbench-synthetic/1"

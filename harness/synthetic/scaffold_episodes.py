@@ -8,21 +8,10 @@ import random
 from collections.abc import Callable
 
 from harness.synthetic.config import SyntheticError
-from harness.synthetic.episode_kit import (
-    pick,
-)
+from harness.synthetic.episode_kit import pick
 from harness.synthetic.lines import Act, Prompt, Step
-from harness.synthetic.tools import (
-    Ctx,
-    bash_call,
-    edit_call,
-    mcp_call,
-    read_call,
-)
-from harness.synthetic.vocab import (
-    OTHERMEM_NOTES,
-    Component,
-)
+from harness.synthetic.tools import Ctx, bash_call, edit_call, mcp_call, read_call
+from harness.synthetic.vocab import OTHERMEM_NOTES, Component
 
 
 def ep_own_mcp(rng: random.Random, ctx: Ctx, tool: str, snippets: list[str]) -> list[Step]:
