@@ -11,7 +11,7 @@ from harness.synthetic.config import (
     SyntheticConfig,
     SyntheticError,
 )
-from harness.synthetic.generate import ROSTER_NAMES, encode_cwd, generate, tree_sha256
+from harness.synthetic.generate import ROSTER_NAMES, encode_cwd, generate
 from harness.synthetic.rosters import content_words, jaccard
 
 __all__ = [
@@ -24,5 +24,4 @@ __all__ = [
     "encode_cwd",
     "generate",
     "jaccard",
-    "tree_sha256",
 ]

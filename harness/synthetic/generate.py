@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -32,17 +31,6 @@ def encode_cwd(cwd: str) -> str:
 def dumps_line(line: dict[str, Any]) -> str:
     """One JSONL line exactly as the generator writes it."""
     return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
-
-
-def tree_sha256(root: Path) -> str:
-    """sha256 over every file under `root`: sorted relative posix paths, each followed by its bytes."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root).as_posix()
-        digest.update(rel.encode("utf-8") + b"\0")
-        data = path.read_bytes()
-        digest.update(str(len(data)).encode("ascii") + b"\0" + data)
-    return digest.hexdigest()
 
 
 def _write_jsonl(path: Path, stream: StreamFile) -> int:
