@@ -12,7 +12,7 @@ from harness.synthetic.config import (
     SyntheticError,
 )
 from harness.synthetic.generate import ROSTER_NAMES, encode_cwd, generate
-from harness.synthetic.rosters import content_words, jaccard
+from harness.synthetic.rosters import jaccard
 
 __all__ = [
     "CREDENTIAL_KINDS",
@@ -20,7 +20,6 @@ __all__ = [
     "GeneratedCorpus",
     "SyntheticConfig",
     "SyntheticError",
-    "content_words",
     "encode_cwd",
     "generate",
     "jaccard",

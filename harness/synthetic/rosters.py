@@ -18,14 +18,14 @@ from harness.synthetic.vocab import (
 )
 
 
-def content_words(text: str) -> set[str]:
+def _content_words(text: str) -> set[str]:
     """Lower-cased alphanumeric tokens minus stopwords (for the paraphrase overlap figure)."""
     return {t for t in re.findall(r"[a-z0-9]+", text.lower()) if t not in STOPWORDS}
 
 
 def jaccard(a: str, b: str) -> float:
     """Jaccard similarity of the content words of two texts (0 when both are empty)."""
-    wa, wb = content_words(a), content_words(b)
+    wa, wb = _content_words(a), _content_words(b)
     union = wa | wb
     return len(wa & wb) / len(union) if union else 0.0
 

@@ -1,5 +1,6 @@
-"""Scaffolding episodes the importer's sanitizer must handle: own and foreign MCP calls, sentinel quotes,
-credentials, echoed roster questions and self-transcripts.
+"""Scaffolding episodes: what the importer's sanitizer must strip, keep or skip.
+
+Own and foreign MCP calls, quoted sentinels, credentials, echoed roster questions and self-transcripts.
 """
 
 from __future__ import annotations

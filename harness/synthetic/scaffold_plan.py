@@ -1,5 +1,7 @@
-"""Placing the scaffolding the sanitizer must handle: own and foreign MCP calls, injected context,
-private spans, credentials, self-transcript excerpts and echoed roster questions.
+"""Placing the scaffolding the sanitizer must handle, session by session.
+
+Own and foreign MCP calls, injected context, private spans, credentials, subagents, self-transcript
+excerpts and echoed roster questions.
 """
 
 from __future__ import annotations
