@@ -11,8 +11,8 @@ from harness.synthetic.config import (
     SyntheticConfig,
     SyntheticError,
 )
-from harness.synthetic.generate import ROSTER_NAMES, encode_cwd, generate, tree_sha256
-from harness.synthetic.plan import content_words, jaccard
+from harness.synthetic.generate import ROSTER_NAMES, encode_cwd, generate
+from harness.synthetic.rosters import jaccard
 
 __all__ = [
     "CREDENTIAL_KINDS",
@@ -20,9 +20,7 @@ __all__ = [
     "GeneratedCorpus",
     "SyntheticConfig",
     "SyntheticError",
-    "content_words",
     "encode_cwd",
     "generate",
     "jaccard",
-    "tree_sha256",
 ]

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from engine.checks import is_int
 from harness.synthetic.vocab import (
     DECISION_CHOICES,
     HOP_ADJECTIVES,
@@ -80,7 +81,7 @@ class SyntheticConfig:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            if is_int(value) and value < 0:
                 msg = f"SyntheticConfig.{f.name} must be >= 0, got {value}"
                 raise SyntheticError(msg)
         if not 1 <= self.projects <= len(PROFILES):

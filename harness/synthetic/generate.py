@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -16,7 +15,8 @@ from harness.synthetic.config import (
     SyntheticError,
 )
 from harness.synthetic.lines import MODERN, OLDER, StreamFile
-from harness.synthetic.plan import Plan, build_plan
+from harness.synthetic.plan import Plan
+from harness.synthetic.planner import build_plan
 from harness.synthetic.session import Built, Episode, assemble, write_session
 
 GENERATOR_VERSION = "recallbench-synthetic/1"
@@ -31,17 +31,6 @@ def encode_cwd(cwd: str) -> str:
 def dumps_line(line: dict[str, Any]) -> str:
     """One JSONL line exactly as the generator writes it."""
     return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
-
-
-def tree_sha256(root: Path) -> str:
-    """sha256 over every file under `root`: sorted relative posix paths, each followed by its bytes."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root).as_posix()
-        digest.update(rel.encode("utf-8") + b"\0")
-        data = path.read_bytes()
-        digest.update(str(len(data)).encode("ascii") + b"\0" + data)
-    return digest.hexdigest()
 
 
 def _write_jsonl(path: Path, stream: StreamFile) -> int:
@@ -91,19 +80,31 @@ def _build_all(plan: Plan) -> list[Built]:
 
 
 def _planted(plan: Plan, built: list[Built], files: list[str]) -> dict[str, Any]:
-    config = plan.config
-    sessions = plan.sessions
-    own_by_tool: dict[str, int] = {}
-    for s in sessions:
-        for tool in s.own_mcp:
-            own_by_tool[OWN_TOOL_PREFIX + tool] = own_by_tool.get(OWN_TOOL_PREFIX + tool, 0) + 1
-    credentials = dict.fromkeys(CREDENTIAL_KINDS, 0)
-    for s in sessions:
-        for kind, _ in s.credentials:
-            credentials[kind] += 1
-    subagents = {MODERN.version: 0, OLDER.version: 0}
-    for s, b in zip(sessions, built, strict=True):
-        subagents[s.fmt.version] += len(b.subfiles)
+    """The `planted.json` record; its keys keep this order, since the file's bytes are locked."""
+    return {
+        **_provenance(plan.config),
+        **_project_records(plan),
+        **_planted_facts(plan),
+        **_scaffolding_counts(plan),
+        **_file_counts(plan, built, files),
+        "decision_overlap": {
+            "mean": round(plan.decision_overlap, 6),
+            "max": round(plan.decision_overlap_max, 6),
+        },
+        "estimates": {
+            "rendered_chars": sum(b.rendered_chars for b in built),
+            "chunks_900": sum(b.chunks for b in built),
+        },
+        "counting": (
+            "Counts are of planted occurrences in message content (text blocks, tool_use inputs, "
+            "tool_result content), not of the toolUseResult mirror. Context blocks sit in user prompts; "
+            "sentinel quotes in assistant text; private spans and credentials once each."
+        ),
+    }
+
+
+def _provenance(config: SyntheticConfig) -> dict[str, Any]:
+    """Which generator and knobs wrote the corpus, and the markers the sanitizer keys on."""
     return {
         "generator": GENERATOR_VERSION,
         "seed": config.seed,
@@ -113,6 +114,13 @@ def _planted(plan: Plan, built: list[Built], files: list[str]) -> dict[str, Any]
             "context_open": CONTEXT_OPEN,
             "self_prompt_marker": SELF_PROMPT_MARKER,
         },
+    }
+
+
+def _project_records(plan: Plan) -> dict[str, Any]:
+    """Each project's folder and sessions, and how many sessions each transcript format has."""
+    sessions = plan.sessions
+    return {
         "projects": [
             {
                 "cwd": p.cwd,
@@ -130,6 +138,13 @@ def _planted(plan: Plan, built: list[Built], files: list[str]) -> dict[str, Any]
             MODERN.version: sum(1 for s in sessions if s.fmt is MODERN),
             OLDER.version: sum(1 for s in sessions if s.fmt is OLDER),
         },
+    }
+
+
+def _planted_facts(plan: Plan) -> dict[str, Any]:
+    """Dedicated sessions, commits and their distractors, temporal chains and multi-hop pairs."""
+    sessions = plan.sessions
+    return {
         "self_transcripts": [s.sid for s in sessions if s.role == "self"],
         "echo_sessions": {s.sid: [qid for qid, _ in s.echo] for s in sessions if s.role == "echo"},
         "near_duplicates": [
@@ -171,6 +186,21 @@ def _planted(plan: Plan, built: list[Built], files: list[str]) -> dict[str, Any]
             }
             for i, h in enumerate(plan.hops)
         ],
+    }
+
+
+def _scaffolding_counts(plan: Plan) -> dict[str, Any]:
+    """What the sanitizer must strip or keep: context blocks, quotes, MCP calls, private spans, secrets."""
+    sessions = plan.sessions
+    own_by_tool: dict[str, int] = {}
+    for s in sessions:
+        for tool in s.own_mcp:
+            own_by_tool[OWN_TOOL_PREFIX + tool] = own_by_tool.get(OWN_TOOL_PREFIX + tool, 0) + 1
+    credentials = dict.fromkeys(CREDENTIAL_KINDS, 0)
+    for s in sessions:
+        for kind, _ in s.credentials:
+            credentials[kind] += 1
+    return {
         "context_blocks": sum(s.context_blocks for s in sessions),
         "context_block_sessions": {s.sid: s.context_blocks for s in sessions if s.context_blocks},
         "assistant_sentinel_quotes": sum(s.sentinel for s in sessions),
@@ -189,27 +219,23 @@ def _planted(plan: Plan, built: list[Built], files: list[str]) -> dict[str, Any]
             "unclosed": sum(s.private_unclosed for s in sessions),
         },
         "credentials": credentials,
+    }
+
+
+def _file_counts(plan: Plan, built: list[Built], files: list[str]) -> dict[str, Any]:
+    """Subagent files per format and the files a reader should find (`files` lacks planted.json)."""
+    subagents = {MODERN.version: 0, OLDER.version: 0}
+    for s, b in zip(plan.sessions, built, strict=True):
+        subagents[s.fmt.version] += len(b.subfiles)
+    return {
         "subagent_files": subagents,
         "expected_files": {
-            "sessions": len(sessions),
+            "sessions": len(plan.sessions),
             "subagents": sum(subagents.values()),
-            "jsonl": len(sessions) + sum(subagents.values()),
+            "jsonl": len(plan.sessions) + sum(subagents.values()),
             "rosters": len(ROSTER_NAMES),
             "total": len(files) + 1,
         },
-        "decision_overlap": {
-            "mean": round(plan.decision_overlap, 6),
-            "max": round(plan.decision_overlap_max, 6),
-        },
-        "estimates": {
-            "rendered_chars": sum(b.rendered_chars for b in built),
-            "chunks_900": sum(b.chunks for b in built),
-        },
-        "counting": (
-            "Counts are of planted occurrences in message content (text blocks, tool_use inputs, "
-            "tool_result content), not of the toolUseResult mirror. Context blocks sit in user prompts; "
-            "sentinel quotes in assistant text; private spans and credentials once each."
-        ),
     }
 
 

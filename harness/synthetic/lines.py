@@ -13,10 +13,9 @@ import random
 import string
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-EPOCH_DEFAULT = datetime(2026, 1, 5, 9, 0, 0, tzinfo=UTC)
 _B62 = string.ascii_letters + string.digits
 
 

@@ -6,7 +6,9 @@ import random
 from dataclasses import dataclass, field, replace
 
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_TOOL_PREFIX, SELF_PROMPT_MARKER
-from harness.synthetic import episodes as ep
+from harness.synthetic import fact_episodes as facts
+from harness.synthetic import filler_episodes as filler
+from harness.synthetic import scaffold_episodes as scaffold
 from harness.synthetic.config import derive_rng
 from harness.synthetic.lines import Act, Command, Prompt, Step, StreamFile, StreamWriter, iso
 from harness.synthetic.plan import Plan, SessionPlan, snippets_before
@@ -108,45 +110,48 @@ def _planted(plan: Plan, s: SessionPlan, ctx: Ctx) -> list[Episode]:
     seed = plan.config.seed
     out: list[Episode] = []
     for i in s.commits:
-        steps = ep.ep_commit(derive_rng(seed, "ep-commit", i), ctx, plan.commits[i])
+        steps = facts.ep_commit(derive_rng(seed, "ep-commit", i), ctx, plan.commits[i])
         out.append(Episode(kind="commit", steps=steps, fact=i))
     for i in s.citations:
         out.append(
             Episode(
                 kind="citation",
-                steps=ep.ep_citation(derive_rng(seed, "ep-cite", i), ctx, plan.citations[i]),
+                steps=facts.ep_citation(derive_rng(seed, "ep-cite", i), ctx, plan.citations[i]),
             )
         )
     for i in s.decisions:
         out.append(
             Episode(
                 kind="decision",
-                steps=ep.ep_decision(derive_rng(seed, "ep-decision", i), ctx, plan.decisions[i]),
+                steps=facts.ep_decision(derive_rng(seed, "ep-decision", i), ctx, plan.decisions[i]),
             )
         )
     for i, k in s.chain_steps:
         out.append(
             Episode(
                 kind="chain",
-                steps=ep.ep_chain_step(derive_rng(seed, "ep-chain", i, k), ctx, plan.chains[i], k),
+                steps=facts.ep_chain_step(
+                    derive_rng(seed, "ep-chain", i, k), ctx, plan.chains[i], k
+                ),
             )
         )
     for i in s.hop_b:
         out.append(
             Episode(
-                kind="hop_b", steps=ep.ep_hop_b(derive_rng(seed, "ep-hop-b", i), ctx, plan.hops[i])
+                kind="hop_b",
+                steps=facts.ep_hop_b(derive_rng(seed, "ep-hop-b", i), ctx, plan.hops[i]),
             )
         )
     for i in s.incidents:
         out.append(
             Episode(
                 kind="incident",
-                steps=ep.ep_incident(derive_rng(seed, "ep-incident", i), ctx, plan.incidents[i]),
+                steps=facts.ep_incident(derive_rng(seed, "ep-incident", i), ctx, plan.incidents[i]),
             )
         )
     for j, tool in enumerate(s.own_mcp):
         rng = derive_rng(seed, "ep-own-mcp", s.sid, j)
-        steps = ep.ep_own_mcp(
+        steps = scaffold.ep_own_mcp(
             rng, ctx, OWN_TOOL_PREFIX + tool, snippets_before(plan, s.index, 3, rng)
         )
         out.append(Episode(kind="own_mcp", steps=steps))
@@ -154,16 +159,18 @@ def _planted(plan: Plan, s: SessionPlan, ctx: Ctx) -> list[Episode]:
         out.append(
             Episode(
                 kind="other_mcp",
-                steps=ep.ep_other_mcp(derive_rng(seed, "ep-other-mcp", s.sid, j), ctx),
+                steps=scaffold.ep_other_mcp(derive_rng(seed, "ep-other-mcp", s.sid, j), ctx),
             )
         )
     for j in range(s.sentinel):
-        steps = ep.ep_sentinel_quote(
+        steps = scaffold.ep_sentinel_quote(
             derive_rng(seed, "ep-sentinel", s.sid, j), ctx, CONTEXT_OPEN, CONTEXT_CLOSE
         )
         out.append(Episode(kind="sentinel", steps=[_fixed(x) for x in steps]))
     for j, (kind, secret) in enumerate(s.credentials):
-        steps = ep.ep_credential(derive_rng(seed, "ep-credential", s.sid, j), ctx, kind, secret)
+        steps = scaffold.ep_credential(
+            derive_rng(seed, "ep-credential", s.sid, j), ctx, kind, secret
+        )
         out.append(Episode(kind="credential", steps=[_fixed(x) for x in steps]))
     return out
 
@@ -174,7 +181,7 @@ def _fixed(step: Step) -> Step:
 
 
 def _filler(plan: Plan, s: SessionPlan, ctx: Ctx, j: int, rng: random.Random) -> Episode:
-    kinds = ep.FILLERS
+    kinds = filler.FILLERS
     kind = rng.choices([k[0] for k in kinds], weights=[k[2] for k in kinds])[0]
     make = next(k[1] for k in kinds if k[0] == kind)
     steps = make(derive_rng(plan.config.seed, "filler", s.sid, j), ctx)
@@ -188,7 +195,9 @@ def _refill(plan: Plan, e: Episode, ctx: Ctx) -> Episode:
         raise RuntimeError(msg)
     sid, j = e.source
     make = (
-        ep.ep_explore if e.kind == "explore" else next(k[1] for k in ep.FILLERS if k[0] == e.kind)
+        filler.ep_explore
+        if e.kind == "explore"
+        else next(k[1] for k in filler.FILLERS if k[0] == e.kind)
     )
     steps = make(derive_rng(plan.config.seed, "filler", sid, j), ctx)
     return Episode(kind=e.kind, steps=steps, filler=True, source=e.source)
@@ -251,7 +260,9 @@ def assemble(plan: Plan, s: SessionPlan, original: list[Episode] | None) -> list
     if s.role == "self":
         rng = derive_rng(seed, "ep-self", s.sid)
         return [
-            Episode(kind="self", steps=ep.ep_self(rng, ctx, SELF_PROMPT_MARKER, s.self_excerpt))
+            Episode(
+                kind="self", steps=scaffold.ep_self(rng, ctx, SELF_PROMPT_MARKER, s.self_excerpt)
+            )
         ]
     if s.role == "attempt":
         if original is None or s.attempt_commit is None:
@@ -263,7 +274,7 @@ def assemble(plan: Plan, s: SessionPlan, original: list[Episode] | None) -> list
                 out.append(_refill(plan, e, ctx))
             elif e.kind == "commit" and e.fact == s.attempt_commit:
                 rng = derive_rng(seed, "ep-commit", s.attempt_commit)
-                steps = ep.ep_commit_attempt(rng, ctx, plan.commits[s.attempt_commit])
+                steps = facts.ep_commit_attempt(rng, ctx, plan.commits[s.attempt_commit])
                 out.append(Episode(kind="attempt", steps=steps))
         return out
 
@@ -271,7 +282,7 @@ def assemble(plan: Plan, s: SessionPlan, original: list[Episode] | None) -> list
     pick = derive_rng(seed, "filler-kinds", s.sid)
     j = 0
     if s.subagent:
-        steps = ep.ep_explore(derive_rng(seed, "filler", s.sid, j), ctx)
+        steps = filler.ep_explore(derive_rng(seed, "filler", s.sid, j), ctx)
         episodes.append(Episode(kind="explore", steps=steps, filler=True, source=(s.sid, j)))
         j += 1
     need_prompts = s.context_blocks + s.private_closed + s.private_unclosed
@@ -289,10 +300,12 @@ def assemble(plan: Plan, s: SessionPlan, original: list[Episode] | None) -> list
         hop = plan.hops[s.hop_a]
         counts = _edit_counts(episodes)
         extra = max(0, max(counts.values(), default=0) - 1)
-        steps = ep.ep_hop_a(derive_rng(seed, "ep-hop-a", s.hop_a), ctx, hop, extra)
+        steps = facts.ep_hop_a(derive_rng(seed, "ep-hop-a", s.hop_a), ctx, hop, extra)
         episodes.insert(order.randrange(len(episodes) + 1), Episode(kind="hop_a", steps=steps))
     if s.echo:
-        steps = ep.ep_echo(derive_rng(seed, "ep-echo", s.sid), ctx, [text for _, text in s.echo])
+        steps = scaffold.ep_echo(
+            derive_rng(seed, "ep-echo", s.sid), ctx, [text for _, text in s.echo]
+        )
         episodes.append(Episode(kind="echo", steps=steps))
     return episodes
 

@@ -7,6 +7,8 @@ by accident in filler output.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from harness.synthetic.vocab import CODE_NOUNS, CODE_VERBS, PARAMS, Profile
 
@@ -177,6 +179,11 @@ def _go_func(rng: random.Random, name: str) -> list[str]:
 _FUNCS = {"python": _python_func, "typescript": _ts_func, "rust": _rust_func, "go": _go_func}
 
 
+def function_lines(rng: random.Random, language: str, name: str) -> list[str]:
+    """Source lines of one plausible function called `name`."""
+    return _FUNCS[language](rng, name)
+
+
 def _header(rng: random.Random, profile: Profile, path: str, consts: list[str]) -> list[str]:
     lang = profile.language
     if lang == "python":
@@ -246,9 +253,8 @@ def code_listing(
     picks = rng.sample(range(len(PARAMS)), 2)
     consts = [const_line(profile.language, PARAMS[i][1], rng.choice(PARAMS[i][2])) for i in picks]
     lines = _header(rng, profile, path, consts)
-    make = _FUNCS[profile.language]
     for _ in range(functions):
-        lines += make(rng, random_func(rng, profile.language))
+        lines += function_lines(rng, profile.language, random_func(rng, profile.language))
     if extra:
         lines += extra
     return lines
@@ -268,88 +274,133 @@ def grep_output(rng: random.Random, profile: Profile, needle: str, files: list[s
     return "\n".join(out)
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Run:
+    """What one test run reports, whatever the runner's language."""
+
+    total: int
+    failed: int
+    passed: int
+    secs: str
+    detail: str
+    label: str
+    test_files: tuple[str, ...]
+
+
 def runner_output(
     rng: random.Random, profile: Profile, *, failed: int = 0, detail: str = "", label: str = ""
 ) -> str:
     """A test runner transcript with `failed` failures."""
     total = rng.randint(40, 260)
-    passed = total - failed
-    secs = f"{rng.uniform(0.8, 40):.2f}"
-    lang = profile.language
-    test_files = [f for f in profile.extra_files if "test" in f] or [profile.components[0].path]
-    if lang == "python":
-        rows = []
-        for f in test_files:
-            n = rng.randint(8, 40)
-            dots = "." * n if not failed else "." * (n - 1) + "F"
-            rows.append(f"{f} {dots}{' ' * max(1, 60 - len(f) - n)}[{rng.randint(5, 100):3d}%]")
-        head = [
-            "============================= test session starts ==============================",
-            f"platform linux -- Python 3.12.{rng.randint(1, 8)}, pytest-8.3.4, pluggy-1.5.0",
-            f"rootdir: {profile.cwd}",
-            "configfile: pyproject.toml",
-            f"collected {total} items",
+    run = _Run(
+        total=total,
+        failed=failed,
+        passed=total - failed,
+        secs=f"{rng.uniform(0.8, 40):.2f}",
+        detail=detail,
+        label=label,
+        test_files=tuple(
+            [f for f in profile.extra_files if "test" in f] or [profile.components[0].path]
+        ),
+    )
+    return _RUNNERS[profile.language](rng, profile, run)
+
+
+def _pytest_output(rng: random.Random, profile: Profile, run: _Run) -> str:
+    """pytest's console report."""
+    failed, passed, secs, label, detail = run.failed, run.passed, run.secs, run.label, run.detail
+    rows = []
+    for f in run.test_files:
+        n = rng.randint(8, 40)
+        dots = "." * n if not failed else "." * (n - 1) + "F"
+        rows.append(f"{f} {dots}{' ' * max(1, 60 - len(f) - n)}[{rng.randint(5, 100):3d}%]")
+    head = [
+        "============================= test session starts ==============================",
+        f"platform linux -- Python 3.12.{rng.randint(1, 8)}, pytest-8.3.4, pluggy-1.5.0",
+        f"rootdir: {profile.cwd}",
+        "configfile: pyproject.toml",
+        f"collected {run.total} items",
+        "",
+        *rows,
+        "",
+    ]
+    if failed:
+        head += [
+            "=================================== FAILURES ===================================",
+            f"_____________________________ {label or 'test_case'} _____________________________",
+            detail,
+            "=========================== short test summary info ============================",
+            f"FAILED {run.test_files[0]}::{label or 'test_case'} - {detail.splitlines()[-1] if detail else 'AssertionError'}",
+            f"========================= {failed} failed, {passed} passed in {secs}s =========================",
+        ]
+    else:
+        head.append(
+            f"============================== {passed} passed in {secs}s =============================="
+        )
+    return "\n".join(head)
+
+
+def _vitest_output(rng: random.Random, profile: Profile, run: _Run) -> str:
+    """vitest's console report."""
+    failed, test_files = run.failed, run.test_files
+    rows = [
+        f" {'❯' if failed else '✓'} {f} ({rng.randint(3, 30)} tests) {rng.randint(10, 900)}ms"
+        for f in test_files
+    ]
+    tail = [
+        "",
+        f" Test Files  {'1 failed | ' if failed else ''}{len(test_files) - (1 if failed else 0)} passed ({len(test_files)})",
+        f"      Tests  {f'{failed} failed | ' if failed else ''}{run.passed} passed ({run.total})",
+        f"   Start at  {rng.randint(8, 18):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}",
+        f"   Duration  {run.secs}s",
+    ]
+    mid = [f" FAIL  {test_files[0]} > {run.label}", run.detail] if failed else []
+    return "\n".join([f" RUN  v2.1.8 {profile.cwd}", "", *rows, *mid, *tail])
+
+
+def _cargo_output(rng: random.Random, profile: Profile, run: _Run) -> str:
+    """`cargo test`'s console report."""
+    failed, passed, secs, label = run.failed, run.passed, run.secs, run.label
+    rows = [
+        f"test {rng.choice(CODE_VERBS)}_{rng.choice(CODE_NOUNS)}_{rng.choice(CODE_NOUNS)} ... ok"
+        for _ in range(rng.randint(6, 14))
+    ]
+    if failed:
+        rows.append(f"test {label} ... FAILED")
+        rows += ["", "failures:", "", f"---- {label} stdout ----", run.detail, ""]
+    result = "FAILED" if failed else "ok"
+    return "\n".join(
+        [
+            f"   Compiling {profile.slug} v0.{rng.randint(1, 9)}.{rng.randint(0, 20)} ({profile.cwd})",
+            f"    Finished `test` profile [unoptimized + debuginfo] target(s) in {secs}s",
+            f"     Running unittests src/lib.rs (target/debug/deps/{profile.slug.replace('-', '_')}-{rng.getrandbits(64):016x})",
             "",
+            f"running {run.total} tests",
             *rows,
             "",
+            f"test result: {result}. {passed} passed; {failed} failed; 0 ignored; 0 measured; 0 filtered out; finished in {secs}s",
         ]
-        if failed:
-            head += [
-                "=================================== FAILURES ===================================",
-                f"_____________________________ {label or 'test_case'} _____________________________",
-                detail,
-                "=========================== short test summary info ============================",
-                f"FAILED {test_files[0]}::{label or 'test_case'} - {detail.splitlines()[-1] if detail else 'AssertionError'}",
-                f"========================= {failed} failed, {passed} passed in {secs}s =========================",
-            ]
-        else:
-            head.append(
-                f"============================== {passed} passed in {secs}s =============================="
-            )
-        return "\n".join(head)
-    if lang == "typescript":
-        rows = [
-            f" {'❯' if failed else '✓'} {f} ({rng.randint(3, 30)} tests) {rng.randint(10, 900)}ms"
-            for f in test_files
-        ]
-        tail = [
-            "",
-            f" Test Files  {'1 failed | ' if failed else ''}{len(test_files) - (1 if failed else 0)} passed ({len(test_files)})",
-            f"      Tests  {f'{failed} failed | ' if failed else ''}{passed} passed ({total})",
-            f"   Start at  {rng.randint(8, 18):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}",
-            f"   Duration  {secs}s",
-        ]
-        mid = [f" FAIL  {test_files[0]} > {label}", detail] if failed else []
-        return "\n".join([f" RUN  v2.1.8 {profile.cwd}", "", *rows, *mid, *tail])
-    if lang == "rust":
-        rows = [
-            f"test {rng.choice(CODE_VERBS)}_{rng.choice(CODE_NOUNS)}_{rng.choice(CODE_NOUNS)} ... ok"
-            for _ in range(rng.randint(6, 14))
-        ]
-        if failed:
-            rows.append(f"test {label} ... FAILED")
-            rows += ["", "failures:", "", f"---- {label} stdout ----", detail, ""]
-        result = "FAILED" if failed else "ok"
-        return "\n".join(
-            [
-                f"   Compiling {profile.slug} v0.{rng.randint(1, 9)}.{rng.randint(0, 20)} ({profile.cwd})",
-                f"    Finished `test` profile [unoptimized + debuginfo] target(s) in {secs}s",
-                f"     Running unittests src/lib.rs (target/debug/deps/{profile.slug.replace('-', '_')}-{rng.getrandbits(64):016x})",
-                "",
-                f"running {total} tests",
-                *rows,
-                "",
-                f"test result: {result}. {passed} passed; {failed} failed; 0 ignored; 0 measured; 0 filtered out; finished in {secs}s",
-            ]
-        )
+    )
+
+
+def _go_test_output(rng: random.Random, profile: Profile, run: _Run) -> str:
+    """`go test ./...`'s per-package lines."""
     pkgs = sorted({c.path.rsplit("/", 1)[0] for c in profile.components})
     rows = []
     for p in pkgs:
         rows.append(f"ok  \tgithub.com/acme/{profile.slug}/{p}\t{rng.uniform(0.01, 3):.3f}s")
-    if failed:
-        rows.insert(0, f"--- FAIL: {label} ({rng.uniform(0, 1):.2f}s)\n    {detail}")
-        rows.append(f"FAIL\tgithub.com/acme/{profile.slug}/{pkgs[0]}\t{secs}s")
+    if run.failed:
+        rows.insert(0, f"--- FAIL: {run.label} ({rng.uniform(0, 1):.2f}s)\n    {run.detail}")
+        rows.append(f"FAIL\tgithub.com/acme/{profile.slug}/{pkgs[0]}\t{run.secs}s")
     return "\n".join(rows)
+
+
+_RUNNERS: dict[str, Callable[[random.Random, Profile, _Run], str]] = {
+    "python": _pytest_output,
+    "typescript": _vitest_output,
+    "rust": _cargo_output,
+    "go": _go_test_output,
+}
 
 
 def diff_output(path: str, before: list[str], after: list[str], start: int) -> str:
