@@ -1,4 +1,4 @@
-"""`python -m perf` keeps the command line that `python -m harness.perf` had."""
+"""`python -m perf`: the quick preset, the flags that override it, and the sizes it parses."""
 
 from __future__ import annotations
 
