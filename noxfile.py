@@ -49,7 +49,7 @@ def bench(session: nox.Session) -> None:
 def perf(session: nox.Session) -> None:
     """Measure the cost profile (ingest, per-arm latency, index recall, bootstrap) at 10k-100k chunks."""
     _install(session, "test")
-    session.run("python", "-m", "harness.perf", *session.posargs, env=OFFLINE)
+    session.run("python", "-m", "perf", *session.posargs, env=OFFLINE)
 
 
 if os.environ.get("CI"):

@@ -1,7 +1,7 @@
 """End-to-end latency of the UserPromptSubmit hook, as Claude Code runs it: a new process per prompt.
 
 Measured from process start to exit, with and without a running `recallbench serve` (whose Unix socket
-answers the hook's query embedding). The hook and the server are started as commands, exactly as the
+answers the hook's search). The hook and the server are started as commands, exactly as the
 installed settings start them; nothing here imports the application layer.
 """
 
@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from engine.embed import get_embedder
 from engine.memory import Memory
 from harness.synthetic import SyntheticConfig, generate
+from perf.corpus import chunk_count
+from perf.measures import summary
 
 HOOK_TARGETS_MS = {"with_server": 300.0, "lexical_only": 150.0}
 _SERVER_START_S = 180.0
@@ -33,16 +33,6 @@ def recallbench_command() -> list[str]:
     if script.exists():
         return [str(script)]
     return [sys.executable, "-c", "from recallbench.entry import main; main()"]
-
-
-def _percentiles(values: Sequence[float]) -> dict[str, float]:
-    arr = np.asarray(values, dtype=np.float64)
-    return {
-        "p50_ms": float(np.percentile(arr, 50)),
-        "p95_ms": float(np.percentile(arr, 95)),
-        "max_ms": float(arr.max()),
-        "n": len(values),
-    }
 
 
 def _payload(cwd: str, prompt: str, n: int) -> bytes:
@@ -160,7 +150,7 @@ def measure_hook_latency(
     memory = Memory(home / "memory.db", get_embedder(embedder))
     memory.import_paths([generated.projects_dir])
     memory.ensure_index()
-    chunks = int(memory.status()["chunks"])  # type: ignore[call-overload]
+    chunks = chunk_count(memory)
     memory.close()
     cwd = generated.project_cwds[0]
     texts: list[str] = []
@@ -202,9 +192,9 @@ def measure_hook_latency(
         "corpus_chunks": chunks,
         "embedder": embedder,
         "command": " ".join(recallbench_command()) + " hook UserPromptSubmit",
-        "lexical_only": {**_percentiles(lexical), "injected": lexical_injected},
+        "lexical_only": {**summary(lexical), "injected": lexical_injected},
         "with_server": {
-            **_percentiles(served),
+            **summary(served),
             "injected": served_injected,
             "answered_by_server": via_socket,
         },

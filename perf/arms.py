@@ -1,0 +1,83 @@
+"""Arm latency: every registered arm over the same queries, with the query embedding excluded."""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from arms import registry
+from arms.base import Arm, Query
+from engine.api import ChunkRecord, ReadAPI, Scored
+from engine.memory import Memory
+from engine.scope import Scope
+from perf.measures import summary
+
+
+class PreEmbedded:
+    """`ReadAPI` over a `Memory` whose `embed_query` answers from precomputed vectors.
+
+    Arms call `embed_query` first; serving it from a dict excludes the embedding from their latency,
+    which is measured on its own. A text without a precomputed vector is embedded by the memory.
+    """
+
+    def __init__(self, memory: Memory, vectors: dict[str, NDArray[np.float32]]) -> None:
+        self.memory = memory
+        self.vectors = vectors
+
+    def lexical(self, text: str, scope: Scope, limit: int) -> list[Scored]:
+        return self.memory.lexical(text, scope, limit)
+
+    def nearest(
+        self, vector: NDArray[np.float32], scope: Scope, limit: int, min_score: float = 0.0
+    ) -> list[Scored]:
+        return self.memory.nearest(vector, scope, limit, min_score)
+
+    def embed_query(self, text: str) -> NDArray[np.float32]:
+        found = self.vectors.get(text)
+        return self.memory.embed_query(text) if found is None else found
+
+    def vector(self, chunk_id: str) -> NDArray[np.float32] | None:
+        return self.memory.vector(chunk_id)
+
+    def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]:
+        return self.memory.chunks(ids, scope)
+
+    def files_for_session(self, session_id: str, scope: Scope, limit: int) -> list[str]:
+        return self.memory.files_for_session(session_id, scope, limit)
+
+    def sessions_for_file(
+        self, path: str, scope: Scope, limit: int, exclude: str | None = None
+    ) -> list[str]:
+        return self.memory.sessions_for_file(path, scope, limit, exclude)
+
+    def previous_session(self, session_id: str, scope: Scope) -> str | None:
+        return self.memory.previous_session(session_id, scope)
+
+    def best_in_session(
+        self, vector: NDArray[np.float32], session_id: str, scope: Scope
+    ) -> Scored | None:
+        return self.memory.best_in_session(vector, session_id, scope)
+
+
+def measure_arms(api: ReadAPI, queries: Sequence[Query], warmup: int) -> dict[str, dict[str, Any]]:
+    """p50/p95 latency per registered arm (default spec), arms interleaved query by query."""
+    arms: dict[str, Arm] = {name: registry.build(name, api) for name in registry.names()}
+    for query in queries[:warmup]:
+        for arm in arms.values():
+            arm.search(query)
+    times: dict[str, list[float]] = {name: [] for name in arms}
+    gc.collect()
+    for query in queries:
+        for name, arm in arms.items():
+            t0 = time.perf_counter_ns()
+            arm.search(query)
+            times[name].append((time.perf_counter_ns() - t0) / 1e6)
+    return {
+        name: {"spec": registry.full_canonical(name), **summary(sample)}
+        for name, sample in times.items()
+    }
