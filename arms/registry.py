@@ -20,7 +20,7 @@ from arms.rrf import RRFArm, RRFParams
 from arms.spec import ArmSpec, ParamValue, SpecError, canonical, parse_spec
 from arms.vector import VectorArm, VectorParams
 from arms.walk import WalkArm, WalkParams
-from engine.memory import ReadAPI
+from engine.api import ReadAPI
 
 ArmFactory = Callable[[ReadAPI, Any], Arm]
 

@@ -16,9 +16,9 @@ from typing import Literal
 
 from arms.decay import parse_ts
 from arms.spec import check_float
+from engine.api import ChunkRecord
 from engine.markers import CONTEXT_OPEN
 from engine.model import Author
-from engine.reads import ChunkRecord
 
 Policy = Literal["recall", "provenance"]
 POLICIES: tuple[Policy, ...] = ("recall", "provenance")
