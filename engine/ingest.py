@@ -27,7 +27,8 @@ from engine.chunking import chunk_stream
 from engine.embed import Embedder
 from engine.model import CleanMessage, Message
 from engine.sanitize import sanitize
-from engine.transcripts import StreamState, TranscriptFile, discover, file_edits, parse_file
+from engine.transcript_files import StreamState, TranscriptFile, discover
+from engine.transcripts import file_edits, parse_file
 
 # Bytes of a file's head and of the tail of the imported part that fingerprint it.
 _HEAD_BYTES = 1 << 20
