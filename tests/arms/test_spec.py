@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from arms.spec import ArmSpec, SpecError, canonical, default_spec, format_value, parse_spec
+from arms.registry import default_spec
+from arms.spec import ArmSpec, SpecError, canonical, format_value, parse_spec
 
 
 def test_a_call_parses_into_name_and_sorted_keyword_params() -> None:
