@@ -48,10 +48,6 @@ class ArmSpec:
         # Sorted so that two specs with the same parameters are equal and hash alike.
         object.__setattr__(self, "params", tuple(sorted(self.params, key=lambda kv: kv[0])))
 
-    def as_dict(self) -> dict[str, ParamValue]:
-        """The parameters as a plain dict."""
-        return dict(self.params)
-
 
 def parse_spec(text: str) -> ArmSpec:
     """Parse `name` or `name(key=literal, ...)`; only int, float, str and bool literals are accepted.
