@@ -1,8 +1,16 @@
 """Retrieval arms behind one interface."""
 
 from arms.base import Arm, Hit, Query
-from arms.registry import RegistryError, build, full_canonical, names, register, resolve
-from arms.spec import ArmSpec, SpecError, canonical, default_spec, parse_spec
+from arms.registry import (
+    RegistryError,
+    build,
+    default_spec,
+    full_canonical,
+    names,
+    register,
+    resolve,
+)
+from arms.spec import ArmSpec, SpecError, canonical, parse_spec
 
 __all__ = [
     "Arm",

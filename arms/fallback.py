@@ -8,8 +8,7 @@ from arms.base import Hit, Query
 from arms.decay import decay, parse_ts
 from arms.rerank import rerank
 from arms.spec import check_float, check_int
-from engine.memory import ReadAPI
-from engine.reads import ChunkRecord
+from engine.api import ChunkRecord, ReadAPI
 
 VIA_VECTOR = "vector"
 VIA_LEXICAL = "fallback-fts"

@@ -7,7 +7,7 @@ from typing import Literal
 
 from arms.base import Hit, Query
 from arms.spec import SpecError, check_int
-from engine.memory import ReadAPI
+from engine.api import ReadAPI
 
 ScoreMode = Literal["rank", "bm25"]
 SCORE_MODES: tuple[ScoreMode, ...] = ("rank", "bm25")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arms.base import Hit, Query
-from engine.memory import ReadAPI
+from engine.api import ReadAPI
 
 
 @dataclass(frozen=True, kw_only=True)

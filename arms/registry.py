@@ -20,7 +20,8 @@ from arms.rrf import RRFArm, RRFParams
 from arms.spec import ArmSpec, ParamValue, SpecError, canonical, parse_spec
 from arms.vector import VectorArm, VectorParams
 from arms.walk import WalkArm, WalkParams
-from engine.memory import ReadAPI
+from engine.api import ReadAPI
+from engine.checks import is_int
 
 ArmFactory = Callable[[ReadAPI, Any], Arm]
 
@@ -134,6 +135,11 @@ def build(spec: str | ArmSpec, memory: ReadAPI) -> Arm:
     return entry(spec.name).arm_cls(memory, make_params(spec))
 
 
+def default_spec(name: str) -> str:
+    """The canonical spec of a registered arm with every default parameter spelled out."""
+    return canonical(resolve(ArmSpec(name=name)))
+
+
 def full_canonical(spec: str | ArmSpec) -> str:
     """`canonical(resolve(spec))`: the canonical string with all defaults, e.g. for results files."""
     return canonical(resolve(spec))
@@ -142,7 +148,7 @@ def full_canonical(spec: str | ArmSpec) -> str:
 def _coerce(arm: str, key: str, value: ParamValue, declared: Any) -> ParamValue:
     """Check `value` against the field's declared type; an int is accepted where a float is declared."""
     allowed = _allowed_types(declared)
-    if float in allowed and isinstance(value, int) and not isinstance(value, bool):
+    if float in allowed and is_int(value):
         return float(value)
     if isinstance(value, bool):
         ok = bool in allowed

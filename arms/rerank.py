@@ -16,9 +16,10 @@ from typing import Literal
 
 from arms.decay import parse_ts
 from arms.spec import check_float
+from engine.api import ChunkRecord
+from engine.checks import is_int
 from engine.markers import CONTEXT_OPEN
 from engine.model import Author
-from engine.reads import ChunkRecord
 
 Policy = Literal["recall", "provenance"]
 POLICIES: tuple[Policy, ...] = ("recall", "provenance")
@@ -67,7 +68,7 @@ class RerankWeights:
             check_float("RerankWeights", f.name, getattr(self, f.name))
         check_float("RerankWeights", "primacy_window", self.primacy_window, low=0.0)
         value = self.mechanic_min_markers
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if not is_int(value) or value < 1:
             msg = f"RerankWeights.mechanic_min_markers must be an int >= 1, got {value!r}"
             raise ValueError(msg)
 

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 from arms.base import Hit, Query
 from arms.spec import check_float, check_int
-from engine.memory import ReadAPI
-from engine.reads import Scored
+from engine.api import ReadAPI, Scored
 
 
 @dataclass(frozen=True, kw_only=True)

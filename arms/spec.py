@@ -6,6 +6,7 @@ sorted by name, ints print as ints, floats as their shortest round-tripping `rep
 string and printing it again gives the same string.
 
 This module also holds the small type checks that every arm's params dataclass uses in `__post_init__`.
+It knows no arm: the defaults of a registered arm are the registry's (`arms.registry.default_spec`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import ast
 import math
 from dataclasses import dataclass
+
+from engine.checks import is_int, is_number
 
 ParamValue = int | float | str | bool
 
@@ -44,10 +47,6 @@ class ArmSpec:
             _check_value(self.name, key, value)
         # Sorted so that two specs with the same parameters are equal and hash alike.
         object.__setattr__(self, "params", tuple(sorted(self.params, key=lambda kv: kv[0])))
-
-    def as_dict(self) -> dict[str, ParamValue]:
-        """The parameters as a plain dict."""
-        return dict(self.params)
 
 
 def parse_spec(text: str) -> ArmSpec:
@@ -90,14 +89,6 @@ def canonical(spec: ArmSpec | str) -> str:
     return f"{spec.name}({inner})"
 
 
-def default_spec(name: str) -> str:
-    """The canonical spec of a registered arm with every default parameter spelled out."""
-    # Imported here because the registry imports the arm modules, which import this module.
-    from arms.registry import resolve
-
-    return canonical(resolve(ArmSpec(name=name)))
-
-
 def format_value(value: ParamValue) -> str:
     """A literal that `ast.literal_eval` reads back to the same value and type."""
     if isinstance(value, bool):
@@ -119,7 +110,7 @@ def _literal(text: str, key: str, node: ast.expr) -> ParamValue:
     if isinstance(node, ast.Constant) and isinstance(node.value, bool | int | float | str):
         value: ParamValue = node.value
         if negate:
-            if isinstance(value, bool) or not isinstance(value, int | float):
+            if not is_number(value):
                 msg = f"arm spec {text!r}: parameter {key} negates a non-number {value!r}"
                 raise SpecError(msg)
             value = -value
@@ -145,7 +136,7 @@ def _check_value(arm: str, key: str, value: object) -> None:
 
 def check_int(owner: str, field: str, value: object, *, minimum: int) -> None:
     """Refuse a non-int (bool included) or a value below `minimum`."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_int(value):
         msg = f"{owner}.{field} must be an int, got {value!r} ({type(value).__name__})"
         raise SpecError(msg)
     if value < minimum:
@@ -157,7 +148,7 @@ def check_float(
     owner: str, field: str, value: object, *, low: float | None = None, high: float | None = None
 ) -> None:
     """Refuse a non-number, a non-finite number, or one outside [low, high]."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not is_number(value):
         msg = f"{owner}.{field} must be a number, got {value!r} ({type(value).__name__})"
         raise SpecError(msg)
     if not math.isfinite(value):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from arms.base import Hit, Query
 from arms.spec import check_float, check_int
-from engine.memory import ReadAPI
+from engine.api import ReadAPI
 
 
 @dataclass(frozen=True, kw_only=True)

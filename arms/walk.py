@@ -16,8 +16,7 @@ from numpy.typing import NDArray
 from arms.base import Hit, Query
 from arms.rerank import rerank
 from arms.spec import check_float, check_int
-from engine.memory import ReadAPI
-from engine.reads import ChunkRecord, Scored
+from engine.api import ChunkRecord, ReadAPI, Scored
 from engine.scope import Scope
 
 VIA_SEED = "seed"

@@ -10,6 +10,8 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from engine.checks import is_int
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -75,7 +77,7 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384-d) through sentence-transformers, loaded offline on first use."""
 
     def __init__(self, batch_size: int = 64) -> None:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        if not is_int(batch_size) or batch_size < 1:
             msg = f"batch_size must be a positive int, received {batch_size!r}; use e.g. 64"
             raise ValueError(msg)
         self._batch_size = batch_size
@@ -186,7 +188,7 @@ class HashEmbedder:
     """Deterministic signed feature hashing of words and character 3-grams; no torch needed."""
 
     def __init__(self, dim: int = 256) -> None:
-        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 2:
+        if not is_int(dim) or dim < 2:
             msg = f"dim must be an int >= 2, received {dim!r}; use e.g. 256"
             raise ValueError(msg)
         self._dim = dim

@@ -1,7 +1,12 @@
-"""The text side of the read API, without numpy: lexical search, chunk records, project listing.
+"""Every read statement of the engine: lexical search, chunk records, the session graph, listings.
 
-`engine.memory.Memory` answers these reads through the functions here, and so does the prompt hook,
-which must start and answer within a budget a numpy import alone would spend a third of.
+Together with `engine.store` (schema and writes) this is the only place that writes SQL. The module
+needs no numpy: `engine.text_reads` answers the prompt hook through it, and a numpy import alone would
+spend a third of the hook's budget. `engine.memory.Memory` answers the same reads through the same
+functions, so both give identical answers.
+
+User text never reaches SQL as syntax: `query_terms` reduces it to plain words once, and
+`match_query` quotes each one before FTS5's `MATCH`.
 """
 
 from __future__ import annotations
@@ -9,49 +14,98 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Sequence
-from dataclasses import dataclass
+import threading
+from collections.abc import Iterator, Sequence
 
+from engine.api import ChunkRecord, Scored
 from engine.model import Author
 from engine.scope import Scope, require_scope
 
 _TOKEN = re.compile(r"[\w-]+", re.UNICODE)
+# Phrase tokenisations kept per `PhraseTokenizer`.
+_PHRASE_CACHE = 65_536
+# The name of the fts5vocab table `open_fts_vocab` creates in the connection's temp schema.
+VOCAB_TABLE = "recallbench_bm25_vocab"
 
 
-@dataclass(frozen=True, kw_only=True)
-class Scored:
-    """A chunk id with a score where higher is better."""
-
-    chunk_id: str
-    score: float
+# --- query text ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
-class ChunkRecord:
-    id: str
-    session_id: str
-    stream: str
-    index: int
-    project: str
-    text: str
-    author: Author
-    message_uuids: tuple[str, ...]
-    ts_start: str | None
-    ts_end: str | None
-    session_start: str | None  # the session's first timestamp (for primacy and ordering)
-    sha256: str
+def query_terms(text: str) -> tuple[str, ...]:
+    """The words a lexical read searches for: runs of word characters and `-` of >= 2 characters.
+
+    In order of first appearance, each once (case kept: FTS5 folds case itself, and a word written
+    twice in different cases counts twice, as FTS5 counts it).
+    """
+    terms: list[str] = []
+    for raw in text.split():
+        for token in _TOKEN.findall(raw):
+            if len(token) >= 2 and token not in terms:
+                terms.append(token)
+    return tuple(terms)
+
+
+def match_query(terms: Sequence[str]) -> str | None:
+    """A safe FTS5 query for `terms`: each one a quoted phrase, joined with OR (None for no terms)."""
+    if not terms:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
 def fts_query(text: str) -> str | None:
     """Plain words -> a safe FTS5 query: quoted tokens of >= 2 characters joined with OR."""
-    tokens: list[str] = []
-    for raw in text.split():
-        for token in _TOKEN.findall(raw):
-            if len(token) >= 2 and token not in tokens:
-                tokens.append(token)
-    if not tokens:
-        return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+    return match_query(query_terms(text))
+
+
+class PhraseTokenizer:
+    """Token lists of phrases, produced by SQLite's unicode61 tokenizer itself (and cached).
+
+    A phrase is written to a contentless FTS5 table in a private in-memory database and read back
+    through an fts5vocab instance table, so no part of unicode61 is re-implemented by the in-memory
+    lexical index (`engine.lexical_index`).
+    """
+
+    def __init__(self) -> None:
+        self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        # The tokenizer of chunks_fts (engine/store.py); both must change together.
+        self._conn.execute(
+            "CREATE VIRTUAL TABLE scratch USING fts5(text, content='', tokenize='unicode61')"
+        )
+        self._conn.execute("CREATE VIRTUAL TABLE scratch_vocab USING fts5vocab(scratch, instance)")
+        self._lock = threading.Lock()
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def tokens_of(self, phrases: Sequence[str]) -> list[tuple[str, ...]]:
+        """The token list of each phrase (the new ones go through SQLite together)."""
+        with self._lock:
+            new = list(dict.fromkeys(p for p in phrases if p not in self._cache))
+            if len(self._cache) + len(new) > _PHRASE_CACHE:
+                self._cache.clear()
+                new = list(dict.fromkeys(phrases))
+            if new:
+                self._tokenize(new)
+            return [self._cache[p] for p in phrases]
+
+    def _tokenize(self, phrases: list[str]) -> None:
+        self._conn.executemany(
+            "INSERT INTO scratch(rowid, text) VALUES (?, ?)", enumerate(phrases, start=1)
+        )
+        try:
+            rows = self._conn.execute("SELECT doc, offset, term FROM scratch_vocab").fetchall()
+        finally:
+            self._conn.execute("INSERT INTO scratch(scratch) VALUES ('delete-all')")
+        found: list[list[tuple[int, str]]] = [[] for _ in phrases]
+        for doc, offset, term in rows:
+            found[int(doc) - 1].append((int(offset), str(term)))
+        for phrase, tokens in zip(phrases, found, strict=True):
+            self._cache[phrase] = tuple(term for _, term in sorted(tokens))
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+# --- scope ----------------------------------------------------------------------------------------
 
 
 def scope_sql(scope: Scope, column: str) -> tuple[str, list[object]]:
@@ -62,6 +116,9 @@ def scope_sql(scope: Scope, column: str) -> tuple[str, list[object]]:
     return f" AND {column} IN (SELECT value FROM json_each(?))", [
         json.dumps(sorted(scope.projects))
     ]
+
+
+# --- the text side of the read API ----------------------------------------------------------------
 
 
 def lexical(conn: sqlite3.Connection, text: str, scope: Scope, limit: int) -> list[Scored]:
@@ -115,3 +172,157 @@ def projects(conn: sqlite3.Connection) -> list[str]:
     """Every project with a recorded session, sorted."""
     rows = conn.execute("SELECT DISTINCT project FROM sessions ORDER BY project")
     return [str(r[0]) for r in rows]
+
+
+def vector_blob(conn: sqlite3.Connection, embedder: str, chunk_id: str) -> bytes | None:
+    """The stored float32 vector of a chunk for `embedder` (little-endian bytes), or None."""
+    row = conn.execute(
+        "SELECT v.vec FROM chunks c JOIN vectors v ON v.embedder = ? AND v.sha256 = c.sha256 "
+        "WHERE c.id = ?",
+        (embedder, chunk_id),
+    ).fetchone()
+    return None if row is None else bytes(row[0])
+
+
+# --- sessions and the file-edit graph -------------------------------------------------------------
+
+
+def session_project(conn: sqlite3.Connection, session_id: str, scope: Scope) -> str | None:
+    """The session's project when `scope` allows it, else None (also for an unknown session)."""
+    require_scope(scope)
+    row = conn.execute("SELECT project FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    if row is None or not scope.allows(str(row[0])):
+        return None
+    return str(row[0])
+
+
+def session_flagged(conn: sqlite3.Connection, session_id: str) -> bool:
+    """Whether the session is recorded as one of this project's own transcripts."""
+    row = conn.execute(
+        "SELECT self_transcript FROM sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def files_for_session(conn: sqlite3.Connection, session_id: str, limit: int) -> list[str]:
+    """Files the session edited, most edits first, ties by path (the caller checks the scope)."""
+    rows = conn.execute(
+        "SELECT path, SUM(n) AS total FROM file_edits WHERE session_id = ? "
+        "GROUP BY path ORDER BY total DESC, path LIMIT ?",
+        (session_id, limit),
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def sessions_for_file(
+    conn: sqlite3.Connection, path: str, scope: Scope, limit: int, exclude: str | None
+) -> list[str]:
+    """Sessions in scope that edited `path`, most recent start first, ties by id."""
+    where, params = scope_sql(scope, "s.project")
+    rows = conn.execute(
+        "SELECT DISTINCT s.id, s.started FROM file_edits fe JOIN sessions s "
+        "ON s.id = fe.session_id WHERE fe.path = ? AND s.self_transcript = 0 "
+        "AND s.id != ?" + where + " ORDER BY s.started IS NULL, s.started DESC, s.id LIMIT ?",
+        (path, exclude or "", *params, limit),
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def previous_session(conn: sqlite3.Connection, session_id: str) -> str | None:
+    """The session of the same project that started last before this one (ties by id)."""
+    row = conn.execute(
+        "SELECT p.id FROM sessions s JOIN sessions p ON p.project = s.project "
+        "WHERE s.id = ? AND p.id != s.id AND p.self_transcript = 0 AND p.started IS NOT NULL "
+        "AND s.started IS NOT NULL AND p.started < s.started "
+        "ORDER BY p.started DESC, p.id LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+# --- listings and status --------------------------------------------------------------------------
+
+
+def recent_sessions(conn: sqlite3.Connection, scope: Scope, limit: int) -> list[dict[str, object]]:
+    """Most recently started sessions in scope with their chunk counts."""
+    where, params = scope_sql(scope, "s.project")
+    rows = conn.execute(
+        "SELECT s.id, s.project, s.started, s.ended, "
+        "(SELECT COUNT(*) FROM chunks c WHERE c.session_id = s.id) FROM sessions s "
+        "WHERE s.self_transcript = 0"
+        + where
+        + " ORDER BY s.started IS NULL, s.started DESC, s.id LIMIT ?",
+        (*params, limit),
+    ).fetchall()
+    return [
+        {"session_id": r[0], "project": r[1], "started": r[2], "ended": r[3], "chunks": r[4]}
+        for r in rows
+    ]
+
+
+def counts(conn: sqlite3.Connection, embedder: str | None) -> dict[str, int]:
+    """Rows per kind: projects, sessions, self transcripts, files, messages, chunks and the chunks
+    with a vector for `embedder` (0 without one)."""
+
+    def one(sql: str, params: Sequence[object] = ()) -> int:
+        return int(conn.execute(sql, params).fetchone()[0])
+
+    vectors = (
+        one(
+            "SELECT COUNT(*) FROM chunks c JOIN vectors v ON v.embedder = ? "
+            "AND v.sha256 = c.sha256",
+            (embedder,),
+        )
+        if embedder
+        else 0
+    )
+    return {
+        "projects": one("SELECT COUNT(DISTINCT project) FROM sessions"),
+        "sessions": one("SELECT COUNT(*) FROM sessions WHERE self_transcript = 0"),
+        "self_transcripts": one("SELECT COUNT(*) FROM sessions WHERE self_transcript = 1"),
+        "files": one("SELECT COUNT(*) FROM files"),
+        "messages": one("SELECT COUNT(*) FROM messages"),
+        "chunks": one("SELECT COUNT(*) FROM chunks"),
+        "vectors": vectors,
+    }
+
+
+# --- FTS5's own index, for the in-memory lexical index ----------------------------------------------
+
+
+def fts_docsizes(conn: sqlite3.Connection) -> list[tuple[int, bytes]]:
+    """(FTS5 rowid, docsize record) of every FTS5 row, by rowid: the row lengths bm25 reads."""
+    rows = conn.execute("SELECT id, sz FROM chunks_fts_docsize ORDER BY id").fetchall()
+    return [(int(r[0]), bytes(r[1])) for r in rows]
+
+
+def chunk_projects(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
+    """(rowid, chunk id, project) of every chunk, by rowid."""
+    rows = conn.execute("SELECT rowid, id, project FROM chunks ORDER BY rowid").fetchall()
+    return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+
+def open_fts_vocab(conn: sqlite3.Connection) -> None:
+    """Create (once per connection) the fts5vocab table `fts_instances` reads, in the temp schema.
+
+    Call it outside a read transaction: the table belongs to the connection, not to a snapshot.
+    """
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_TABLE} "
+        "USING fts5vocab(main, chunks_fts, instance)"
+    )
+
+
+def fts_instances(conn: sqlite3.Connection) -> Iterator[tuple[str, int, str, str]]:
+    """(term, instances, comma-separated rowids, comma-separated offsets) per term, by term.
+
+    Read from the fts5vocab instance table over `chunks_fts` that `open_fts_vocab` creates, so the
+    terms and positions are FTS5's own. Within a term the instances come by row, then offset; SQLite
+    concatenates them so that Python handles one row per term, not one per token.
+    """
+    cursor = conn.execute(
+        f"SELECT term, count(*), group_concat(doc), group_concat(offset) FROM temp.{VOCAB_TABLE} "
+        "GROUP BY term ORDER BY term"
+    )
+    for term, n, docs, offsets in cursor:
+        yield str(term), int(n), str(docs), str(offsets)

@@ -28,14 +28,14 @@ from dataclasses import replace
 
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_TOOL_PREFIX, SELF_PROMPT_MARKER
 from engine.model import Block, CleanMessage, Message, TextBlock, ToolResult, ToolUse
-from engine.transcripts import (
-    StreamState,
+from engine.render import (
     is_command_wrapper,
     marker_arg,
     message_author,
     render_block,
     tool_marker,
 )
+from engine.transcript_files import StreamState
 
 # Bump when the same messages would sanitize to different text; corpus manifests record it.
 SANITIZE_VERSION = "1"

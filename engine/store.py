@@ -1,12 +1,15 @@
 """SQLite storage: WAL, busy timeout, numbered transactional migrations, FTS5, float32 vector BLOBs.
 
-All SQL of the project lives here, behind small functions, so another backend can replace this module.
+The schema, the writes and the reads that need numpy (vector matrices) live here; every other read
+is in `engine.reads`. Together the two modules hold all SQL of the project, behind small functions,
+so another backend can replace them.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -204,6 +207,46 @@ def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+@contextmanager
+def read(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One read transaction, so that several statements see the same state of the database.
+
+    Inside a transaction the caller already holds, the reads join it and it is left open.
+    """
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        if own:
+            conn.execute("COMMIT")
+
+
+class ThreadConnections:
+    """One connection per calling thread to one database (SQLite connections are not shared)."""
+
+    def __init__(self, path: Path, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+        self.path = path
+        self.busy_timeout_ms = busy_timeout_ms
+        self._local = threading.local()
+
+    def get(self) -> sqlite3.Connection:
+        """The calling thread's connection, opened on first use."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self.path, busy_timeout_ms=self.busy_timeout_ms)
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        """Close the calling thread's connection, if it opened one."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
 
 
 def bump_generation(conn: sqlite3.Connection) -> None:
@@ -477,22 +520,15 @@ def put_vectors(
 
 
 def vector_rows(
-    conn: sqlite3.Connection,
-    embedder: str,
-    dim: int,
-    where: str = "",
-    params: Sequence[object] = (),
+    conn: sqlite3.Connection, embedder: str, dim: int
 ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-    """(chunk rowids, float32 matrix) of the chunks that have a vector for `embedder`, by rowid.
-
-    `where` is a trusted SQL fragment over `c` (chunks) written by the engine, never user text.
-    """
+    """(chunk rowids, float32 matrix) of the chunks that have a vector for `embedder`, by rowid."""
     import numpy as np
 
     rows = conn.execute(
         "SELECT c.rowid, v.vec FROM chunks c JOIN vectors v "
-        "ON v.embedder = ? AND v.sha256 = c.sha256 " + where + " ORDER BY c.rowid",
-        (embedder, *params),
+        "ON v.embedder = ? AND v.sha256 = c.sha256 ORDER BY c.rowid",
+        (embedder,),
     ).fetchall()
     labels = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     if not rows:
@@ -511,19 +547,13 @@ def vector_catalog(
     """
     import numpy as np
 
-    own = not conn.in_transaction
-    if own:
-        conn.execute("BEGIN")
-    try:
+    with read(conn):
         gen = generation(conn)
         rows = conn.execute(
             "SELECT c.rowid, c.id, c.project, c.session_id, v.vec FROM chunks c JOIN vectors v "
             "ON v.embedder = ? AND v.sha256 = c.sha256 ORDER BY c.rowid",
             (embedder,),
         ).fetchall()
-    finally:
-        if own:
-            conn.execute("COMMIT")
     labels = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     if rows:
         matrix = np.frombuffer(b"".join(r[4] for r in rows), dtype="<f4").reshape(len(rows), -1)
@@ -538,26 +568,6 @@ def vector_catalog(
         [str(r[3]) for r in rows],
         matrix,
     )
-
-
-def fts_floor(conn: sqlite3.Connection, query: str, limit: int) -> tuple[int, float, float]:
-    """(documents matching `query`, seconds to enumerate them unranked, seconds for a bare BM25 top).
-
-    The two costs below every lexical read: FTS5 visits each document that matches any OR'ed term,
-    and ranks each one; the perf benchmark reports them as the floor of `Memory.lexical`.
-    """
-    t0 = time.perf_counter()
-    matches = len(
-        conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (query,)).fetchall()
-    )
-    enumerate_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    conn.execute(
-        "SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ? "
-        "ORDER BY r LIMIT ?",
-        (query, limit),
-    ).fetchall()
-    return matches, enumerate_s, time.perf_counter() - t0
 
 
 def chunk_rows(conn: sqlite3.Connection) -> list[tuple[int, str, str, str]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import TracebackType
 
 from engine import reads, store
-from engine.reads import ChunkRecord, Scored
+from engine.api import ChunkRecord, Scored
 from engine.scope import Scope
 
 

@@ -20,6 +20,8 @@ import hnswlib
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from engine.checks import is_int, is_number
+
 # At or below this many vectors a scoped search scans exactly instead of using the index.
 EXACT_THRESHOLD = 256
 # Bumped whenever the sidecar or the index layout changes, so older files are rebuilt, not misread.
@@ -58,7 +60,7 @@ class IndexParams:
             ("ef_construction", self.ef_construction, 1),
             ("ef_search", self.ef_search, 1),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            if not is_int(value) or value < low:
                 msg = f"{name} must be an int >= {low}, received {value!r}"
                 raise ValueError(msg)
 
@@ -111,12 +113,13 @@ def _as_query(vector: ArrayLike, dim: int) -> NDArray[np.float32]:
     return flat
 
 
-def _check_k(k: int) -> int:
+def _check_k(k: object) -> int:
     """Validate `k` (numpy integers included) and return it as a plain int."""
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
-        msg = f"k must be a non-negative int, received {k!r}"
-        raise ValueError(msg)
-    return int(k)
+    value = int(k) if isinstance(k, np.integer) else k
+    if is_int(value) and value >= 0:
+        return value
+    msg = f"k must be a non-negative int, received {k!r}"
+    raise ValueError(msg)
 
 
 def _normalised(vector: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -182,7 +185,8 @@ def exact_search(
         ValueError: shapes disagree, `k` is negative or `min_score` is not a finite number.
     """
     k = _check_k(k)
-    if isinstance(min_score, bool) or not isinstance(min_score, int | float | np.floating):
+    score: object = min_score  # checked at run time: a caller may pass anything
+    if not (is_number(score) or isinstance(score, np.floating)):
         msg = f"min_score must be a number, received {min_score!r}"
         raise ValueError(msg)
     if not math.isfinite(float(min_score)):
@@ -213,7 +217,7 @@ class VectorIndex:
     """
 
     def __init__(self, path: Path, dim: int, params: IndexParams = IndexParams()) -> None:
-        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+        if not is_int(dim) or dim < 1:
             msg = f"dim must be a positive int, received {dim!r}"
             raise ValueError(msg)
         self._path = Path(path)

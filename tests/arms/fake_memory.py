@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 import numpy as np
 from numpy.typing import NDArray
 
+from engine.api import ChunkRecord, Scored
 from engine.model import Author
-from engine.reads import ChunkRecord, Scored
 from engine.scope import Scope, require_scope
 
 

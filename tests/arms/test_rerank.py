@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import pytest
 
 from arms.rerank import POLICIES, Reranked, RerankWeights, is_mechanic, rerank
+from engine.api import ChunkRecord
 from engine.markers import CONTEXT_OPEN
 from engine.model import Author
-from engine.reads import ChunkRecord
 
 NO_PRIMACY = RerankWeights(primacy=0.0)
 

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine import store
+from engine import ingest, store, transcripts
 from engine.embed import HashEmbedder
 from engine.memory import Memory
-from engine.reads import fts_query
+from engine.reads import fts_query, match_query, query_terms
 from engine.scope import Scope, ScopeError
 from engine.vectors import VectorIndex
 from tests.engine.fixtures_transcripts import (
@@ -296,6 +296,16 @@ def test_fts_query_quotes_tokens_and_drops_short_ones() -> None:
     assert fts_query("a b") is None
 
 
+def test_query_terms_are_the_words_once_each_and_match_query_quotes_them() -> None:
+    text = "Ledger-API my_var ledger_api naïve (x) 42 my_var"
+    assert query_terms(text) == ("Ledger-API", "my_var", "ledger_api", "naïve", "42")
+    assert query_terms("a b --") == ("--",)  # a run of dashes is a term; FTS5 finds no token in it
+    assert query_terms("a b") == ()
+    assert match_query(query_terms(text)) == fts_query(text)
+    assert match_query(['say "hi"', "x"]) == '"say ""hi""" OR "x"'  # a quote is doubled
+    assert match_query([]) is None
+
+
 def test_graph_reads_follow_file_edits_and_session_order(tmp_path: Path) -> None:
     root = tmp_path / "c"
     s = [f"22222222-0000-4000-8000-00000000000{i}" for i in range(1, 5)]
@@ -348,7 +358,9 @@ def test_hnsw_index_agrees_with_an_exact_scan(tmp_path: Path) -> None:
     n = memory.status()["chunks"]
     assert isinstance(n, int)
     assert n > 256  # beyond the exact-scan threshold, so hnswlib answers
-    labels, matrix = memory._vector_rows()
+    emb = memory.embedder
+    assert emb is not None
+    labels, matrix = memory.vector_matrix(emb.id, emb.dim)
     recalls = []
     for _ in range(20):
         vec = memory.embed_query(" ".join(rng.choice(words, size=5)))
@@ -404,8 +416,8 @@ def test_the_in_memory_lexical_snapshot_answers_exactly_what_fts5_answers(
         assert [[c for c, _ in hits] for hits in got] == [[c for c, _ in hits] for hits in want]
         for g, w in zip(got, want, strict=True):
             assert [s for _, s in g] == pytest.approx([s for _, s in w], rel=1e-12, abs=1e-12)
-    assert snap._lexical_cache is not None  # the snapshot, not FTS5, answered
-    assert plain._lexical_cache is None
+    assert snapshot_of(snap) is not None  # the snapshot, not FTS5, answered
+    assert snapshot_of(plain) is None
 
 
 def test_the_lexical_snapshot_is_rebuilt_after_the_store_changes(tmp_path: Path) -> None:
@@ -417,7 +429,7 @@ def test_the_lexical_snapshot_is_rebuilt_after_the_store_changes(tmp_path: Path)
     memory = Memory(tmp_path / "m.db", HashEmbedder(64), lexical_index="sync")
     memory.import_paths([root])
     assert memory.lexical("kubernetes", Scope.everywhere(), 5) == []
-    first = memory._lexical_cache
+    first = snapshot_of(memory)
     assert first is not None
     write_jsonl(
         session_file(root, A, S2),
@@ -426,7 +438,7 @@ def test_the_lexical_snapshot_is_rebuilt_after_the_store_changes(tmp_path: Path)
     memory.import_paths([root])
     hits = memory.lexical("kubernetes", Scope.everywhere(), 5)
     assert len(hits) == 1  # the new chunk is found: the stale snapshot was not used
-    assert memory._lexical_cache is not first
+    assert snapshot_of(memory) is not first
     assert [h.chunk_id for h in hits] == [
         h.chunk_id for h in Memory(tmp_path / "m.db").lexical("kubernetes", Scope.everywhere(), 5)
     ]
@@ -443,7 +455,7 @@ def test_background_mode_answers_from_fts5_until_its_snapshot_is_built(
         LEXICAL_QUERIES[0], Scope.everywhere(), 10
     )  # FTS5 answers; a build starts
     assert [(h.chunk_id, h.score) for h in first] == want[0]
-    builder = memory._lexical_builder
+    builder = memory._lexical._builder
     assert builder is not None
     builder.join(timeout=30)
     assert snapshot_of(memory) is not None
@@ -452,13 +464,13 @@ def test_background_mode_answers_from_fts5_until_its_snapshot_is_built(
 
 
 def snapshot_of(memory: Memory) -> object:
-    return memory._lexical_cache
+    return memory._lexical._cache
 
 
 def test_an_unknown_lexical_mode_is_refused_with_the_choices(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="off, sync, background"):
         Memory(tmp_path / "m.db", lexical_index="always")  # type: ignore[arg-type]
-    assert Memory(tmp_path / "m.db", lexical_index="off")._lexical_mode == "off"
+    assert Memory(tmp_path / "m.db", lexical_index="off")._lexical._mode == "off"
 
 
 def _many_sessions(root: Path, cwd: str, first: int, count: int, seed: int) -> None:
@@ -545,8 +557,6 @@ def test_an_import_that_loses_a_race_for_the_same_file_starts_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Another process stores the file between our parse and our write: nothing is counted twice."""
-    from engine import transcripts
-
     root = tmp_path / "c"
     write_jsonl(
         session_file(root, A, S2),
@@ -568,7 +578,7 @@ def test_an_import_that_loses_a_race_for_the_same_file_starts_over(
             theirs.import_paths([root])  # the other process writes first
         return parsed
 
-    monkeypatch.setattr(transcripts, "parse_file", parse_then_lose_the_race)
+    monkeypatch.setattr(ingest, "parse_file", parse_then_lose_the_race)
     report = ours.import_paths([root])
     assert raced == [True]
     assert report.files_failed == {}

@@ -10,7 +10,8 @@ import pytest
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_TOOL_PREFIX, SELF_PROMPT_MARKER
 from engine.model import Author, CleanMessage, Message, TextBlock, ToolUse
 from engine.sanitize import is_self_prompt, redact, sanitize, scrub_context, scrub_private
-from engine.transcripts import ParseResult, StreamState, parse_file
+from engine.transcript_files import StreamState
+from engine.transcripts import ParseResult, parse_file
 from tests.engine.fixtures_transcripts import (
     SESSION,
     append_jsonl,

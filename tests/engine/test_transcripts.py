@@ -1,4 +1,4 @@
-"""Parsing and discovery of Claude Code transcripts, on fixtures written by the tests."""
+"""Parsing Claude Code transcript lines: formats, merging, leniency, incremental use."""
 
 from __future__ import annotations
 
@@ -8,32 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from engine.model import Author, Message, TextBlock, ToolResult, ToolUse
-from engine.transcripts import (
-    TOOL_RESULT_CAP,
-    ParseResult,
-    StreamState,
-    TranscriptError,
-    TranscriptFile,
-    compact,
-    discover,
-    file_edits,
-    parse_bytes,
-    parse_file,
-    render_message,
-    stream_key,
-)
+from engine.model import Author, TextBlock, ToolUse
+from engine.render import render_message
+from engine.transcripts import ParseResult, StreamState, TranscriptError, parse_bytes, parse_file
 from tests.engine.fixtures_transcripts import (
     CWD,
     ENCODED_CWD,
-    OTHER_SESSION,
     SESSION,
     V1,
     ai_title_line,
     append_jsonl,
     assistant_lines,
     encode,
-    image_block,
     progress_line,
     queue_line,
     redacted_thinking_block,
@@ -219,168 +205,6 @@ def test_a_tool_result_between_lines_of_one_api_message_splits_it_in_file_order(
         ("a1", "msg_X"),
         ("r1", None),
         ("a2", "msg_X"),
-    ]
-
-
-# --- tool pairing and rendering ---------------------------------------------------------------------------
-
-
-def test_parallel_tool_results_written_out_of_order_pair_with_their_calls_by_id(
-    tmp_path: Path,
-) -> None:
-    lines = [
-        user_line("check both", uuid="u1"),
-        *assistant_lines(
-            [
-                tool_use_block("t_grep", "Grep", {"pattern": "def parse_file"}),
-                tool_use_block("t_glob", "Glob", {"pattern": "**/*.jsonl"}),
-            ],
-            message_id="msg_1",
-            uuids=["a1", "a2"],
-            parent="u1",
-        ),
-        tool_result_line("t_glob", "a.jsonl", uuid="r2", parent="a2"),
-        tool_result_line("t_grep", "engine/transcripts.py:1", uuid="r1", parent="a1"),
-    ]
-    state = StreamState()
-
-    result = parse_file(write_jsonl(tmp_path / "s.jsonl", lines), state=state)
-
-    assert _texts(result, state) == [
-        "check both",
-        "[Grep: def parse_file]\n[Glob: **/*.jsonl]",
-        "[Glob result: **/*.jsonl]\na.jsonl",
-        "[Grep result: def parse_file]\nengine/transcripts.py:1",
-    ]
-    assert state.tool_names == {"t_grep": "Grep", "t_glob": "Glob"}
-    assert state.tool_commands == {"t_grep": "def parse_file", "t_glob": "**/*.jsonl"}
-
-
-def test_tool_result_text_comes_from_the_block_whether_string_or_list_and_errors_are_marked(
-    tmp_path: Path,
-) -> None:
-    lines = [
-        *assistant_lines(
-            [
-                tool_use_block("t1", "Bash", {"command": "make"}),
-                tool_use_block("t2", "Read", {"file_path": "/r/src/app.py"}),
-            ],
-            message_id="msg_1",
-            uuids=["a1", "a2"],
-        ),
-        # On errors `toolUseResult` is a string; the text still comes from the tool_result block.
-        tool_result_line(
-            "t1", "make: *** no rule", uuid="r1", is_error=True, tool_use_result="Error: exit 2"
-        ),
-        tool_result_line(
-            "t2",
-            [text_block("line one"), image_block(), text_block("line two")],
-            uuid="r2",
-            tool_use_result={"file": {"filePath": "/r/src/app.py"}},
-        ),
-        tool_result_line("t_unknown", "orphan output", uuid="r3"),
-    ]
-    state = StreamState()
-
-    result = parse_file(write_jsonl(tmp_path / "s.jsonl", lines), state=state)
-
-    assert result.messages[1].blocks == [
-        ToolResult(tool_use_id="t1", content="make: *** no rule", is_error=True)
-    ]
-    assert _texts(result, state)[1:] == [
-        "[Bash error: make]\nmake: *** no rule",
-        "[Read result: src/app.py]\nline one\nline two",
-        "[tool result]\norphan output",
-    ]
-    assert result.skipped == Counter({"image_block": 1})
-
-
-def test_tool_markers_show_command_path_or_pattern_and_name_other_tools() -> None:
-    long_command = "git commit -m " + "x" * 200
-    msg = Message(
-        uuid="a1",
-        session_id=SESSION,
-        parent_uuid=None,
-        kind="assistant",
-        blocks=[
-            ToolUse(id="1", name="Bash", input={"command": 'git commit -m "fix x"'}),
-            ToolUse(id="2", name="Edit", input={"file_path": "/home/dev/p/src/store.py"}),
-            ToolUse(id="3", name="Grep", input={"pattern": "TODO\\(.*\\)"}),
-            ToolUse(id="4", name="Read", input={"file_path": "a/b.py"}),
-            ToolUse(id="5", name="Write", input={"file_path": "/x/y/z/notes.md"}),
-            ToolUse(id="6", name="MultiEdit", input={"file_path": "C:\\repo\\pkg\\mod.py"}),
-            ToolUse(id="7", name="TodoWrite", input={"todos": []}),
-            ToolUse(id="8", name="mcp__github__create_issue", input={"title": "t"}),
-            ToolUse(id="9", name="Bash", input={"command": long_command}),
-        ],
-        timestamp=None,
-    )
-
-    text, author = render_message(msg, StreamState())
-
-    assert text.split("\n") == [
-        '[Bash: git commit -m "fix x"]',
-        "[Edit: src/store.py]",
-        "[Grep: TODO\\(.*\\)]",
-        "[Read: a/b.py]",
-        "[Write: z/notes.md]",
-        "[MultiEdit: pkg/mod.py]",
-        "[Tool: TodoWrite]",
-        "[Tool: mcp__github__create_issue]",
-        # The 200 x's are one word starting at character 15; cutting it would print half a token.
-        "[Bash: git commit -m…]",
-    ]
-    assert author == Author.ASSISTANT
-    assert compact("a  b\n c") == "a b c"
-    assert compact("word " * 30) == ("word " * 24).strip() + "…"
-
-
-def test_tool_result_body_is_capped_at_4000_characters() -> None:
-    body = "y" * (TOOL_RESULT_CAP + 500)
-    msg = Message(
-        uuid="r1",
-        session_id=SESSION,
-        parent_uuid=None,
-        kind="user",
-        blocks=[ToolResult(tool_use_id="t1", content=body)],
-        timestamp=None,
-    )
-
-    text, author = render_message(msg, StreamState(tool_names={"t1": "Bash"}))
-
-    assert text == "[Bash result]\n" + "y" * 4000 + " […]"
-    assert author == Author.TOOL_RESULT
-
-
-def test_file_edits_lists_edited_paths_in_order_with_repeats_and_not_reads(tmp_path: Path) -> None:
-    lines = [
-        *assistant_lines(
-            [
-                tool_use_block("t1", "Edit", {"file_path": "/p/src/a.py", "old_string": "x"}),
-                tool_use_block("t2", "Read", {"file_path": "/p/src/b.py"}),
-                tool_use_block("t3", "Write", {"file_path": "/p/README.md", "content": ""}),
-            ],
-            message_id="msg_1",
-            uuids=["a1", "a2", "a3"],
-        ),
-        *assistant_lines(
-            [
-                tool_use_block("t4", "MultiEdit", {"file_path": "/p/src/a.py", "edits": []}),
-                tool_use_block("t5", "NotebookEdit", {"notebook_path": "/p/nb.ipynb"}),
-            ],
-            message_id="msg_2",
-            uuids=["a4", "a5"],
-            parent="a3",
-        ),
-    ]
-    state = StreamState()
-    result = parse_file(write_jsonl(tmp_path / "s.jsonl", lines), state=state)
-
-    assert file_edits(result.messages, state) == [
-        "/p/src/a.py",
-        "/p/README.md",
-        "/p/src/a.py",
-        "/p/nb.ipynb",
     ]
 
 
@@ -589,28 +413,6 @@ def test_a_new_api_message_after_an_import_boundary_does_not_continue_the_previo
     assert [m.uuid for m in second.messages] == ["b1"]
 
 
-def test_stream_state_round_trips_through_json_and_rejects_bad_shapes() -> None:
-    state = StreamState(
-        next_ordinal=7,
-        tool_names={"t1": "Bash"},
-        tool_commands={"t1": "ls"},
-        suppressed_tool_ids={"t9", "t3"},
-        last_api_message_id="msg_A",
-        self_transcript=False,
-        cwd="/p",
-    )
-
-    text = state.to_json()
-
-    assert StreamState.from_json(text) == state
-    assert json.loads(text)["suppressed_tool_ids"] == ["t3", "t9"]
-    assert StreamState.from_json(StreamState().to_json()) == StreamState()
-    with pytest.raises(TranscriptError, match="next_ordinal"):
-        StreamState.from_json('{"next_ordinal": "7"}')
-    with pytest.raises(TranscriptError, match="expected JSON"):
-        StreamState.from_json("{oops")
-
-
 def test_parse_bytes_reports_offsets_relative_to_its_base() -> None:
     data = encode(user_line("hi", uuid="u1")) + b"\n"
 
@@ -618,78 +420,3 @@ def test_parse_bytes_reports_offsets_relative_to_its_base() -> None:
 
     assert result.end_offset == 100 + len(data)
     assert result.messages[0].session_id == SESSION
-
-
-# --- discovery --------------------------------------------------------------------------------------------
-
-
-def test_discover_finds_2x_sessions_and_their_subagents_and_skips_tool_results_and_other_files(
-    tmp_path: Path,
-) -> None:
-    project = tmp_path / "projects" / ENCODED_CWD
-    write_jsonl(project / f"{SESSION}.jsonl", simple_session())
-    write_jsonl(project / SESSION / "subagents" / "agent-b2.jsonl", [user_line("x", uuid="g")])
-    write_jsonl(project / SESSION / "subagents" / "agent-a1.jsonl", [user_line("x", uuid="g")])
-    write_jsonl(project / SESSION / "tool-results" / "big.jsonl", [user_line("x", uuid="g")])
-    (project / SESSION / "tool-results" / "out.txt").write_text("output")
-    (project / SESSION / "subagents" / "agent-a1.meta.json").write_text("{}")
-    write_jsonl(project / f"{OTHER_SESSION}.jsonl", simple_session(session_id=OTHER_SESSION))
-
-    files, skipped = discover([tmp_path / "projects"])
-
-    assert [(f.session_id, f.agent_id, f.stream) for f in files] == [
-        (SESSION, None, SESSION),
-        (SESSION, "a1", f"{SESSION}/agent-a1"),
-        (SESSION, "b2", f"{SESSION}/agent-b2"),
-        (OTHER_SESSION, None, OTHER_SESSION),
-    ]
-    assert skipped == Counter({"tool_results": 2, "not_jsonl": 1})
-
-
-def test_discover_reads_the_parent_session_of_older_agent_files_beside_sessions(
-    tmp_path: Path,
-) -> None:
-    write_jsonl(tmp_path / f"{SESSION}.jsonl", simple_session())
-    write_jsonl(
-        tmp_path / "agent-old1.jsonl",
-        [snapshot_line("m"), user_line("side", uuid="g1", sidechain=True, session_id=SESSION)],
-    )
-    write_jsonl(tmp_path / "agent-empty.jsonl", [snapshot_line("m")])
-
-    files, skipped = discover([tmp_path])
-
-    assert [(f.path.name, f.session_id, f.stream) for f in files] == [
-        (f"{SESSION}.jsonl", SESSION, SESSION),
-        ("agent-old1.jsonl", SESSION, f"{SESSION}/agent-old1"),
-    ]
-    assert skipped == Counter({"agent_without_session": 1})
-
-
-def test_discover_handles_a_flat_folder_and_explicit_files_deterministically(
-    tmp_path: Path,
-) -> None:
-    flat = tmp_path / "flat"
-    b = write_jsonl(flat / "bbbb.jsonl", [user_line("b", uuid="b1", session_id="bbbb")])
-    write_jsonl(flat / "aaaa.jsonl", [user_line("a", uuid="a1", session_id="aaaa")])
-    write_jsonl(flat / "bbbb" / "subagents" / "agent-z.jsonl", [user_line("z", uuid="z1")])
-    # An agent whose main file is absent still gets a group of its own.
-    write_jsonl(flat / "cccc" / "subagents" / "agent-y.jsonl", [user_line("y", uuid="y1")])
-    (flat / "notes.txt").write_text("not a transcript")
-
-    files, skipped = discover([flat, b])
-
-    assert [f.stream for f in files] == ["aaaa", "bbbb", "bbbb/agent-z", "cccc/agent-y"]
-    assert skipped == Counter({"not_jsonl": 1, "duplicate": 1})
-    assert discover([flat])[0] == discover([flat])[0]
-    with pytest.raises(TranscriptError, match="does not exist"):
-        discover([tmp_path / "missing"])
-
-
-def test_transcript_file_rejects_a_stream_that_does_not_match_its_ids(tmp_path: Path) -> None:
-    ok = TranscriptFile(path=tmp_path, session_id="s", agent_id="x", stream=stream_key("s", "x"))
-
-    assert ok.stream == "s/agent-x"
-    with pytest.raises(TranscriptError, match="stream_key"):
-        TranscriptFile(path=tmp_path, session_id="s", agent_id="x", stream="s")
-    with pytest.raises(TranscriptError, match="non-empty session_id"):
-        TranscriptFile(path=tmp_path, session_id="", agent_id=None, stream="")

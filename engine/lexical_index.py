@@ -1,9 +1,9 @@
-"""An in-memory accelerator of FTS5's bm25 ranking over `chunks_fts`, with identical results.
+"""The in-memory lexical index: FTS5's bm25 ranking over `chunks_fts`, with identical results.
 
-`Memory.lexical` asks SQLite for `bm25(chunks_fts)` over an OR of quoted phrases. FTS5 scores every
-row that matches any phrase, which for common words is most of the table (about 100 ms at 100k
+`engine.reads.lexical` asks SQLite for `bm25(chunks_fts)` over an OR of quoted phrases. FTS5 scores
+every row that matches any phrase, which for common words is most of the table (about 100 ms at 100k
 chunks). `LexicalIndex` holds a snapshot of FTS5's own index in numpy arrays and answers the same
-query with the same ids, in the same order, with the same scores, in a few milliseconds.
+query terms with the same ids, in the same order, with the same scores, in a few milliseconds.
 
 FTS5 stays the source of truth; this is a cache of it:
 
@@ -11,8 +11,11 @@ FTS5 stays the source of truth; this is a cache of it:
   and token offsets come from an `fts5vocab` instance table over `chunks_fts`, the row lengths from
   `chunks_fts_docsize` (the sizes FTS5's bm25 reads), and the chunk ids and projects from `chunks`,
   all inside one read transaction together with the store generation (`engine.store.generation`).
-* The query's phrases are tokenised by SQLite's own unicode61 tokenizer (a scratch in-memory FTS5
-  table), so case folding, diacritics, `foo-bar`, `my_var` and `Straße` split exactly as in FTS5.
+  The statements are `engine.reads`'s; this module holds no SQL.
+* `search` takes the query terms `engine.reads.query_terms` produced (each is one phrase of the FTS5
+  query `engine.reads.match_query` would build from them). Each phrase is tokenised by SQLite's own
+  unicode61 tokenizer (`engine.reads.PhraseTokenizer`), so case folding, diacritics, `foo-bar`,
+  `my_var` and `Straße` split exactly as in FTS5.
 * The score is FTS5's bm25 (ext/fts5/fts5_aux.c), evaluated in float64 with the C code's operation
   order: k1 = 1.2, b = 0.75, avgdl = tokens / rows of the whole table; per phrase i (duplicates count
   separately) idf_i = log((N - nHit_i + 0.5) / (nHit_i + 0.5)), floored to 1e-6 when <= 0, and
@@ -24,8 +27,6 @@ Staleness: the snapshot describes the store at `generation`. Every write that ch
 the store's generation, so a caller compares `index.generation` with `store.generation(conn)` (or
 calls `is_current`) and rebuilds, or falls back to FTS5, when they differ. A stale index must never
 be used: it would miss new chunks and score with old statistics.
-
-The module needs numpy and sqlite3 only, and does not import `engine.memory` (which imports it).
 """
 
 from __future__ import annotations
@@ -33,23 +34,21 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import store
+from engine import reads, store
 
 # FTS5's bm25 constants (fts5_aux.c: fts5Bm25Function).
 K1 = 1.2
 B = 0.75
 # FTS5's floor for an idf that would be <= 0 (a phrase in at least half of the rows).
 MIN_IDF = 1e-6
-# The name of the fts5vocab table `build` creates in the connection's temp schema.
-VOCAB_TABLE = "recallbench_bm25_vocab"
-# Scope masks kept per index and phrase tokenisations kept per tokenizer.
+# Scope masks kept per index.
 _MASK_CACHE = 64
-_PHRASE_CACHE = 65_536
 # Rows of multi-token phrase results kept per index (12 bytes each).
 _PHRASE_ROWS = 2_000_000
 # Characters of comma-separated integers gathered from SQLite before they are parsed in one go.
@@ -63,96 +62,6 @@ Floats = NDArray[np.float64]
 Bools = NDArray[np.bool_]
 # Global token positions: row_base[row] + offset (int32 while the table has < 2**31 positions).
 Positions = NDArray[np.int32] | NDArray[np.int64]
-
-
-class QuerySyntaxError(ValueError):
-    """The string is not an FTS5 query of the shape `engine.memory.fts_query` builds."""
-
-
-def parse_fts_query(query: str) -> list[str]:
-    """The phrases of `"p1" OR "p2" OR ...` (a doubled quote inside a phrase is one quote), in order.
-
-    This is the only shape `fts_query` produces; anything else raises `QuerySyntaxError` rather than
-    being guessed at, since FTS5's full query grammar (NEAR, AND, columns, prefixes) is not supported.
-    """
-    phrases: list[str] = []
-    pos, end = 0, len(query)
-    if end == 0:
-        return phrases
-    while True:
-        if query[pos : pos + 1] != '"':
-            msg = f"expected a quoted phrase at offset {pos} of {query!r}"
-            raise QuerySyntaxError(msg)
-        pos += 1
-        parts: list[str] = []
-        while True:
-            close = query.find('"', pos)
-            if close < 0:
-                msg = f"unterminated phrase in {query!r}"
-                raise QuerySyntaxError(msg)
-            if query[close + 1 : close + 2] == '"':  # "" is a literal quote
-                parts.append(query[pos : close + 1])
-                pos = close + 2
-                continue
-            parts.append(query[pos:close])
-            pos = close + 1
-            break
-        phrases.append("".join(parts))
-        if pos == end:
-            return phrases
-        if not query.startswith(" OR ", pos):
-            msg = f"expected ' OR ' at offset {pos} of {query!r}"
-            raise QuerySyntaxError(msg)
-        pos += 4
-
-
-class PhraseTokenizer:
-    """Token lists of phrases, produced by SQLite's unicode61 tokenizer itself (and cached).
-
-    A phrase is written to a contentless FTS5 table in a private in-memory database and read back
-    through an fts5vocab instance table, so no part of unicode61 is re-implemented here.
-    """
-
-    def __init__(self) -> None:
-        self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        # The tokenizer of chunks_fts (engine/store.py); both must change together.
-        self._conn.execute(
-            "CREATE VIRTUAL TABLE scratch USING fts5(text, content='', tokenize='unicode61')"
-        )
-        self._conn.execute("CREATE VIRTUAL TABLE scratch_vocab USING fts5vocab(scratch, instance)")
-        self._lock = threading.Lock()
-        self._cache: dict[str, tuple[str, ...]] = {}
-
-    def tokens(self, phrase: str) -> tuple[str, ...]:
-        return self.tokens_of([phrase])[0]
-
-    def tokens_of(self, phrases: Sequence[str]) -> list[tuple[str, ...]]:
-        """The token list of each phrase (the new ones go through SQLite together)."""
-        with self._lock:
-            new = list(dict.fromkeys(p for p in phrases if p not in self._cache))
-            if len(self._cache) + len(new) > _PHRASE_CACHE:
-                self._cache.clear()
-                new = list(dict.fromkeys(phrases))
-            if new:
-                self._conn.executemany(
-                    "INSERT INTO scratch(rowid, text) VALUES (?, ?)", enumerate(new, start=1)
-                )
-                try:
-                    rows = self._conn.execute(
-                        "SELECT doc, offset, term FROM scratch_vocab"
-                    ).fetchall()
-                finally:
-                    self._conn.execute("INSERT INTO scratch(scratch) VALUES ('delete-all')")
-                found: list[list[tuple[int, str]]] = [[] for _ in new]
-                for doc, offset, term in rows:
-                    found[int(doc) - 1].append((int(offset), str(term)))
-                for phrase, tokens in zip(new, found, strict=True):
-                    self._cache[phrase] = tuple(term for _, term in sorted(tokens))
-            return [self._cache[p] for p in phrases]
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
 
 
 def _varint_sum(blob: bytes) -> int:
@@ -212,12 +121,164 @@ def _intersect_sorted(a: Positions, b: Positions) -> Positions:
     return both
 
 
+@dataclass(frozen=True, kw_only=True)
+class Instances:
+    """FTS5's token instances, by term, then row, then offset (as fts5vocab lists them)."""
+
+    terms: list[str]  # ascending
+    counts: Int64s  # instances of each term
+    rows: Int32s  # row index (position in the ascending FTS5 rowids) of each instance
+    offsets: Int32s  # token offset in its row of each instance
+
+
+def read_instances(conn: sqlite3.Connection, rowids: Int64s) -> Instances:
+    """Every token instance FTS5 holds; `rowids` are the FTS5 rowids in ascending order.
+
+    The comma-separated lists SQLite gathers per term are parsed in batches of about
+    `_PARSE_BATCH` characters, to bound the memory of the text held at once.
+    """
+    terms: list[str] = []
+    counts: list[int] = []
+    row_chunks: list[Int32s] = []
+    off_chunks: list[Int32s] = []
+    doc_parts: list[str] = []
+    off_parts: list[str] = []
+    pending, pending_chars = 0, 0
+
+    def flush() -> None:
+        docs = _parse_ints(doc_parts, pending)
+        rows = np.searchsorted(rowids, docs)
+        if rows.size and (int(rows.max()) >= rowids.size or not np.array_equal(rowids[rows], docs)):
+            msg = "the FTS5 index holds a row that chunks_fts_docsize lacks; rebuild chunks_fts"
+            raise RuntimeError(msg)
+        row_chunks.append(rows.astype(np.int32))
+        off_chunks.append(_parse_ints(off_parts, pending).astype(np.int32))
+        doc_parts.clear()
+        off_parts.clear()
+
+    for term, n, doc_text, off_text in reads.fts_instances(conn):
+        terms.append(term)
+        counts.append(n)
+        doc_parts.append(doc_text)
+        off_parts.append(off_text)
+        pending += n
+        pending_chars += len(doc_text) + len(off_text)
+        if pending_chars >= _PARSE_BATCH:
+            flush()
+            pending, pending_chars = 0, 0
+    if pending:
+        flush()
+    empty = np.zeros(0, dtype=np.int32)
+    return Instances(
+        terms=terms,
+        counts=np.asarray(counts, dtype=np.int64),
+        rows=np.concatenate(row_chunks) if row_chunks else empty,
+        offsets=np.concatenate(off_chunks) if off_chunks else empty,
+    )
+
+
+def _chunk_columns(
+    rowids: Int64s, chunk_rows: Sequence[tuple[int, str, str]]
+) -> tuple[list[str], Int32s, list[str]]:
+    """(chunk id per FTS5 row, project code per row, projects by code).
+
+    An FTS5 row without a chunk keeps id "" and code -1: it counts in the statistics (as in FTS5)
+    but is never returned (`engine.reads.lexical` joins chunks).
+    """
+    n_rows = int(rowids.size)
+    chunk_ids = [""] * n_rows
+    project_code = np.full(n_rows, -1, dtype=np.int32)
+    projects: list[str] = []
+    project_index: dict[str, int] = {}
+    if n_rows and chunk_rows:
+        crowids = np.fromiter(
+            (int(r[0]) for r in chunk_rows), dtype=np.int64, count=len(chunk_rows)
+        )
+        pos = np.minimum(np.searchsorted(rowids, crowids), n_rows - 1)
+        present = rowids[pos] == crowids
+        for k in np.flatnonzero(present).tolist():
+            _, cid, project = chunk_rows[k]
+            row = int(pos[k])
+            chunk_ids[row] = str(cid)
+            code = project_index.get(project)
+            if code is None:
+                code = project_index[project] = len(projects)
+                projects.append(str(project))
+            project_code[row] = code
+    return chunk_ids, project_code, projects
+
+
+def _term_starts(counts: Int64s) -> tuple[Int64s, Bools]:
+    """(offset of each term's first instance, plus the total; which instances start a term)."""
+    inst_start = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=inst_start[1:])
+    new_term = np.zeros(int(inst_start[-1]), dtype=np.bool_)
+    new_term[inst_start[:-1][counts > 0]] = True
+    return inst_start, new_term
+
+
+def _in_term_order(inst: Instances) -> tuple[Int32s, Int32s]:
+    """(rows, offsets) with each term's instances ascending by (row, offset).
+
+    fts5vocab yields them in that order; should a SQLite ever concatenate a term's instances in
+    another, they are sorted rather than misread.
+    """
+    rows, offsets = inst.rows, inst.offsets
+    if rows.size == 0:
+        return rows, offsets
+    _, new_term = _term_starts(inst.counts)
+    same_row = rows[1:] == rows[:-1]
+    backwards = (rows[1:] < rows[:-1]) | (same_row & (offsets[1:] <= offsets[:-1]))
+    if not np.any(~new_term[1:] & backwards):
+        return rows, offsets
+    term_of = np.repeat(np.arange(len(inst.terms), dtype=np.int64), inst.counts)
+    order = np.lexsort((offsets, rows, term_of))
+    return rows[order], offsets[order]
+
+
+def _postings(counts: Int64s, inst_row: Int32s) -> tuple[Int64s, Int32s, Int32s]:
+    """(post_start per term, row per posting, instances per posting): one posting per (term, row)."""
+    inst_start, first = _term_starts(counts)
+    first[1:] |= inst_row[1:] != inst_row[:-1]
+    pair_first = np.flatnonzero(first)
+    del first
+    post_row = inst_row[pair_first]
+    post_tf = np.diff(np.append(pair_first, inst_row.size)).astype(np.int32)
+    post_start = np.searchsorted(pair_first, inst_start).astype(np.int64)
+    return post_start, post_row, post_tf
+
+
+def _positions(
+    lengths: Int64s, inst_row: Int32s, offsets: Int32s
+) -> tuple[Positions, Int64s, Int64s]:
+    """(global position per instance, first position per row, positions per row).
+
+    Each row owns max(length, last offset + 1) positions (an offset past the recorded length would
+    otherwise run into the next row), so a phrase is consecutive positions that lie in one row.
+    """
+    n_rows = int(lengths.size)
+    row_span = lengths.copy()
+    if inst_row.size:
+        np.maximum.at(row_span, inst_row, offsets.astype(np.int64) + 1)
+    row_base = np.zeros(n_rows, dtype=np.int64)
+    if n_rows:
+        np.cumsum(row_span[:-1], out=row_base[1:])
+    small = n_rows == 0 or int(row_base[-1] + row_span[-1]) < 2**31 - 1
+    inst_pos: Positions
+    if small:
+        inst_pos = row_base.astype(np.int32)[inst_row]
+        inst_pos += offsets
+    else:
+        inst_pos = row_base[inst_row] + offsets
+    return inst_pos, row_base, row_span
+
+
 class LexicalIndex:
     """FTS5's bm25 over `chunks_fts`, answered from an in-memory snapshot of FTS5's index.
 
-    Results equal `Memory.lexical`'s (ids, order and scores) for the generation the snapshot was
-    built at; see the module docstring for how it stays correct. Build with `LexicalIndex.build`.
-    Searching is thread-safe; the arrays are read-only after the build.
+    Results equal `engine.reads.lexical`'s (ids, order and scores) for the generation the snapshot
+    was built at; see the module docstring for how it stays correct. Build with
+    `LexicalIndex.build`. Searching is thread-safe; the arrays are read-only after the build.
     """
 
     def __init__(
@@ -250,7 +311,6 @@ class LexicalIndex:
         self.total_tokens = int(lengths.sum())
         # FTS5: avgdl = (double)nToken / (double)nRow over the whole table, whatever the scope.
         self.avgdl = float(self.total_tokens) / float(self.n_rows) if self.n_rows else 0.0
-        self._lengths = lengths
         self._chunk_ids = chunk_ids
         # Ties in bm25 are broken by chunk id: SQLite's BINARY order, i.e. code point order.
         self._id_rank = np.zeros(self.n_rows, dtype=np.int64)
@@ -270,199 +330,73 @@ class LexicalIndex:
         # k1 * (1 - b + b * D / avgdl) per row, in fts5_aux.c's order of operations.
         d = lengths.astype(np.float64)
         self._norm: Floats = K1 * ((1 - B) + B * d / self.avgdl) if self.n_rows else d
-        # A single-token phrase's bm25 term in each row it occurs in, idf * (f * (k1 + 1)) / (f +
-        # norm), computed once here with the operations FTS5 performs for every query.
-        n_hit = np.diff(post_start)
-        idf = np.asarray([self.idf(n) for n in n_hit.tolist()], dtype=np.float64)
-        self._post_score: Floats = np.empty(post_row.size, dtype=np.float64)
-        for lo in range(0, post_row.size, _SCORE_BLOCK):  # in blocks, to bound the temporaries
-            hi = min(lo + _SCORE_BLOCK, post_row.size)
-            tf = post_tf[lo:hi].astype(np.float64)
-            weight = (tf * (K1 + 1.0)) / (tf + self._norm[post_row[lo:hi]])
-            terms_of = np.searchsorted(post_start, np.arange(lo, hi), side="right") - 1
-            np.multiply(idf[terms_of], weight, out=self._post_score[lo:hi])
-        self._tokenizer = PhraseTokenizer()
+        self._post_score = self._single_token_scores(post_tf)
+        self._tokenizer = reads.PhraseTokenizer()
         self._lock = threading.Lock()
         self._masks: dict[frozenset[str], Bools] = {}
         # Multi-token phrases' (rows, scores), the costly part of a query; bounded in entries.
         self._phrases: dict[tuple[int, ...], tuple[Int32s, Floats] | None] = {}
         self._phrase_entries = 0
 
+    def _single_token_scores(self, post_tf: Int32s) -> Floats:
+        """A single-token phrase's bm25 term in each row it occurs in, idf * (f * (k1 + 1)) / (f +
+        norm), computed once here with the operations FTS5 performs for every query."""
+        post_start, post_row = self._post_start, self._post_row
+        n_hit = np.diff(post_start)
+        idf = np.asarray([self.idf(n) for n in n_hit.tolist()], dtype=np.float64)
+        scores: Floats = np.empty(post_row.size, dtype=np.float64)
+        for lo in range(0, post_row.size, _SCORE_BLOCK):  # in blocks, to bound the temporaries
+            hi = min(lo + _SCORE_BLOCK, post_row.size)
+            tf = post_tf[lo:hi].astype(np.float64)
+            weight = (tf * (K1 + 1.0)) / (tf + self._norm[post_row[lo:hi]])
+            terms_of = np.searchsorted(post_start, np.arange(lo, hi), side="right") - 1
+            np.multiply(idf[terms_of], weight, out=scores[lo:hi])
+        return scores
+
     # --- build -------------------------------------------------------------------------------
     @classmethod
     def build(cls, conn: sqlite3.Connection) -> LexicalIndex:
         """Snapshot FTS5's index of `chunks_fts` (one read transaction, with the store generation).
 
-        Creates (once per connection) the fts5vocab table `temp.recallbench_bm25_vocab`. Call it
-        outside a write transaction: the snapshot is what other connections can see.
+        Creates (once per connection) the fts5vocab table `engine.reads.open_fts_vocab` names. Call
+        it outside a write transaction: the snapshot is what other connections can see.
         """
-        conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_TABLE} "
-            "USING fts5vocab(main, chunks_fts, instance)"
-        )
-        own = not conn.in_transaction
-        if own:
-            conn.execute("BEGIN")
-        try:
+        reads.open_fts_vocab(conn)
+        with store.read(conn):
             gen = store.generation(conn)
-            sizes = conn.execute("SELECT id, sz FROM chunks_fts_docsize ORDER BY id").fetchall()
-            rowids = np.fromiter((int(r[0]) for r in sizes), dtype=np.int64, count=len(sizes))
+            sizes = reads.fts_docsizes(conn)
+            rowids = np.fromiter((r for r, _ in sizes), dtype=np.int64, count=len(sizes))
             lengths = np.fromiter(
-                (_varint_sum(r[1]) for r in sizes), dtype=np.int64, count=len(sizes)
+                (_varint_sum(sz) for _, sz in sizes), dtype=np.int64, count=len(sizes)
             )
             del sizes
-            chunk_rows = conn.execute(
-                "SELECT rowid, id, project FROM chunks ORDER BY rowid"
-            ).fetchall()
-            terms, counts, inst_row, offsets = cls._read_instances(conn, rowids)
-        finally:
-            if own:
-                conn.execute("COMMIT")
-        return cls._from_arrays(gen, rowids, lengths, chunk_rows, terms, counts, inst_row, offsets)
-
-    @staticmethod
-    def _read_instances(
-        conn: sqlite3.Connection, rowids: Int64s
-    ) -> tuple[list[str], Int64s, Int32s, Int32s]:
-        """(terms, instances per term, row index per instance, offset per instance).
-
-        `rowids` are the FTS5 rowids in ascending order (a row's index is its position there).
-        Instances come by term, then doc, then offset (fts5vocab's order); SQLite concatenates each
-        term's docs and offsets so that Python handles one row per term, not one per token.
-        """
-        terms: list[str] = []
-        counts: list[int] = []
-        row_chunks: list[Int32s] = []
-        off_chunks: list[Int32s] = []
-        doc_parts: list[str] = []
-        off_parts: list[str] = []
-        pending, pending_chars = 0, 0
-
-        def flush() -> None:
-            docs = _parse_ints(doc_parts, pending)
-            rows = np.searchsorted(rowids, docs)
-            if rows.size and (
-                int(rows.max()) >= rowids.size or not np.array_equal(rowids[rows], docs)
-            ):
-                msg = "the FTS5 index holds a row that chunks_fts_docsize lacks; rebuild chunks_fts"
-                raise RuntimeError(msg)
-            row_chunks.append(rows.astype(np.int32))
-            off_chunks.append(_parse_ints(off_parts, pending).astype(np.int32))
-            doc_parts.clear()
-            off_parts.clear()
-
-        cursor = conn.execute(
-            f"SELECT term, count(*), group_concat(doc), group_concat(offset) FROM temp.{VOCAB_TABLE} "
-            "GROUP BY term ORDER BY term"
-        )
-        for term, n, doc_text, off_text in cursor:
-            terms.append(str(term))
-            counts.append(int(n))
-            doc_parts.append(str(doc_text))
-            off_parts.append(str(off_text))
-            pending += int(n)
-            pending_chars += len(doc_text) + len(off_text)
-            if pending_chars >= _PARSE_BATCH:
-                flush()
-                pending, pending_chars = 0, 0
-        if pending:
-            flush()
-        empty = np.zeros(0, dtype=np.int32)
-        return (
-            terms,
-            np.asarray(counts, dtype=np.int64),
-            np.concatenate(row_chunks) if row_chunks else empty,
-            np.concatenate(off_chunks) if off_chunks else empty,
-        )
+            chunk_rows = reads.chunk_projects(conn)
+            instances = read_instances(conn, rowids)
+        return cls.from_snapshot(gen, rowids, lengths, chunk_rows, instances)
 
     @classmethod
-    def _from_arrays(
+    def from_snapshot(
         cls,
         gen: int,
         rowids: Int64s,
         lengths: Int64s,
         chunk_rows: Sequence[tuple[int, str, str]],
-        terms: list[str],
-        counts: Int64s,
-        inst_row: Int32s,
-        offsets: Int32s,
+        instances: Instances,
     ) -> LexicalIndex:
-        n_rows, n_terms, n_inst = int(rowids.size), len(terms), int(inst_row.size)
-
-        # Chunk ids and projects per FTS5 row; an FTS5 row without a chunk counts in the statistics
-        # (as in FTS5) but is never returned (Memory.lexical joins chunks).
-        chunk_ids = [""] * n_rows
-        project_code = np.full(n_rows, -1, dtype=np.int32)
-        projects: list[str] = []
-        project_index: dict[str, int] = {}
-        if n_rows and chunk_rows:
-            crowids = np.fromiter(
-                (int(r[0]) for r in chunk_rows), dtype=np.int64, count=len(chunk_rows)
-            )
-            pos = np.minimum(np.searchsorted(rowids, crowids), n_rows - 1)
-            present = rowids[pos] == crowids
-            for k in np.flatnonzero(present).tolist():
-                _, cid, project = chunk_rows[k]
-                row = int(pos[k])
-                chunk_ids[row] = str(cid)
-                code = project_index.get(project)
-                if code is None:
-                    code = project_index[project] = len(projects)
-                    projects.append(str(project))
-                project_code[row] = code
-
-        # Each term's instances must ascend by (row, offset); sort them if SQLite gave another order.
-        inst_start = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(counts, out=inst_start[1:])
-        new_term = np.zeros(n_inst, dtype=np.bool_)
-        new_term[inst_start[:-1][counts > 0]] = True
-        same_row = inst_row[1:] == inst_row[:-1]
-        if n_inst and np.any(
-            ~new_term[1:]
-            & ((inst_row[1:] < inst_row[:-1]) | (same_row & (offsets[1:] <= offsets[:-1])))
-        ):
-            term_of = np.repeat(np.arange(n_terms, dtype=np.int64), counts)
-            order = np.lexsort((offsets, inst_row, term_of))
-            inst_row, offsets = inst_row[order], offsets[order]
-            del term_of, order
-            same_row = inst_row[1:] == inst_row[:-1]
-
-        # Postings: one per (term, row), with the number of instances (term frequency).
-        first = new_term
-        first[1:] |= ~same_row
-        del same_row
-        pair_first = np.flatnonzero(first)
-        del first, new_term
-        post_row = inst_row[pair_first]
-        post_tf = np.diff(np.append(pair_first, n_inst)).astype(np.int32)
-        post_start = np.searchsorted(pair_first, inst_start).astype(np.int64)
-        del pair_first
-
-        # Global positions: each row owns max(length, last offset + 1) of them (an offset past the
-        # recorded length would otherwise run into the next row), so a phrase is consecutive
-        # positions that lie in one row.
-        row_span = lengths.copy()
-        if n_inst:
-            np.maximum.at(row_span, inst_row, offsets.astype(np.int64) + 1)
-        row_base = np.zeros(n_rows, dtype=np.int64)
-        if n_rows:
-            np.cumsum(row_span[:-1], out=row_base[1:])
-        small = n_rows == 0 or int(row_base[-1] + row_span[-1]) < 2**31 - 1
-        inst_pos: Positions
-        if small:
-            inst_pos = row_base.astype(np.int32)[inst_row]
-            inst_pos += offsets
-        else:
-            inst_pos = row_base[inst_row] + offsets
-        del inst_row, offsets
-
+        """The index of what `build` read: FTS5 rowids (ascending) and row lengths, the chunks'
+        (rowid, id, project), and the token instances."""
+        chunk_ids, project_code, projects = _chunk_columns(rowids, chunk_rows)
+        inst_row, offsets = _in_term_order(instances)
+        post_start, post_row, post_tf = _postings(instances.counts, inst_row)
+        inst_start, _ = _term_starts(instances.counts)
+        inst_pos, row_base, row_span = _positions(lengths, inst_row, offsets)
         return cls(
             generation=gen,
             lengths=lengths,
             chunk_ids=chunk_ids,
             project_code=project_code,
             projects=projects,
-            terms={t: i for i, t in enumerate(terms)},
+            terms={t: i for i, t in enumerate(instances.terms)},
             post_start=post_start,
             post_row=post_row,
             post_tf=post_tf,
@@ -477,65 +411,32 @@ class LexicalIndex:
         """Whether the store is still at the generation this snapshot was built from."""
         return store.generation(conn) == self.generation
 
-    @property
-    def nbytes(self) -> int:
-        """Bytes held by the numpy arrays (the Python lists of ids and terms come on top)."""
-        arrays: Iterable[NDArray[np.generic]] = (
-            self._lengths,
-            self._id_rank,
-            self._project_code,
-            self._has_chunk,
-            self._post_start,
-            self._post_row,
-            self._post_score,
-            self._inst_start,
-            self._inst_pos,
-            self._row_base,
-            self._row_span,
-            self._norm,
-        )
-        return sum(int(a.nbytes) for a in arrays)
-
-    @property
-    def n_terms(self) -> int:
-        return len(self._terms)
-
-    @property
-    def n_postings(self) -> int:
-        return int(self._post_row.size)
-
-    @property
-    def n_instances(self) -> int:
-        return int(self._inst_pos.size)
-
-    def row_length(self, chunk_id: str) -> int | None:
-        """The row's length in tokens as FTS5 records it (None for an unknown id); for tests."""
-        try:
-            row = self._chunk_ids.index(chunk_id)
-        except ValueError:
-            return None
-        return int(self._lengths[row])
-
     # --- search --------------------------------------------------------------------------------
-    def search_query(
-        self, fts_query: str | None, allowed_projects: frozenset[str] | None, limit: int
+    def search(
+        self, terms: Sequence[str], allowed_projects: frozenset[str] | None, limit: int
     ) -> list[tuple[str, float]]:
-        """(chunk id, -bm25) of the best `limit` rows for an `fts_query(text)` string, best first.
+        """(chunk id, -bm25) of the best `limit` rows for the query terms, best first.
 
-        Equal to `Memory.lexical(text, scope, limit)` with `allowed_projects` = the scope's projects
-        (None for every project). `fts_query` None (no usable words) or `limit` < 1 gives [].
+        `terms` are `engine.reads.query_terms(text)`, each one phrase; the answer equals
+        `engine.reads.lexical(conn, text, scope, limit)` with `allowed_projects` = the scope's
+        projects (None for every project). No terms, or `limit` < 1, gives [].
+
+        Raises:
+            TypeError: `terms` is one string rather than a sequence of terms.
         """
-        if fts_query is None or limit < 1 or self.n_rows == 0:
-            return []
-        phrases = parse_fts_query(fts_query)
-        if not phrases:
+        if isinstance(terms, str):
+            msg = (
+                f"search takes a sequence of query terms (engine.reads.query_terms), got {terms!r}"
+            )
+            raise TypeError(msg)
+        if not terms or limit < 1 or self.n_rows == 0:
             return []
         score = np.zeros(self.n_rows, dtype=np.float64)
         hits: dict[tuple[str, ...], tuple[Int32s, Floats] | None] = {}
         # FTS5 sums the phrases in query order; a row adds 0.0 for a phrase it lacks, which leaves its
         # sum unchanged, so adding only to the rows a phrase occurs in gives the same float64 sums
         # (np.add.at adds one index at a time, and a phrase's rows are distinct).
-        for tokens in self._tokenizer.tokens_of(phrases):
+        for tokens in self._tokenizer.tokens_of(terms):
             if tokens not in hits:
                 hits[tokens] = self._phrase_scores(tokens)
             hit = hits[tokens]

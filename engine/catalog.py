@@ -1,0 +1,336 @@
+"""The vector side of the engine: the in-memory vector catalog, per-project index partitions, their
+manifest, and nearest-neighbour reads over them.
+
+SQLite holds the vectors (the truth). For one embedder, `VectorCatalog` keeps:
+
+* a `CatalogSnapshot` of the chunks that have a vector, loaded once per store generation, so that
+  vector reads need no SQL: the matrix, label -> chunk id, scope masks and each session's rows;
+* one hnswlib graph per project (a partition), persisted beside the database and listed in a JSON
+  manifest with the generation it was built for.
+
+The index is partitioned by project because every read is scoped: a project's own graph answers a
+scoped query without hnswlib's filtered search (a Python callback per visited node, slow and with a
+long tail) and with better recall than one graph over every project. `Scope.everywhere()` merges the
+partitions' answers. A project with at most EXACT_THRESHOLD vectors has no graph; it is scanned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from engine import store
+from engine.api import Scored
+from engine.embed import Embedder
+from engine.scope import Scope, require_scope
+from engine.vectors import EXACT_THRESHOLD, VectorIndex, exact_search
+
+MANIFEST_FORMAT = 1
+# Scope masks kept per snapshot; a server sees a handful of scopes, a benchmark a few dozen.
+_MASK_CACHE = 64
+
+
+class CatalogSnapshot:
+    """The chunks that have a vector for one embedder, at one generation, held in memory.
+
+    Loaded from SQLite (the truth) once per generation, so that vector reads need no SQL: scope masks,
+    label -> chunk id, and each session's rows for `best_in_session`. Any write that changes chunks or
+    vectors bumps the generation, and the next read loads a new snapshot.
+    """
+
+    def __init__(self, embedder_id: str, conn: sqlite3.Connection, dim: int) -> None:
+        gen, labels, ids, projects, sessions, matrix = store.vector_catalog(conn, embedder_id, dim)
+        self.key = (embedder_id, gen)
+        self.labels = labels
+        self.ids = ids
+        self.matrix = matrix
+        codes: dict[str, int] = {}
+        self.projects = np.fromiter(
+            (codes.setdefault(p, len(codes)) for p in projects), dtype=np.int32, count=len(projects)
+        )
+        self.project_codes = codes
+        self.by_project = {k: np.asarray(v, dtype=np.int64) for k, v in sorted(_rows_by(projects))}
+        self.sessions = {k: np.asarray(v, dtype=np.int64) for k, v in _rows_by(sessions)}
+        self._masks: dict[Scope, tuple[NDArray[np.bool_], int]] = {}
+
+    def mask(self, scope: Scope) -> tuple[NDArray[np.bool_] | None, int]:
+        """(rows in scope, or None for every row; how many rows are in scope)."""
+        if scope.all_projects:
+            return None, len(self.labels)
+        cached = self._masks.get(scope)
+        if cached is None:
+            codes = [self.project_codes[p] for p in scope.projects if p in self.project_codes]
+            rows = np.isin(self.projects, np.asarray(codes, dtype=np.int32))
+            cached = (rows, int(rows.sum()))
+            if len(self._masks) >= _MASK_CACHE:
+                self._masks.clear()
+            self._masks[scope] = cached
+        return cached
+
+    def positions(self, labels: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Row of each label in this snapshot, -1 for a label it does not hold."""
+        if len(self.labels) == 0:
+            return np.full(len(labels), -1, dtype=np.int64)
+        pos = np.searchsorted(self.labels, labels)
+        clipped = np.minimum(pos, len(self.labels) - 1)
+        return np.where(self.labels[clipped] == labels, clipped, -1).astype(np.int64)
+
+    def scored(
+        self, labels: NDArray[np.int64], scores: NDArray[np.float32], min_score: float
+    ) -> list[Scored]:
+        """Labels -> `Scored` by (-score, chunk id); unknown labels and scores below the floor dropped."""
+        out = [
+            Scored(chunk_id=self.ids[int(p)], score=float(score))
+            for p, score in zip(self.positions(labels), scores, strict=True)
+            if p >= 0 and float(score) >= min_score
+        ]
+        out.sort(key=lambda s: (-s.score, s.chunk_id))
+        return out
+
+
+def _rows_by(keys: list[str]) -> list[tuple[str, list[int]]]:
+    """(key, rows holding it) in order of first appearance."""
+    rows: dict[str, list[int]] = {}
+    for row, key in enumerate(keys):
+        rows.setdefault(key, []).append(row)
+    return list(rows.items())
+
+
+def _extend_partition(
+    index: VectorIndex,
+    labels: NDArray[np.int64],
+    matrix: NDArray[np.float32],
+    gen: str,
+    embedder_id: str,
+) -> bool:
+    """Bring a partition of an earlier generation up to `gen` by adding only its new vectors.
+
+    Imports mostly append chunks, and rebuilding a partition re-inserts every vector (about a
+    millisecond each at ef_construction 800), so a store that grows by a few chunks per turn would
+    otherwise rebuild its whole graph each time. The file on disk is extended only when everything it
+    holds is still wanted with the same vector (a rowid that SQLite reused for other text, or a removed
+    chunk, means a rebuild); False leaves the caller to rebuild.
+    """
+    if not index.load() or index.embedder_id != embedder_id:
+        return False
+    held = index.labels()
+    if len(held) == 0 or len(held) > len(labels):
+        return False
+    pos = np.searchsorted(labels, held)
+    if int(pos.max()) >= len(labels) or not np.array_equal(labels[pos], held):
+        return False
+    wanted = matrix[pos]
+    wanted = wanted / np.maximum(np.linalg.norm(wanted, axis=1, keepdims=True), 1e-12)
+    if not np.allclose(index.vectors(held), wanted, atol=1e-5):
+        return False
+    new = np.ones(len(labels), dtype=bool)
+    new[pos] = False
+    index.add(labels[new], matrix[new], gen, embedder_id=embedder_id)
+    return True
+
+
+class VectorCatalog:
+    """The stored vectors of one embedder over one database: snapshot, partitions, nearest reads.
+
+    `conn` gives the calling thread's connection. Thread-safe: the snapshot and the partitions are
+    each replaced under a lock when the store's generation moves.
+    """
+
+    def __init__(
+        self, db_path: Path, embedder: Embedder, conn: Callable[[], sqlite3.Connection]
+    ) -> None:
+        self.db_path = db_path
+        self.embedder = embedder
+        self._conn = conn
+        self._snapshot: CatalogSnapshot | None = None
+        self._snapshot_lock = threading.Lock()
+        self._parts: tuple[str, dict[str, VectorIndex]] | None = None
+        self._index_lock = threading.Lock()
+
+    # --- files -------------------------------------------------------------------------------
+    @property
+    def index_path(self) -> Path:
+        """The index manifest: which project partitions exist and the generation they were built for."""
+        return self.db_path.with_name(f"{self.db_path.stem}.{self.embedder.id}.hnsw.json")
+
+    def partition_path(self, project: str) -> Path:
+        """The hnswlib file of one project's partition (named by a hash: project paths have slashes)."""
+        key = hashlib.sha256(project.encode("utf-8")).hexdigest()[:16]
+        return self.db_path.with_name(f"{self.db_path.stem}.{self.embedder.id}.{key}.hnsw")
+
+    def _read_manifest(self) -> dict[str, object] | None:
+        try:
+            data = json.loads(self.index_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        ok = (
+            isinstance(data, dict)
+            and data.get("format") == MANIFEST_FORMAT
+            and isinstance(data.get("generation"), str)
+            and isinstance(data.get("parts"), dict)
+        )
+        return data if ok else None
+
+    def _write_manifest(self, gen: str, parts: dict[str, VectorIndex]) -> None:
+        """Record the partitions (atomically, after they are on disk); remove files no longer listed."""
+        manifest = {
+            "format": MANIFEST_FORMAT,
+            "generation": gen,
+            "parts": {project: index.path.name for project, index in sorted(parts.items())},
+        }
+        path = self.index_path
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps(manifest, sort_keys=True, indent=2), encoding="utf-8")
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        keep = {index.path.name for index in parts.values()}
+        prefix = f"{self.db_path.stem}.{self.embedder.id}."
+        for other in self.db_path.parent.iterdir():
+            name = other.name
+            base = name.removesuffix(".meta.json")
+            if base.startswith(prefix) and base.endswith(".hnsw") and base not in keep:
+                other.unlink(missing_ok=True)
+
+    # --- snapshot and partitions -------------------------------------------------------------
+    def snapshot(self) -> CatalogSnapshot:
+        """The in-memory snapshot of vectors for the current generation (loaded on first use)."""
+        emb = self.embedder
+        key = (emb.id, store.generation(self._conn()))
+        snapshot = self._snapshot
+        if snapshot is not None and snapshot.key == key:
+            return snapshot
+        with self._snapshot_lock:
+            snapshot = self._snapshot
+            if snapshot is None or snapshot.key != key:
+                snapshot = CatalogSnapshot(emb.id, self._conn(), emb.dim)
+                self._snapshot = snapshot
+            return snapshot
+
+    def ensure_index(self) -> dict[str, VectorIndex]:
+        """The per-project hnswlib partitions, loaded or rebuilt from SQLite when missing or stale."""
+        return self._partitions(self.snapshot())
+
+    def _partitions(self, snapshot: CatalogSnapshot) -> dict[str, VectorIndex]:
+        """Partitions for `snapshot`'s generation: kept, loaded from disk, or built from the snapshot."""
+        emb = self.embedder
+        gen = f"{emb.id}:{snapshot.key[1]}"
+        with self._index_lock:
+            # Partitions this object built or loaded for the generation stay right even if the files
+            # are replaced later: the generation alone says what they must hold.
+            if self._parts is not None and self._parts[0] == gen:
+                return self._parts[1]
+            manifest = self._read_manifest()
+            listed: dict[str, object] = {}
+            if manifest is not None and manifest["generation"] == gen:
+                parts_field = manifest["parts"]
+                if isinstance(parts_field, dict):
+                    listed = parts_field
+            parts: dict[str, VectorIndex] = {}
+            for project, rows in snapshot.by_project.items():
+                if len(rows) <= EXACT_THRESHOLD:
+                    continue
+                path = self.partition_path(project)
+                index = VectorIndex(path, emb.dim)
+                fresh = listed.get(project) == path.name and index.is_current(gen) and index.load()
+                if not fresh:
+                    labels, matrix = snapshot.labels[rows], snapshot.matrix[rows]
+                    if not _extend_partition(index, labels, matrix, gen, emb.id):
+                        index.build(labels, matrix, gen, embedder_id=emb.id)
+                parts[project] = index
+            self._write_manifest(gen, parts)
+            self._parts = (gen, parts)
+            return parts
+
+    def index_state(self) -> str:
+        """'current', 'stale' or 'missing' for the on-disk index partitions of this embedder."""
+        manifest = self._read_manifest()
+        if manifest is None:
+            return "missing"
+        gen = f"{self.embedder.id}:{store.generation(self._conn())}"
+        parts = manifest["parts"]
+        if manifest["generation"] != gen or not isinstance(parts, dict):
+            return "stale"
+        for name in parts.values():
+            index = VectorIndex(self.db_path.with_name(str(name)), self.embedder.dim)
+            if not index.is_current(gen):
+                return "stale"
+        return "current"
+
+    # --- reads -------------------------------------------------------------------------------
+    def nearest(
+        self, vector: NDArray[np.float32], scope: Scope, limit: int, min_score: float = 0.0
+    ) -> list[Scored]:
+        """Cosine similarity (1 - cosine distance) over stored vectors; keep score >= min_score.
+
+        Exact numpy scan when the scoped set holds at most EXACT_THRESHOLD vectors, else the hnswlib
+        partitions of the projects in scope, merged (a project at or below the threshold is scanned).
+        """
+        require_scope(scope)
+        if limit < 1:
+            return []
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        snapshot = self.snapshot()
+        rows, eligible = snapshot.mask(scope)
+        if eligible == 0:
+            return []
+        if eligible <= EXACT_THRESHOLD:
+            if rows is None:
+                matrix, labels = snapshot.matrix, snapshot.labels
+            else:
+                matrix, labels = snapshot.matrix[rows], snapshot.labels[rows]
+            found, scores = exact_search(matrix, labels, query, limit, min_score)
+        else:
+            found, scores = self._index_search(snapshot, query, min(limit, eligible), scope)
+        return snapshot.scored(found, scores, min_score)
+
+    def _index_search(
+        self, snapshot: CatalogSnapshot, query: NDArray[np.float32], k: int, scope: Scope
+    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """Top-k over the partitions of the projects in `scope`, merged by (-score, label)."""
+        parts = self._partitions(snapshot)
+        unit = query / max(float(np.linalg.norm(query)), 1e-12)
+        found: list[NDArray[np.int64]] = []
+        scores: list[NDArray[np.float32]] = []
+        for project, rows in snapshot.by_project.items():
+            if not scope.allows(project):
+                continue
+            index = parts.get(project)
+            if index is None:
+                labels, part_scores = exact_search(
+                    snapshot.matrix[rows], snapshot.labels[rows], unit, k
+                )
+            else:
+                labels, part_scores = index.query(unit, k)
+            found.append(labels)
+            scores.append(part_scores)
+        if not found:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        all_labels = np.concatenate(found)
+        all_scores = np.concatenate(scores)
+        order = np.lexsort((all_labels, -all_scores))[:k]
+        return all_labels[order], all_scores[order]
+
+    def best_in_session(self, vector: NDArray[np.float32], session_id: str) -> Scored | None:
+        """The session's chunk with the best exact cosine to `vector` (ties by chunk id).
+
+        The caller has checked that the session lies in the read's scope.
+        """
+        snapshot = self.snapshot()
+        rows = snapshot.sessions.get(session_id)
+        if rows is None or len(rows) == 0:
+            return None
+        found, scores = exact_search(
+            snapshot.matrix[rows], snapshot.labels[rows], np.asarray(vector, dtype=np.float32), 1
+        )
+        best = snapshot.scored(found, scores, -2.0)
+        return best[0] if best else None

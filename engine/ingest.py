@@ -1,0 +1,358 @@
+"""The write side of the engine: import transcript files into the store, embed what has no vector.
+
+Import is incremental by byte offset and idempotent. Each file is parsed outside any lock, then
+written in its own short transaction together with its new offset, so an import killed half-way loses
+nothing already stored and the next import completes the work. A file's head and the tail of its
+imported part are fingerprinted, so a rewritten file is re-imported cleanly instead of appended to.
+
+Embedding is by content hash: a text stored twice is embedded once, and a text already embedded for
+an embedder is never embedded again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from engine import reads, store
+from engine.chunking import chunk_stream
+from engine.embed import Embedder
+from engine.model import CleanMessage, Message
+from engine.sanitize import sanitize
+from engine.transcript_files import StreamState, TranscriptFile, discover
+from engine.transcripts import file_edits, parse_file
+
+# Bytes of a file's head and of the tail of the imported part that fingerprint it.
+_HEAD_BYTES = 1 << 20
+_TAIL_BYTES = 4096
+# Times one file's import starts over after losing a race before it is reported as failed.
+_RACE_RETRIES = 5
+
+
+@dataclass(kw_only=True)
+class ImportReport:
+    """What one `import_paths` call did, with every skip and scrub counted per reason."""
+
+    files_seen: int = 0
+    files_imported: int = 0
+    files_unchanged: int = 0
+    files_reimported: int = 0
+    files_failed: dict[str, str] = field(default_factory=dict)
+    messages: int = 0
+    chunks_written: int = 0
+    vectors_added: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    scrubbed: Counter[str] = field(default_factory=Counter)
+    self_transcripts: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "files_seen": self.files_seen,
+            "files_imported": self.files_imported,
+            "files_unchanged": self.files_unchanged,
+            "files_reimported": self.files_reimported,
+            "files_failed": dict(sorted(self.files_failed.items())),
+            "messages": self.messages,
+            "chunks_written": self.chunks_written,
+            "vectors_added": self.vectors_added,
+            "skipped": dict(sorted(self.skipped.items())),
+            "scrubbed": dict(sorted(self.scrubbed.items())),
+            "self_transcripts": sorted(self.self_transcripts),
+        }
+
+
+class _ImportRacedError(RuntimeError):
+    """Another process imported the same file between our read of it and our write."""
+
+
+@dataclass(kw_only=True)
+class _Resume:
+    """Where one file's import starts: its stored record, offset and stream state."""
+
+    key: str  # the resolved path, the files table's key
+    record: store.FileRecord | None
+    start: int = 0
+    state: StreamState = field(default_factory=StreamState)
+    rewritten: bool = False  # the stored part changed: forget the stream and import from 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Batch:
+    """What one file adds, parsed and sanitized outside the write lock."""
+
+    messages: list[CleanMessage]
+    api_ids: dict[str, str | None]
+    continuation: Message | None
+    edits: list[str]
+    project: str
+    session_id: str
+    end_offset: int
+    fingerprint: str
+    skipped: Counter[str]
+    scrubbed: Counter[str]
+
+
+def _fingerprint(path: Path, offset: int) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        digest.update(fh.read(min(offset, _HEAD_BYTES)))
+        tail_start = max(min(offset, _HEAD_BYTES), offset - _TAIL_BYTES)
+        fh.seek(tail_start)
+        digest.update(fh.read(offset - tail_start))
+    digest.update(str(offset).encode())
+    return digest.hexdigest()
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _file_key(record: store.FileRecord | None) -> tuple[int, str] | None:
+    return None if record is None else (record.offset, record.prefix_sha256)
+
+
+# --- import -------------------------------------------------------------------------------------
+
+
+def import_paths(
+    conn: sqlite3.Connection,
+    paths: Sequence[Path],
+    *,
+    progress: bool = False,
+    on_file: Callable[[str], None] | None = None,
+) -> ImportReport:
+    """Import transcripts under `paths` incrementally (by byte offset); idempotent.
+
+    A file that cannot be read, parsed or written is recorded in `files_failed` and the others go on.
+    """
+    report = ImportReport()
+    files, discover_counts = discover([Path(p) for p in paths])
+    report.skipped.update(discover_counts)
+    report.files_seen = len(files)
+    bar = None
+    if progress:
+        from tqdm import tqdm  # only for a terminal: tqdm is not worth its import otherwise
+
+        bar = tqdm(total=len(files), desc="import", unit="file", leave=False)
+    for tf in files:
+        if bar is not None:
+            bar.update(1)
+        try:
+            _import_file(conn, tf, report)
+        except (
+            OSError,
+            UnicodeError,
+            ValueError,
+            sqlite3.DatabaseError,
+            _ImportRacedError,
+        ) as exc:
+            report.files_failed[str(tf.path)] = f"{type(exc).__name__}: {exc}"
+        if on_file is not None:
+            on_file(str(tf.path))
+    if bar is not None:
+        bar.close()
+    return report
+
+
+def _import_file(conn: sqlite3.Connection, tf: TranscriptFile, report: ImportReport) -> None:
+    """Import what is new in one file; start over if another process imported it meanwhile."""
+    for _ in range(_RACE_RETRIES):
+        try:
+            _import_file_once(conn, tf, report)
+            return
+        except _ImportRacedError:
+            continue
+    msg = f"{tf.path} kept changing under concurrent imports; the next import completes it"
+    raise _ImportRacedError(msg)
+
+
+def _import_file_once(conn: sqlite3.Connection, tf: TranscriptFile, report: ImportReport) -> None:
+    resume = _resume_point(conn, tf)
+    if resume is None:
+        report.files_unchanged += 1
+        return
+    batch = _read_batch(conn, tf, resume)
+    with store.write(conn):
+        # The file was parsed outside the write lock; if another process stored its lines since,
+        # writing ours too would duplicate its messages' file edits. Roll back and read again.
+        if _file_key(store.get_file(conn, resume.key)) != _file_key(resume.record):
+            raise _ImportRacedError(resume.key)
+        if resume.rewritten:
+            store.forget_stream(conn, resume.key, tf.stream)
+            report.files_reimported += 1
+        report.chunks_written += _write_batch(conn, tf.stream, resume, batch)
+    report.files_imported += 1
+    report.messages += len(batch.messages)
+    report.skipped.update(batch.skipped)
+    report.scrubbed.update(batch.scrubbed)
+    if resume.state.self_transcript and batch.session_id not in report.self_transcripts:
+        report.self_transcripts.append(batch.session_id)
+
+
+def _resume_point(conn: sqlite3.Connection, tf: TranscriptFile) -> _Resume | None:
+    """Where to resume `tf` from; None when the file is exactly what was imported last time."""
+    key = str(tf.path.resolve())
+    size = tf.path.stat().st_size
+    record = store.get_file(conn, key)
+    resume = _Resume(key=key, record=record)
+    if record is not None:
+        if size >= record.offset and _fingerprint(tf.path, record.offset) == record.prefix_sha256:
+            if size == record.offset:
+                return None
+            resume.start, resume.state = record.offset, StreamState.from_json(record.state)
+        else:
+            resume.rewritten = True
+    if tf.agent_id is not None and reads.session_flagged(conn, tf.session_id):
+        # a subagent's first prompt is written by its parent, not by our marker
+        resume.state.self_transcript = True
+    return resume
+
+
+def _read_batch(conn: sqlite3.Connection, tf: TranscriptFile, resume: _Resume) -> _Batch:
+    """Parse and sanitize what follows the resume point (updates `resume.state`)."""
+    state = resume.state
+    parsed = parse_file(tf.path, resume.start, state, session_id=tf.session_id)
+    scrubbed: Counter[str] = Counter()
+    clean = sanitize(parsed.messages, state, scrubbed)
+    return _Batch(
+        messages=clean,
+        api_ids={m.uuid: m.api_message_id for m in parsed.messages},
+        continuation=parsed.messages[0] if parsed.continues_previous else None,
+        edits=[] if state.self_transcript else file_edits(parsed.messages, state),
+        project=state.cwd or parsed.cwd or "(unknown)",
+        session_id=parsed.session_id or tf.session_id,
+        end_offset=parsed.end_offset,
+        fingerprint=_fingerprint(tf.path, parsed.end_offset),
+        skipped=parsed.skipped,
+        scrubbed=scrubbed,
+    )
+
+
+def _write_batch(conn: sqlite3.Connection, stream: str, resume: _Resume, batch: _Batch) -> int:
+    """Store one file's batch inside the caller's write transaction; returns chunk rows changed."""
+    state, sid = resume.state, batch.session_id
+    clean = batch.messages
+    if batch.continuation is not None:
+        clean = _merge_continuation(conn, stream, clean, batch.continuation)
+    store.put_messages(conn, stream, clean, batch.api_ids)
+    stamps = [m.timestamp for m in clean if m.timestamp]
+    if clean or state.self_transcript:
+        store.upsert_session(
+            conn,
+            sid,
+            batch.project,
+            min(stamps) if stamps else None,
+            max(stamps) if stamps else None,
+            bool(state.self_transcript),
+        )
+    changed = 0
+    if clean:
+        first_idx, first_ordinal = store.rechunk_start(conn, stream)
+        tail = store.messages_from(conn, stream, first_ordinal)
+        chunks = chunk_stream(stream, sid, tail, start_index=first_idx)
+        changed = store.put_chunks(conn, batch.project, chunks, [_sha(c.text) for c in chunks])
+        changed += store.trim_chunks(conn, stream, first_idx + len(chunks))
+        if changed:
+            store.bump_generation(conn)
+    store.add_file_edits(conn, stream, sid, batch.edits)
+    store.add_counts(conn, resume.key, "skip", dict(batch.skipped))
+    store.add_counts(conn, resume.key, "scrub", dict(batch.scrubbed))
+    record = store.FileRecord(
+        path=resume.key,
+        stream=stream,
+        session_id=sid,
+        offset=batch.end_offset,
+        prefix_sha256=batch.fingerprint,
+        state=state.to_json(),
+    )
+    store.put_file(conn, record, _now_iso())
+    return changed
+
+
+def _merge_continuation(
+    conn: sqlite3.Connection,
+    stream: str,
+    clean: list[CleanMessage],
+    continuation: Message,
+) -> list[CleanMessage]:
+    """Fold the first message into the stored one when it continues the same API message.
+
+    An assistant API message is written over several lines; an import that stopped between them
+    stored the first part, and this import's first message carries the rest.
+    """
+    if not clean or clean[0].uuid != continuation.uuid:
+        return clean
+    stored = store.last_message(conn, stream)
+    if stored is None or stored[1] != continuation.api_message_id:
+        return clean
+    last = stored[0]
+    merged = CleanMessage(
+        uuid=last.uuid,
+        session_id=last.session_id,
+        author=max(last.author, clean[0].author),
+        text=last.text + "\n" + clean[0].text,
+        timestamp=last.timestamp or clean[0].timestamp,
+        ordinal=last.ordinal,
+    )
+    rest = [
+        CleanMessage(
+            uuid=m.uuid,
+            session_id=m.session_id,
+            author=m.author,
+            text=m.text,
+            timestamp=m.timestamp,
+            ordinal=last.ordinal + i,
+        )
+        for i, m in enumerate(clean[1:], start=1)
+    ]
+    return [merged, *rest]
+
+
+# --- embedding ----------------------------------------------------------------------------------
+
+
+def embed_pending(
+    conn: sqlite3.Connection, embedder: Embedder, *, batch_size: int = 256, progress: bool = False
+) -> int:
+    """Embed every stored chunk text that has no vector for `embedder` yet (by content hash).
+
+    Each batch is stored in its own transaction, so an interrupted run keeps what it embedded.
+    """
+    pending = store.missing_vectors(conn, embedder.id)
+    if not pending:
+        return 0
+    bar = None
+    if progress:
+        from tqdm import tqdm  # only for a terminal: tqdm is not worth its import otherwise
+
+        bar = tqdm(total=len(pending), desc="embed", unit="chunk", leave=False)
+    for start in range(0, len(pending), batch_size):
+        part = pending[start : start + batch_size]
+        vectors = embedder.embed([text for _, text in part])
+        store_vectors(conn, embedder.id, [sha for sha, _ in part], vectors)
+        if bar is not None:
+            bar.update(len(part))
+    if bar is not None:
+        bar.close()
+    return len(pending)
+
+
+def store_vectors(
+    conn: sqlite3.Connection, embedder_id: str, shas: Sequence[str], vectors: NDArray[np.float32]
+) -> None:
+    """Store `vectors` for the texts with content hashes `shas` in one transaction."""
+    with store.write(conn):
+        store.put_vectors(conn, embedder_id, list(shas), vectors)
+        store.bump_generation(conn)

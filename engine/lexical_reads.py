@@ -1,0 +1,123 @@
+"""How `Memory.lexical` is answered: by FTS5 itself, or by the in-memory lexical index of FTS5.
+
+The two give identical results (ids, order and scores); the mode only chooses what a query costs:
+
+- "off": FTS5 for every query (a process that asks once, such as a hook);
+- "sync": an in-memory `engine.lexical_index.LexicalIndex` snapshot of FTS5, rebuilt on the next
+  query after the store changed (a benchmark over a frozen corpus);
+- "background": the same snapshot, rebuilt by a background thread while FTS5 answers (a server
+  whose store other processes keep writing to).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from engine import reads, store
+from engine.api import Scored
+from engine.lexical_index import LexicalIndex
+from engine.scope import Scope, require_scope
+
+LexicalMode = Literal["off", "sync", "background"]
+LEXICAL_MODES: tuple[LexicalMode, ...] = ("off", "sync", "background")
+
+
+class LexicalReads:
+    """Lexical reads over one database in one mode; `conn` gives the calling thread's connection.
+
+    Raises:
+        ValueError: `mode` is not one of LEXICAL_MODES.
+    """
+
+    def __init__(
+        self,
+        db_path: Path,
+        conn: Callable[[], sqlite3.Connection],
+        *,
+        mode: LexicalMode,
+        busy_timeout_ms: int,
+    ) -> None:
+        if mode not in LEXICAL_MODES:
+            msg = f"lexical_index must be one of {', '.join(LEXICAL_MODES)}, got {mode!r}"
+            raise ValueError(msg)
+        self._db_path = db_path
+        self._conn = conn
+        self._mode: LexicalMode = mode
+        self._busy_timeout_ms = busy_timeout_ms
+        self._cache: LexicalIndex | None = None
+        self._lock = threading.Lock()
+        self._builder: threading.Thread | None = None
+
+    def lexical(self, text: str, scope: Scope, limit: int) -> list[Scored]:
+        """FTS5 BM25 over chunk text; score = -bm25 (higher is better). User text is plain words only.
+
+        Answered by the in-memory snapshot of FTS5 when this mode keeps one and it is current (the
+        same ids, order and scores), else by FTS5 itself.
+        """
+        index = self._current_index()
+        if index is None:
+            return reads.lexical(self._conn(), text, scope, limit)
+        require_scope(scope)
+        allowed = None if scope.all_projects else frozenset(scope.projects)
+        return [
+            Scored(chunk_id=chunk, score=score)
+            for chunk, score in index.search(reads.query_terms(text), allowed, limit)
+        ]
+
+    def warm(self, *, wait: bool = True) -> None:
+        """Bring the snapshot up to date now (`wait`), or start building it in the background.
+
+        Does nothing in mode "off".
+        """
+        if self._mode == "off":
+            return
+        if not wait:
+            self._start_build()
+            return
+        with self._lock:
+            index = self._cache
+            if index is None or not index.is_current(self._conn()):
+                self._cache = LexicalIndex.build(self._conn())
+
+    def _current_index(self) -> LexicalIndex | None:
+        """The current snapshot, or None when FTS5 must answer this query."""
+        if self._mode == "off":
+            return None
+        index = self._cache
+        if index is not None and index.is_current(self._conn()):
+            return index
+        if self._mode == "sync":
+            self.warm()
+            return self._cache
+        self._start_build()
+        return None
+
+    def _start_build(self) -> None:
+        with self._lock:
+            builder = self._builder
+            if builder is None or not builder.is_alive():
+                builder = threading.Thread(
+                    target=self._build_in_background, name="recallbench-lexical-index", daemon=True
+                )
+                self._builder = builder
+                builder.start()
+
+    def _build_in_background(self) -> None:
+        # The thread's own connection: the caller's belongs to the thread that opened it.
+        conn = store.connect(self._db_path, busy_timeout_ms=self._busy_timeout_ms)
+        try:
+            index = LexicalIndex.build(conn)
+        except Exception:  # FTS5 keeps answering; the next query starts another build
+            logging.getLogger(__name__).exception("building the lexical snapshot failed")
+            return
+        finally:
+            conn.close()
+        with self._lock:
+            current = self._cache
+            if current is None or current.generation < index.generation:
+                self._cache = index
