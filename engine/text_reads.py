@@ -7,6 +7,7 @@ within its budget. Long-lived processes use `engine.memory.Memory`, which gives 
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -14,6 +15,19 @@ from types import TracebackType
 from engine import reads, store
 from engine.api import ChunkRecord, Scored
 from engine.scope import Scope
+
+
+def is_lock_error(exc: BaseException) -> bool:
+    """Whether `exc` is the store reporting a lock held by another process (what a retry can fix)."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    return is_lock_message(str(exc))
+
+
+def is_lock_message(text: str) -> bool:
+    """Whether an error message from the store is about a lock (as import reports keep them)."""
+    lowered = text.lower()
+    return "locked" in lowered or "busy" in lowered
 
 
 class TextReads:

@@ -232,8 +232,7 @@ def search(
 @main.command("arms")
 def arms_cmd() -> None:
     """List the registered retrieval arms: name, canonical default spec, and what each does."""
-    from arms.registry import entry, names
-    from arms.spec import default_spec
+    from arms.registry import default_spec, entry, names
 
     listed = [(name, default_spec(name), entry(name).description) for name in names()]
     name_width = max(len(name) for name, _, _ in listed)

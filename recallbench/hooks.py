@@ -21,7 +21,6 @@ import contextlib
 import json
 import os
 import re
-import sqlite3  # only for its OperationalError: a locked database is retried, never shown to the user
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from engine.checks import is_int, is_number
 from engine.chunking import chunk_id
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_SERVER
 from engine.scope import Scope, resolve_project
-from engine.text_reads import TextReads
+from engine.text_reads import TextReads, is_lock_error, is_lock_message
 from recallbench import config
 from recallbench.present import HitRow, clip, hit_rows, minute, one_line
 from recallbench.search_service import search_via_socket, socket_path
@@ -222,21 +221,15 @@ def project_dir(payload: Mapping[str, Any], env: Mapping[str, str]) -> Path:
     return Path.cwd()
 
 
-def _is_locked(text: str) -> bool:
-    """Whether an SQLite error message is about a lock (what a retry can fix)."""
-    lowered = text.lower()
-    return "locked" in lowered or "busy" in lowered
-
-
 def _retry_locked(step: Callable[[], T], log: HookLog, what: str) -> T:
     """Run `step`, retrying with backoff while SQLite reports a lock, so the user never sees one."""
     attempt = 0
     while True:
         try:
             return step()
-        except sqlite3.OperationalError as exc:
+        except Exception as exc:
             attempt += 1
-            if not _is_locked(str(exc)) or attempt >= _LOCK_RETRIES:
+            if not is_lock_error(exc) or attempt >= _LOCK_RETRIES:
                 raise
             log.info(f"{what}: database busy ({exc}); retry {attempt}")
             time.sleep(0.05 * 2**attempt)
@@ -315,7 +308,9 @@ def import_transcript(payload: Mapping[str, Any], ctx: HookContext, log: HookLog
                 report = memory.import_paths(paths, embed=False)
             finally:
                 memory.close()
-            locked_files = {p: why for p, why in report.files_failed.items() if _is_locked(why)}
+            locked_files = {
+                p: why for p, why in report.files_failed.items() if is_lock_message(why)
+            }
             for path, why in report.files_failed.items():
                 if path not in locked_files:
                     log.error(f"import of {path} failed: {why}")

@@ -108,3 +108,16 @@ def test_pending_texts_store_vectors_and_vector_matrix_round_trip(
     assert matrix.tolist() == [[np.float32(0.6), np.float32(0.8)]] * len(labels)
     assert len(labels) >= 1
     assert [r[0] for r in rows] == sorted(r[0] for r in rows)
+
+
+def test_a_lock_error_is_recognised_and_other_errors_are_not() -> None:
+    import sqlite3
+
+    from engine.text_reads import is_lock_error, is_lock_message
+
+    assert is_lock_error(sqlite3.OperationalError("database is locked"))
+    assert is_lock_error(sqlite3.OperationalError("database table is locked: chunks"))
+    assert not is_lock_error(sqlite3.OperationalError("no such table: chunks"))
+    assert not is_lock_error(RuntimeError("database is locked"))  # not the store's error
+    assert is_lock_message("sqlite3.OperationalError: database is busy")
+    assert not is_lock_message("file vanished")
