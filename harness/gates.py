@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from harness.protocol import VERDICTS, GateKind, GateSpec, Ship, StatsConfig, Verdict
+from harness.protocol.model import VERDICTS, GateKind, GateSpec, Ship, StatsConfig, Verdict
 from harness.stats import paired_bootstrap, randomization_test, sign_test
 
 __all__ = [

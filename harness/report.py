@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.gates import GateResult, format_gate_line
 from harness.metrics import to_units
-from harness.protocol import Protocol
+from harness.protocol.model import Protocol
 from harness.roster import Gold, Question
 from harness.trec import write_qrels, write_run
 

@@ -29,10 +29,13 @@ from engine.scope import Scope
 from harness import freeze
 from harness.gates import GateResult, choose_ship, decide_gate, decide_negative_gate
 from harness.metrics import RankedItem, control_hit_at_k, leak_at_k, parse_measure, score_query
-from harness.protocol import Protocol, load_protocol, verify
-from harness.roster import Gold, Question, load_questions, load_sealed_key, select
-from harness.seal import SealError, verify_sealed
+from harness.protocol.load import load_protocol
+from harness.protocol.lock import verify
+from harness.protocol.model import Protocol
+from harness.roster import Gold, Question, load_questions
+from harness.seal import SealError, load_sealed_key, verify_sealed
 from harness.stats import paired_bootstrap
+from harness.subset import select
 
 
 class RunRefusedError(RuntimeError):
@@ -464,7 +467,7 @@ def _summary(
     started_at: datetime,
     wall_s: float,
 ) -> dict[str, Any]:
-    from harness.protocol import load_lock
+    from harness.protocol.lock import load_lock
 
     lock = load_lock(protocol.path)
     return {

@@ -29,7 +29,9 @@ def verify_results(results_dir: Path, key_paths: dict[str, Path] | None = None) 
     """Check a results folder against its protocol's lock and seals; return the decision to ship."""
     from arms.registry import full_canonical
     from harness.gates import choose_ship
-    from harness.protocol import ProtocolError, load_lock, load_protocol
+    from harness.protocol.load import load_protocol
+    from harness.protocol.lock import load_lock
+    from harness.protocol.model import ProtocolError
     from harness.seal import SealError, verify_sealed
 
     summary_path = results_dir / "summary.json"

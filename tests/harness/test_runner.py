@@ -11,7 +11,7 @@ import pytest
 
 from engine.embed import HashEmbedder
 from harness import freeze
-from harness.protocol import register
+from harness.protocol.lock import register
 from harness.report import ResultsError, summary_schema, validate_summary
 from harness.runner import RunOptions, RunRefusedError, run
 from harness.seal import seal_roster
