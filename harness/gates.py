@@ -20,7 +20,7 @@ Every result carries the reading committed in the protocol for its verdict, verb
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -93,6 +93,11 @@ class GateResult:
             "statistic": dict(self.statistic),
             "reading": self.reading,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GateResult:
+        """Read `to_dict`'s form back (a committed ``summary.json``'s gates)."""
+        return cls(**{f.name: data[f.name] for f in fields(cls)})
 
 
 def decide_gate(

@@ -485,18 +485,18 @@ def bench_run(
         raise _fail(exc) from exc
     s = result.summary
     click.echo(f"results: {result.directory}")
-    if s["deviations"]:
-        click.echo(f"DEVIATION recorded: {s['deviations'][0]['reason']}")
+    if s.deviations:
+        click.echo(f"DEVIATION recorded: {s.deviations[0].reason}")
     from harness.gates import format_gate_line
 
     for g in result.gates:
         click.echo(format_gate_line(g))
-    primary = s["metrics"]["primary"]
-    for row in s["aggregates"]:
-        if row["subset"] == "all" and primary in row["metrics"]:
-            m = row["metrics"][primary]
+    primary = s.metrics.primary
+    for row in s.aggregates:
+        m = row.metrics.get(primary)
+        if row.subset == "all" and m is not None:
             click.echo(
-                f"{row['roster']:<12} {row['arm']:<60} {primary}={m['mean']:.3f} "
-                f"[{m['ci_low']:.3f}, {m['ci_high']:.3f}] n={row['n']}"
+                f"{row.roster:<12} {row.arm:<60} {primary}={m.mean:.3f} "
+                f"[{m.ci_low or 0:.3f}, {m.ci_high or 0:.3f}] n={row.n}"
             )
-    click.echo(f"shipped arm (pre-registered rule): {s['shipped_arm']}")
+    click.echo(f"shipped arm (pre-registered rule): {s.shipped_arm}")
