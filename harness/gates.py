@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from engine.checks import is_number
 from harness.protocol.model import VERDICTS, GateKind, GateSpec, Ship, StatsConfig, Verdict
 from harness.stats import paired_bootstrap, randomization_test, sign_test
 
@@ -315,7 +316,7 @@ def _flags(gate_id: str, name: str, values: ArrayLike) -> NDArray[np.int64]:
 
 
 def _num(value: float | int | str | None) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not is_number(value):
         msg = f"Expected a number in the gate statistic, got {value!r}"
         raise GateError(msg)
     return float(value)

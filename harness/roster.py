@@ -24,6 +24,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
+from engine.checks import is_int
+
 __all__ = [
     "BUILTIN_FIELDS",
     "UNITS",
@@ -113,8 +115,8 @@ class Gold:
             if not isinstance(unit, str) or not unit:
                 msg = f"Gold.relevant keys must be non-empty unit ids, got {unit!r}"
                 raise RosterError(msg)
-            # bool is an int subclass; `true` as a grade is a typo, not grade 1.
-            if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:
+            # `true` as a grade is a typo, not grade 1.
+            if not is_int(grade) or grade < 1:
                 msg = (
                     f"Gold.relevant grade for {unit!r} must be an integer >= 1, got {grade!r}; "
                     "list non-relevant units nowhere (or under forbidden for negative items)"
@@ -140,11 +142,6 @@ class Gold:
 
     def __hash__(self) -> int:
         return hash((tuple(sorted(self.relevant.items())), self.forbidden, self.control))
-
-    @property
-    def is_negative(self) -> bool:
-        """True when the question carries units that must not be retrieved."""
-        return bool(self.forbidden)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -416,7 +416,6 @@ def roster_mine(paths: tuple[Path, ...], kind: str, out: Path) -> None:
     """Draft a receipt-lookup roster from your own transcripts: commit messages -> the session whose
     git result holds the hash. Sessions that only cite a hash are listed apart, never as authors."""
     from harness.mine import MineError, mine_receipts
-    from recallbench import config
 
     targets = list(paths) or [config.claude_projects()]
     try:

@@ -95,9 +95,9 @@ def test_question_without_relevant_units_must_be_a_negative_item_with_a_control(
         parse_draft(_draft(_question("r1", gold=empty)))
 
     draft = parse_draft(_draft(*_negative_pair()))
-    assert draft.key["n1"].is_negative
+    assert draft.key["n1"].forbidden == ("session-b",)  # a negative item
     assert draft.key["n1"].control == "c1"
-    assert not draft.key["c1"].is_negative
+    assert draft.key["c1"].forbidden == ()
 
 
 def test_negative_item_must_name_an_existing_control() -> None:
