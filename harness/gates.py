@@ -20,14 +20,15 @@ Every result carries the reading committed in the protocol for its verdict, verb
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from harness.protocol import VERDICTS, GateKind, GateSpec, Ship, StatsConfig, Verdict
+from engine.checks import is_number
+from harness.protocol.model import VERDICTS, GateKind, GateSpec, Ship, StatsConfig, Verdict
 from harness.stats import paired_bootstrap, randomization_test, sign_test
 
 __all__ = [
@@ -93,6 +94,11 @@ class GateResult:
             "statistic": dict(self.statistic),
             "reading": self.reading,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GateResult:
+        """Read `to_dict`'s form back (a committed ``summary.json``'s gates)."""
+        return cls(**{f.name: data[f.name] for f in fields(cls)})
 
 
 def decide_gate(
@@ -310,7 +316,7 @@ def _flags(gate_id: str, name: str, values: ArrayLike) -> NDArray[np.int64]:
 
 
 def _num(value: float | int | str | None) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not is_number(value):
         msg = f"Expected a number in the gate statistic, got {value!r}"
         raise GateError(msg)
     return float(value)

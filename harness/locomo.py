@@ -46,6 +46,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from engine.checks import is_int
+
 __all__ = [
     "CATEGORY_NAMES",
     "LOCOMO_NAMESPACE",
@@ -618,7 +620,7 @@ def _questions(
 
 def _category(value: object) -> tuple[str, str]:
     """(category id, name) as strings; an unknown id keeps its number in the name."""
-    if isinstance(value, bool) or not isinstance(value, int | str):
+    if not (is_int(value) or isinstance(value, str)):
         return ("unknown", "unknown")
     text = str(value).strip()
     number = int(text) if text.isdigit() else None

@@ -27,6 +27,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast, get_args
 
+from engine.checks import is_int
+
 MeasureName = Literal["hit", "recall", "mrr", "ndcg"]
 Unit = Literal["session", "message"]
 
@@ -62,7 +64,7 @@ class Measure:
                 )
                 raise MetricError(msg)
             return
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
+        if not is_int(self.k) or self.k < 1:
             msg = f"measure {self.name!r} cutoff must be an integer >= 1, got {self.k!r}"
             raise MetricError(msg)
 
@@ -277,7 +279,7 @@ def _check_unit(unit: str) -> None:
 
 
 def _check_k(k: int) -> None:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+    if not is_int(k) or k < 1:
         msg = f"cutoff k must be an integer >= 1, got {k!r}"
         raise MetricError(msg)
 
@@ -290,6 +292,6 @@ def _check_gold(gold: Mapping[str, int]) -> None:
         )
         raise MetricError(msg)
     for unit_id, grade in gold.items():
-        if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:
+        if not is_int(grade) or grade < 1:
             msg = f"gold grade for {unit_id!r} must be an integer >= 1, got {grade!r}"
             raise MetricError(msg)

@@ -7,45 +7,30 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from harness.gates import GateResult, format_gate_line
 from harness.metrics import to_units
-from harness.protocol import Protocol
+from harness.protocol.model import Protocol
+from harness.results import (
+    Aggregate,
+    ArmRun,
+    MetricMean,
+    ResultFiles,
+    ResultsError,
+    Scores,
+    Summary,
+    validate_summary,
+)
 from harness.roster import Gold, Question
+from harness.scoring import is_negative_metric
 from harness.trec import write_qrels, write_run
 
-if TYPE_CHECKING:
-    from harness.runner import ArmRun, Scores
 
-
-class ResultsError(RuntimeError):
-    """A results folder cannot be written or does not validate."""
-
-
-def summary_schema() -> dict[str, Any]:
-    text = resources.files("harness").joinpath("schemas/summary.schema.json").read_text("utf-8")
-    data: dict[str, Any] = json.loads(text)
-    return data
-
-
-def validate_summary(summary: Mapping[str, Any]) -> None:
-    """Raise ResultsError naming the JSON path of the first schema violation."""
-    from jsonschema import Draft202012Validator
-
-    validator = Draft202012Validator(summary_schema())
-    errors = sorted(validator.iter_errors(summary), key=lambda e: list(e.absolute_path))
-    if errors:
-        first = errors[0]
-        where = "/".join(str(p) for p in first.absolute_path) or "(root)"
-        msg = f"summary.json does not match its schema at {where}: {first.message}"
-        raise ResultsError(msg)
-
-
-def run_id(started_at: datetime, summary: Mapping[str, Any]) -> str:
-    digest = hashlib.sha256(json.dumps(summary, sort_keys=True, default=str).encode()).hexdigest()
+def run_id(started_at: datetime, summary: Summary) -> str:
+    """``<start time>-<8 hex>``: the hash is of the summary before its run id and files are set."""
+    data = summary.to_dict()
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
     return f"{started_at.strftime('%Y%m%dT%H%M%SZ')}-{digest[:8]}"
 
 
@@ -56,42 +41,41 @@ def arm_file_name(index: int, spec: str) -> str:
 def write_results(
     protocol_dir: Path,
     *,
-    summary: dict[str, Any],
+    summary: Summary,
     protocol: Protocol,
     runs: Sequence[ArmRun],
     scores: Scores,
     questions: Mapping[str, Sequence[Question]],
     keys: Mapping[str, Mapping[str, Gold]],
-    gates: Sequence[GateResult],
     started_at: datetime,
-) -> Path:
-    """Create `protocol_dir/<run-id>/` (never an existing one) and write every file into it."""
-    rid = run_id(started_at, summary)
-    summary["run_id"] = rid
-    summary["files"] = {
-        "per_query": "per_query.csv",
-        "qrels": "qrels.trec",
-        "report": "report.md",
-        "forest": "forest.png",
-        "runs": {r.spec: f"runs/{arm_file_name(i, r.spec)}.trec" for i, r in enumerate(runs)},
-    }
-    validate_summary(summary)
+) -> tuple[Path, Summary]:
+    """Create `protocol_dir/<run-id>/` (never an existing one) and write every file into it.
+
+    Returns the folder and the summary as written (with its run id and file names).
+    """
+    files = ResultFiles(
+        per_query="per_query.csv",
+        qrels="qrels.trec",
+        report="report.md",
+        forest="forest.png",
+        runs={r.spec: f"runs/{arm_file_name(i, r.spec)}.trec" for i, r in enumerate(runs)},
+    )
+    summary = summary.with_files(run_id(started_at, summary), files)
+    validate_summary(summary.to_dict())
     protocol_dir.mkdir(parents=True, exist_ok=True)
-    directory = protocol_dir / rid
+    directory = protocol_dir / str(summary.run_id)
     try:
         directory.mkdir()  # exist_ok=False: a run never overwrites another
     except FileExistsError as exc:
         msg = f"results folder {directory} already exists; results are append-only"
         raise ResultsError(msg) from exc
     (directory / "runs").mkdir()
-    (directory / "summary.json").write_text(
-        json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    (directory / "summary.json").write_text(summary.to_json(), encoding="utf-8")
     _per_query_csv(directory / "per_query.csv", scores)
     _trec(directory, protocol, runs, questions, keys)
-    (directory / "report.md").write_text(render_report(summary, gates), encoding="utf-8")
+    (directory / "report.md").write_text(render_report(summary), encoding="utf-8")
     forest_plot(directory / "forest.png", summary)
-    return directory
+    return directory, summary
 
 
 def _per_query_csv(path: Path, scores: Scores) -> None:
@@ -154,56 +138,71 @@ def _trec(
     write_qrels(directory / "qrels.trec", qrels)
 
 
-def render_report(summary: Mapping[str, Any], gates: Sequence[GateResult]) -> str:
-    """Human-readable report: deviations, gates (verdict + pre-committed reading) first, then tables."""
-    p = summary["protocol"]
+def arm_labels(specs: Sequence[str]) -> dict[str, str]:
+    """Short labels for tables: the arm's name, or ``name#2``, ``name#3`` for later specs sharing it."""
+    counts: dict[str, int] = {}
+    labels: dict[str, str] = {}
+    for spec in specs:
+        name = spec.split("(", maxsplit=1)[0]
+        counts[name] = counts.get(name, 0) + 1
+        labels[spec] = name if counts[name] == 1 else f"{name}#{counts[name]}"
+    return labels
+
+
+def render_report(summary: Summary) -> str:
+    """Human-readable report: deviations, gates (verdict + pre-committed reading) first, then tables.
+
+    Tables name arms by short label; the legend under "Arms" maps each label to its canonical spec.
+    """
+    p = summary.protocol
+    labels = arm_labels([a.spec for a in summary.arms])
     lines = [
-        f"# {p['title']}",
+        f"# {p.title}",
         "",
-        f"Protocol `{p['id']}` (sha256 `{p['sha256'][:16]}…`), run `{summary['run_id']}`.",
+        f"Protocol `{p.id}` (sha256 `{p.sha256[:16]}…`), run `{summary.run_id}`.",
+        "",
     ]
-    lines.append("")
-    if summary["deviations"]:
+    if summary.deviations:
         lines.append("## Deviations (declared before any number)")
-        for d in summary["deviations"]:
-            lines.append(f"- **{d['reason']}**")
-            lines.extend(f"  - {problem}" for problem in d["problems"])
+        for d in summary.deviations:
+            lines.append(f"- **{d.reason}**")
+            lines.extend(f"  - {problem}" for problem in d.problems)
         lines.append("")
-    lines += [
+    lines += _legend(summary, labels)
+    lines += _gates(summary, labels)
+    lines += _metric_tables(summary, labels)
+    lines += _latency_table(summary, labels)
+    lines += _corpus(summary)
+    return "\n".join(lines)
+
+
+def _legend(summary: Summary, labels: Mapping[str, str]) -> list[str]:
+    lines = ["## Arms", "", "| label | canonical spec |", "|---|---|"]
+    lines += [f"| `{labels[a.spec]}` | `{a.canonical}` |" for a in summary.arms]
+    return [*lines, ""]
+
+
+def _gates(summary: Summary, labels: Mapping[str, str]) -> list[str]:
+    lines = [
         "## Gates",
         "",
         "| gate | verdict | comparison | metric | statistic | n |",
         "|---|---|---|---|---|---|",
     ]
-    for g in gates:
-        arms = g.treatment if g.baseline is None else f"{g.treatment} vs {g.baseline}"
+    for g in summary.gates:
+        treatment = labels.get(g.treatment, g.treatment)
+        arms = (
+            treatment
+            if g.baseline is None
+            else f"{treatment} vs {labels.get(g.baseline, g.baseline)}"
+        )
         metric = g.metric if g.subset is None else f"{g.metric} [{g.subset}]"
         lines.append(
             f"| {g.id} | **{g.verdict}** | {arms} | {metric} | {_stat(g)} | {g.counts.get('n', '')} |"
         )
     lines.append("")
-    for g in gates:
-        lines.append(f"- {format_gate_line(g)}")
-    lines += ["", f"**Shipped arm** (pre-registered ship rule): `{summary['shipped_arm']}`", ""]
-    lines += _metric_tables(summary)
-    lines += _latency_table(summary)
-    c = summary["corpus"]
-    cont = c["contamination"]
-    lines += [
-        "## Corpus",
-        "",
-        f"- manifest sha256 `{c['manifest_sha256']}` ({c['files']} files, {c['bytes']} bytes), cutoff {c['cutoff']}",
-        f"- sessions scanned: {cont['sessions']}; self-transcripts: {cont['self_transcripts']['count']}; "
-        f"roster leaks: {cont['roster_leaks']['count']}; after cutoff: {cont['after_cutoff']['count']}",
-        "- scaffolding removed: " + ", ".join(f"{k}={v}" for k, v in cont["scaffolding"].items()),
-        f"- pre-declared exclusions {c['exclude']}: {len(c['excluded_sessions'])} sessions excluded",
-        "",
-        f"Engine {summary['environment']['engine_version']}, embedder {summary['environment']['embedder']}, "
-        f"git {summary['environment']['git_commit']}, {summary['environment']['machine']}; "
-        f"stats seed {summary['stats']['seed']}, {summary['stats']['resamples']} resamples.",
-        "",
-    ]
-    return "\n".join(lines)
+    lines += [f"- {format_gate_line(g)}" for g in summary.gates]
+    return [*lines, "", f"**Shipped arm** (pre-registered ship rule): `{summary.shipped_arm}`", ""]
 
 
 def _stat(g: GateResult) -> str:
@@ -215,71 +214,90 @@ def _stat(g: GateResult) -> str:
     return f"leaks {g.counts.get('leaks')}, controls hit {g.counts.get('controls_hit')}/{g.counts.get('controls')}"
 
 
-def _metric_tables(summary: Mapping[str, Any]) -> list[str]:
-    metrics = [m for m in summary["metrics"]["all"] if not m.startswith(("leak@", "control_hit@"))]
+def _metric_tables(summary: Summary, labels: Mapping[str, str]) -> list[str]:
+    metrics = [m for m in summary.metrics.all if not is_negative_metric(m)]
     lines: list[str] = []
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in summary["aggregates"]:
-        groups.setdefault((row["roster"], row["subset"]), []).append(row)
+    groups: dict[tuple[str, str], list[Aggregate]] = {}
+    for row in summary.aggregates:
+        groups.setdefault((row.roster, row.subset), []).append(row)
     for (roster, subset), rows in groups.items():
         title = roster if subset == "all" else f"{roster} — {subset}"
-        n = rows[0]["n"]
         lines += [
-            f"## {title} (n={n})",
+            f"## {title} (n={rows[0].n})",
             "",
             "| arm | " + " | ".join(metrics) + " |",
             "|---|" + "---|" * len(metrics),
         ]
         for row in rows:
-            cells = []
-            for m in metrics:
-                v = row["metrics"].get(m)
-                cells.append(
-                    "—" if v is None else f"{v['mean']:.3f} [{v['ci_low']:.3f}, {v['ci_high']:.3f}]"
-                )
-            lines.append(f"| `{row['arm']}` | " + " | ".join(cells) + " |")
+            cells = [_mean_with_ci(row.metrics.get(m)) for m in metrics]
+            lines.append(f"| `{labels.get(row.arm, row.arm)}` | " + " | ".join(cells) + " |")
         negs = [
-            (row["arm"], k, v)
+            (labels.get(row.arm, row.arm), name, m)
             for row in rows
-            for k, v in row["metrics"].items()
-            if k.startswith(("leak@", "control_hit@"))
+            for name, m in row.metrics.items()
+            if is_negative_metric(name)
         ]
         if negs:
             lines.append("")
             lines.extend(
-                f"- `{arm}` {k} = {v['mean']:.3f} over {v['n']} negative items"
-                for arm, k, v in negs
+                f"- `{arm}` {name} = {m.mean:.3f} over {m.n} negative items"
+                for arm, name, m in negs
             )
         lines.append("")
     return lines
 
 
-def _latency_table(summary: Mapping[str, Any]) -> list[str]:
+def _mean_with_ci(m: MetricMean | None) -> str:
+    if m is None:
+        return "—"
+    return f"{m.mean:.3f} [{m.ci_low or 0:.3f}, {m.ci_high or 0:.3f}]"
+
+
+def _latency_table(summary: Summary, labels: Mapping[str, str]) -> list[str]:
     lines = [
         "## Latency per query (includes query embedding)",
         "",
         "| arm | p50 ms | p95 ms | errors | wall s |",
         "|---|---|---|---|---|",
     ]
-    for arm in summary["arms"]:
-        lat = arm["latency_ms"]
+    for arm in summary.arms:
+        lat = arm.latency_ms
         lines.append(
-            f"| `{arm['spec']}` | {lat['p50']:.2f} | {lat['p95']:.2f} | {arm['errors']} | {arm['wall_s']:.2f} |"
+            f"| `{labels[arm.spec]}` | {lat.p50:.2f} | {lat.p95:.2f} | {arm.errors} | {arm.wall_s:.2f} |"
         )
     lines.append("")
     return lines
 
 
-def forest_plot(path: Path, summary: Mapping[str, Any]) -> None:
+def _corpus(summary: Summary) -> list[str]:
+    c, env, stats = summary.corpus, summary.environment, summary.stats
+    cont = c.contamination
+    return [
+        "## Corpus",
+        "",
+        f"- manifest sha256 `{c.manifest_sha256}` ({c.files} files, {c.bytes} bytes), cutoff {c.cutoff}",
+        f"- sessions scanned: {cont.sessions}; self-transcripts: {len(cont.self_transcripts)}; "
+        f"roster leaks: {len(cont.roster_leaks)}; after cutoff: {len(cont.after_cutoff)}",
+        "- scaffolding removed: " + ", ".join(f"{k}={v}" for k, v in cont.scaffolding.items()),
+        f"- pre-declared exclusions {list(c.exclude)}: {len(c.excluded_sessions)} sessions excluded",
+        "",
+        f"Engine {env.engine_version}, embedder {env.embedder}, git {env.git_commit}, {env.machine}; "
+        f"stats seed {stats.seed}, {stats.resamples} resamples.",
+        "",
+    ]
+
+
+def forest_plot(path: Path, summary: Summary) -> None:
     """Primary metric per arm with its bootstrap CI, one panel per roster (subset "all")."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    primary = summary["metrics"]["primary"]
-    rows = [r for r in summary["aggregates"] if r["subset"] == "all" and primary in r["metrics"]]
-    rosters = list(dict.fromkeys(r["roster"] for r in rows)) or ["(none)"]
+    primary = summary.metrics.primary
+    labels = arm_labels([a.spec for a in summary.arms])
+    rows = [r for r in summary.aggregates if r.subset == "all" and primary in r.metrics]
+    rosters = list(dict.fromkeys(r.roster for r in rows)) or ["(none)"]
     fig, axes = plt.subplots(
         len(rosters),
         1,
@@ -287,16 +305,22 @@ def forest_plot(path: Path, summary: Mapping[str, Any]) -> None:
         squeeze=False,
     )
     for ax, roster in zip(axes[:, 0], rosters, strict=True):
-        sub = [r for r in rows if r["roster"] == roster]
-        names = [r["arm"].split("(")[0] for r in sub]
-        means = [r["metrics"][primary]["mean"] for r in sub]
-        lows = [r["metrics"][primary]["mean"] - r["metrics"][primary]["ci_low"] for r in sub]
-        highs = [r["metrics"][primary]["ci_high"] - r["metrics"][primary]["mean"] for r in sub]
+        sub = [r for r in rows if r.roster == roster]
+        means = [r.metrics[primary] for r in sub]
         ypos = list(range(len(sub)))
-        ax.errorbar(means, ypos, xerr=[lows, highs], fmt="o", capsize=3)
-        ax.set_yticks(ypos, names)
+        ax.errorbar(
+            [m.mean for m in means],
+            ypos,
+            xerr=[
+                [m.mean - (m.ci_low or 0) for m in means],
+                [(m.ci_high or 0) - m.mean for m in means],
+            ],
+            fmt="o",
+            capsize=3,
+        )
+        ax.set_yticks(ypos, [labels.get(r.arm, r.arm) for r in sub])
         ax.set_xlim(-0.02, 1.02)
-        ax.set_title(f"{roster}: {primary} (n={sub[0]['n'] if sub else 0})", fontsize=9)
+        ax.set_title(f"{roster}: {primary} (n={sub[0].n if sub else 0})", fontsize=9)
         ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

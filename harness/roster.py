@@ -10,24 +10,24 @@ A draft roster is one JSON file (``rosters/<name>.json``) holding both halves::
 
 Sealing (``harness.seal``) splits it into ``questions.json`` (no gold) and ``key.json``. The types
 follow the split: a `Question` holds nothing an arm must not see, and the key is only loaded through
-`load_key`, which checks it against the roster's seal first.
-
-Subsets (``hop == "multi"``) are parsed with `ast` and evaluated by a small interpreter over
-``category``, ``qid`` and tag names, never with `eval`, because protocols store them as strings.
+``harness.seal.load_sealed_key``, which checks it against the roster's seal first. Subset
+expressions over questions live in ``harness.subset``.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
+from engine.checks import is_int
+
 __all__ = [
+    "BUILTIN_FIELDS",
     "UNITS",
     "Draft",
     "Gold",
@@ -35,19 +35,15 @@ __all__ = [
     "RosterError",
     "ScopeSpec",
     "SealedKey",
-    "Subset",
     "Unit",
     "gold_from_json",
     "gold_to_json",
     "load_draft",
-    "load_key",
     "load_questions",
-    "load_sealed_key",
     "parse_draft",
-    "parse_subset",
+    "parse_key_file",
     "question_from_json",
     "question_to_json",
-    "select",
 ]
 
 Unit: TypeAlias = Literal["session", "message"]
@@ -55,7 +51,7 @@ UNITS: tuple[Unit, ...] = ("session", "message")
 ScopeSpec: TypeAlias = tuple[str, ...] | Literal["*"]
 
 # Names a subset expression may use besides tag names; a tag may not shadow them.
-_BUILTIN_FIELDS = ("category", "qid")
+BUILTIN_FIELDS = ("category", "qid")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _TAG_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DRAFT_KEYS = frozenset({"name", "unit", "description", "questions"})
@@ -119,8 +115,8 @@ class Gold:
             if not isinstance(unit, str) or not unit:
                 msg = f"Gold.relevant keys must be non-empty unit ids, got {unit!r}"
                 raise RosterError(msg)
-            # bool is an int subclass; `true` as a grade is a typo, not grade 1.
-            if isinstance(grade, bool) or not isinstance(grade, int) or grade < 1:
+            # `true` as a grade is a typo, not grade 1.
+            if not is_int(grade) or grade < 1:
                 msg = (
                     f"Gold.relevant grade for {unit!r} must be an integer >= 1, got {grade!r}; "
                     "list non-relevant units nowhere (or under forbidden for negative items)"
@@ -146,11 +142,6 @@ class Gold:
 
     def __hash__(self) -> int:
         return hash((tuple(sorted(self.relevant.items())), self.forbidden, self.control))
-
-    @property
-    def is_negative(self) -> bool:
-        """True when the question carries units that must not be retrieved."""
-        return bool(self.forbidden)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -338,48 +329,8 @@ def load_questions(path: Path | str) -> list[Question]:
     return questions
 
 
-def load_sealed_key(path: Path | str, *, sealed_dir: Path | str | None = None) -> SealedKey:
-    """Check a key against its roster's seal, then parse it.
-
-    Args:
-        path: the key file, or a sealed folder holding ``key.json``.
-        sealed_dir: the sealed folder whose ``SEAL.sha256`` commits to the key; defaults to the
-            folder holding the key. Pass it when the key is kept outside the repository.
-
-    Raises:
-        harness.seal.SealError: the key, the questions or the seal file do not match.
-        RosterError: the key file is malformed or disagrees with the sealed questions.
-    """
-    # Imported here because harness.seal imports this module to write sealed folders.
-    from harness.seal import verify_sealed
-
-    path = Path(path)
-    if path.is_dir():
-        sealed = Path(sealed_dir) if sealed_dir is not None else path
-        key_path = path / "key.json"
-    else:
-        sealed = Path(sealed_dir) if sealed_dir is not None else path.parent
-        key_path = path
-    verify_sealed(sealed, key_path=key_path)
-    key = _parse_key_file(key_path)
-    qids = [q.qid for q in load_questions(sealed)]
-    if sorted(qids) != sorted(key.gold):
-        missing = sorted(set(qids) - set(key.gold))
-        extra = sorted(set(key.gold) - set(qids))
-        msg = (
-            f"{key_path}: key and sealed questions disagree (questions without gold: {missing}, "
-            f"gold without question: {extra}); reseal the roster from its draft"
-        )
-        raise RosterError(msg)
-    return key
-
-
-def load_key(path: Path | str, *, sealed_dir: Path | str | None = None) -> dict[str, Gold]:
-    """The gold of a sealed roster, loaded only after its seal verifies (see `load_sealed_key`)."""
-    return dict(load_sealed_key(path, sealed_dir=sealed_dir).gold)
-
-
-def _parse_key_file(path: Path) -> SealedKey:
+def parse_key_file(path: Path) -> SealedKey:
+    """Parse a key file (check it against its seal first: `harness.seal.load_sealed_key`)."""
     obj = _require_object(_read_json(path), str(path))
     _refuse_unknown(obj, frozenset({"unit", "key"}), str(path))
     unit = obj.get("unit")
@@ -392,139 +343,6 @@ def _parse_key_file(path: Path) -> SealedKey:
         raise RosterError(msg)
     gold = {qid: gold_from_json(g, f"{path}: key[{qid!r}]") for qid, g in raw.items()}
     return SealedKey(unit=unit, gold=MappingProxyType(gold))
-
-
-# ---------------------------------------------------------------------------------------------
-# Subsets
-
-
-_Node: TypeAlias = tuple[Any, ...]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Subset:
-    """A parsed subset expression; `matches` evaluates it without `eval`."""
-
-    expr: str
-    names: frozenset[str]
-    tree: _Node
-
-    def matches(self, question: Question) -> bool:
-        """Whether `question` belongs to the subset."""
-        return _evaluate(self.tree, question)
-
-
-def parse_subset(expr: str) -> Subset:
-    """Parse a subset expression such as ``hop == "multi" and category != "temporal"``.
-
-    Allowed: ``==``, ``!=`` and ``in`` between a field name (``category``, ``qid`` or a tag name)
-    and string literals (``in`` takes a tuple or list of them), joined by ``and`` / ``or`` and
-    parentheses. Anything else (calls, attributes, arithmetic, ``not``) is refused.
-
-    Raises:
-        RosterError: the expression uses anything outside that grammar.
-    """
-    if not isinstance(expr, str) or not expr.strip():
-        msg = f"Subset expression must be a non-empty string, got {expr!r}"
-        raise RosterError(msg)
-    try:
-        parsed = ast.parse(expr.strip(), mode="eval")
-    except SyntaxError as err:
-        msg = (
-            f'Subset expression {expr!r} is not valid syntax ({err.msg}); write e.g. hop == "multi"'
-        )
-        raise RosterError(msg) from err
-    names: set[str] = set()
-    tree = _compile(parsed.body, expr, names)
-    return Subset(expr=expr, names=frozenset(names), tree=tree)
-
-
-def select(questions: Sequence[Question], expr: str) -> list[Question]:
-    """The questions (in roster order) that satisfy a subset expression.
-
-    Raises:
-        RosterError: the expression is malformed or names a field no question has.
-    """
-    subset = parse_subset(expr)
-    known = set(_BUILTIN_FIELDS)
-    for q in questions:
-        known.update(q.tags)
-    unknown = sorted(subset.names - known)
-    if unknown:
-        msg = (
-            f"Subset expression {expr!r} uses unknown name(s) {unknown}; "
-            f"choose from {sorted(known)}"
-        )
-        raise RosterError(msg)
-    return [q for q in questions if subset.matches(q)]
-
-
-def _compile(node: ast.expr, expr: str, names: set[str]) -> _Node:
-    if isinstance(node, ast.BoolOp):
-        op = "and" if isinstance(node.op, ast.And) else "or"
-        return (op, tuple(_compile(v, expr, names) for v in node.values))
-    if isinstance(node, ast.Compare):
-        return _compile_compare(node, expr, names)
-    msg = (
-        f"Subset expression {expr!r}: {ast.unparse(node)!r} is not allowed; use only "
-        "==, !=, in, and, or between field names and string literals"
-    )
-    raise RosterError(msg)
-
-
-def _compile_compare(node: ast.Compare, expr: str, names: set[str]) -> _Node:
-    if len(node.ops) != 1:
-        msg = (
-            f"Subset expression {expr!r}: chained comparison {ast.unparse(node)!r}; join with 'and'"
-        )
-        raise RosterError(msg)
-    op, left, right = node.ops[0], node.left, node.comparators[0]
-    if isinstance(op, ast.Eq | ast.NotEq):
-        # Accept the literal on either side: `hop == "multi"` or `"multi" == hop`.
-        if isinstance(right, ast.Name) and not isinstance(left, ast.Name):
-            left, right = right, left
-        name = _field_name(left, expr)
-        value = _string_literal(right, expr)
-        names.add(name)
-        return ("==" if isinstance(op, ast.Eq) else "!=", name, value)
-    if isinstance(op, ast.In):
-        name = _field_name(left, expr)
-        if not isinstance(right, ast.Tuple | ast.List | ast.Set) or not right.elts:
-            msg = f"Subset expression {expr!r}: 'in' needs a non-empty tuple of strings, got {ast.unparse(right)!r}"
-            raise RosterError(msg)
-        values = frozenset(_string_literal(e, expr) for e in right.elts)
-        names.add(name)
-        return ("in", name, values)
-    msg = f"Subset expression {expr!r}: operator in {ast.unparse(node)!r} is not allowed; use ==, != or in"
-    raise RosterError(msg)
-
-
-def _field_name(node: ast.expr, expr: str) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    msg = f"Subset expression {expr!r}: expected a field name, got {ast.unparse(node)!r}"
-    raise RosterError(msg)
-
-
-def _string_literal(node: ast.expr, expr: str) -> str:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    msg = f"Subset expression {expr!r}: expected a string literal, got {ast.unparse(node)!r}"
-    raise RosterError(msg)
-
-
-def _evaluate(tree: _Node, question: Question) -> bool:
-    op = tree[0]
-    if op == "and":
-        return all(_evaluate(sub, question) for sub in tree[1])
-    if op == "or":
-        return any(_evaluate(sub, question) for sub in tree[1])
-    value = question.field_value(tree[1])
-    if op == "==":
-        return bool(value == tree[2])
-    if op == "!=":
-        return bool(value != tree[2])
-    return bool(value in tree[2])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -554,10 +372,10 @@ def _check_tags(qid: str, tags: object) -> dict[str, str]:
         raise RosterError(msg)
     out: dict[str, str] = {}
     for name, value in tags.items():
-        if not isinstance(name, str) or not _TAG_RE.match(name) or name in _BUILTIN_FIELDS:
+        if not isinstance(name, str) or not _TAG_RE.match(name) or name in BUILTIN_FIELDS:
             msg = (
                 f"Question {qid}: tag name {name!r} must be an identifier other than "
-                f"{list(_BUILTIN_FIELDS)} (subset expressions refer to it by name)"
+                f"{list(BUILTIN_FIELDS)} (subset expressions refer to it by name)"
             )
             raise RosterError(msg)
         if not isinstance(value, str):

@@ -1,5 +1,7 @@
 """`bench run`: verify lock, seals and corpus, run every arm on every sealed question, score, decide.
 
+A run is three steps: `verify_inputs` (lock, seals, corpus manifest), `evaluate` (ask every arm,
+then load the gold, score and decide: `harness.scoring`) and `write_outputs` (`harness.report`).
 Arms only ever receive `Query` values built from `questions.json`; the key is loaded separately, after
 its seal verifies, and is used only for scoring after every arm has answered.
 """
@@ -7,7 +9,6 @@ its seal verifies, and is used only for scoring after every arm has answered.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import platform
 import subprocess
@@ -18,8 +19,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from arms.base import Query
 from arms.registry import build, full_canonical
 from engine import __version__ as engine_version
@@ -27,12 +26,31 @@ from engine.embed import Embedder, get_embedder
 from engine.memory import Memory
 from engine.scope import Scope
 from harness import freeze
-from harness.gates import GateResult, choose_ship, decide_gate, decide_negative_gate
-from harness.metrics import RankedItem, control_hit_at_k, leak_at_k, parse_measure, score_query
-from harness.protocol import Protocol, load_protocol, verify
-from harness.roster import Gold, Question, load_questions, load_sealed_key, select
-from harness.seal import SealError, verify_sealed
-from harness.stats import paired_bootstrap
+from harness.gates import GateResult, choose_ship
+from harness.metrics import RankedItem
+from harness.protocol.load import load_protocol
+from harness.protocol.lock import load_lock, verify
+from harness.protocol.model import Protocol
+from harness.report import write_results
+from harness.results import (
+    ArmRecord,
+    ArmRun,
+    Contamination,
+    CorpusRecord,
+    Deviation,
+    Environment,
+    Latency,
+    MetricNames,
+    ProtocolRecord,
+    Scores,
+    StatsRecord,
+    Summary,
+)
+from harness.roster import Gold, Question, load_questions
+from harness.scoring import aggregates, decide_gates, score_all
+from harness.seal import KEY_FILE, SealError, load_sealed_key, verify_sealed
+from harness.stats import percentile
+from harness.synthetic import SyntheticConfig, generate
 
 
 class RunRefusedError(RuntimeError):
@@ -50,22 +68,12 @@ class RunOptions:
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
 
-@dataclass(kw_only=True)
-class ArmRun:
-    """One arm's answers to every question of every roster, with per-query latency."""
-
-    spec: str
-    canonical: str
-    ranked: dict[str, dict[str, list[RankedItem]]]  # roster -> qid -> ranked items
-    latency_ms: list[float]
-    errors: dict[str, str]
-    wall_s: float
-
-
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class RunResult:
+    """The results folder a run wrote, its summary and its gate verdicts."""
+
     directory: Path
-    summary: dict[str, Any]
+    summary: Summary
     gates: list[GateResult]
 
 
@@ -77,8 +85,6 @@ def materialise_corpus(protocol: Protocol, *, progress: bool = False) -> Path:
     """The corpus folder; a synthetic corpus is generated there from its seed when missing."""
     path = protocol.corpus_path
     if protocol.corpus.source == "synthetic" and not path.exists():
-        from harness.synthetic import SyntheticConfig, generate
-
         seed, size = protocol.corpus.seed, protocol.corpus.size
         if seed is None or size is None:  # the protocol loader already refuses this
             msg = "a synthetic corpus needs seed and size"
@@ -184,159 +190,47 @@ def run_arm(
 
 
 # ---------------------------------------------------------------------------------------------
-# Scoring
+# The whole run: verify -> evaluate -> write
 
 
-@dataclass(kw_only=True)
-class Scores:
-    """Per-query values: scores[arm][roster][metric][qid]."""
+@dataclass(frozen=True, kw_only=True)
+class Verified:
+    """A protocol whose lock, seals and corpus were checked, and any declared deviation."""
 
-    values: dict[str, dict[str, dict[str, dict[str, float]]]] = field(default_factory=dict)
-
-    def put(self, arm: str, roster: str, metric: str, qid: str, value: float) -> None:
-        self.values.setdefault(arm, {}).setdefault(roster, {}).setdefault(metric, {})[qid] = value
-
-    def vector(self, arm: str, roster: str, metric: str, qids: Sequence[str]) -> np.ndarray:
-        table = self.values.get(arm, {}).get(roster, {}).get(metric, {})
-        return np.array([table.get(q, 0.0) for q in qids], dtype=np.float64)
+    protocol: Protocol
+    corpus_dir: Path
+    manifest: freeze.Manifest
+    seals: Mapping[str, str]
+    deviations: tuple[Deviation, ...]
 
 
-def score_all(
-    protocol: Protocol,
-    runs: Sequence[ArmRun],
-    questions: Mapping[str, Sequence[Question]],
-    keys: Mapping[str, Mapping[str, Gold]],
-) -> Scores:
-    """Score every arm on every question; negatives get leak@k, their controls control_hit@k."""
-    measures = [parse_measure(m) for m in protocol.metrics.all if not _is_negative_metric(m)]
-    negative_ks = sorted(
-        {int(g.metric.split("@")[1]) for g in protocol.gates if g.kind == "negative"}
-    )
-    scores = Scores()
-    for run in runs:
-        for ref in protocol.rosters:
-            gold = keys[ref.name]
-            ranked = run.ranked.get(ref.name, {})
-            for q in questions[ref.name]:
-                g = gold[q.qid]
-                items = ranked.get(q.qid, [])
-                if g.relevant:
-                    for metric, value in score_query(items, g.relevant, ref.unit, measures).items():
-                        scores.put(run.spec, ref.name, metric, q.qid, value)
-                if g.forbidden:
-                    for k in negative_ks:
-                        leak = leak_at_k(items, g.forbidden, ref.unit, k)
-                        scores.put(run.spec, ref.name, f"leak@{k}", q.qid, leak)
-                        control = g.control or ""
-                        control_gold = gold[control].relevant if control in gold else {}
-                        hit = (
-                            control_hit_at_k(ranked.get(control, []), control_gold, ref.unit, k)
-                            if control_gold
-                            else 0.0
-                        )
-                        scores.put(run.spec, ref.name, f"control_hit@{k}", q.qid, hit)
-    return scores
+@dataclass(frozen=True, kw_only=True)
+class Evaluation:
+    """Every arm's answers, their scores, the gate verdicts and the summary of the run."""
 
-
-def _is_negative_metric(metric: str) -> bool:
-    return metric.startswith(("leak@", "control_hit@"))
-
-
-def subsets(
-    protocol: Protocol, questions: Mapping[str, Sequence[Question]]
-) -> dict[tuple[str, str], list[str]]:
-    """(roster, subset name) -> qids of positive (scorable) questions; subset "all" is the roster."""
-    out: dict[tuple[str, str], list[str]] = {}
-    for ref in protocol.rosters:
-        qs = list(questions[ref.name])
-        out[(ref.name, "all")] = [q.qid for q in qs]
-        for name, expr in sorted(ref.subsets.items()):
-            out[(ref.name, name)] = [q.qid for q in select(qs, expr)]
-    return out
-
-
-def decide_gates(
-    protocol: Protocol,
-    scores: Scores,
-    questions: Mapping[str, Sequence[Question]],
-    keys: Mapping[str, Mapping[str, Gold]],
-) -> list[GateResult]:
-    groups = subsets(protocol, questions)
-    results: list[GateResult] = []
-    for gate in protocol.gates:
-        gold = keys[gate.roster]
-        qids = groups[(gate.roster, gate.subset or "all")]
-        if gate.kind == "negative":
-            negatives = [q for q in qids if gold[q].forbidden]
-            k = gate.metric.split("@")[1]
-            leaks = scores.vector(gate.treatment, gate.roster, f"leak@{k}", negatives)
-            hits = scores.vector(gate.treatment, gate.roster, f"control_hit@{k}", negatives)
-            results.append(decide_negative_gate(gate, leaks, hits))
-            continue
-        positives = [q for q in qids if gold[q].relevant]
-        baseline = gate.baseline or ""
-        t = scores.vector(gate.treatment, gate.roster, gate.metric, positives)
-        b = scores.vector(baseline, gate.roster, gate.metric, positives)
-        results.append(decide_gate(gate, t, b, protocol.stats))
-    return results
-
-
-def aggregates(
-    protocol: Protocol,
-    scores: Scores,
-    questions: Mapping[str, Sequence[Question]],
-    keys: Mapping[str, Mapping[str, Gold]],
-) -> list[dict[str, Any]]:
-    """Mean of every metric per (arm, roster, subset) over all positive questions, with a CI."""
-    rows: list[dict[str, Any]] = []
-    measures = [m for m in protocol.metrics.all if not _is_negative_metric(m)]
-    for (roster, subset), qids in subsets(protocol, questions).items():
-        gold = keys[roster]
-        positives = [q for q in qids if gold[q].relevant]
-        negatives = [q for q in qids if gold[q].forbidden]
-        for arm in protocol.arms:
-            row: dict[str, Any] = {
-                "arm": arm,
-                "roster": roster,
-                "subset": subset,
-                "n": len(positives),
-                "metrics": {},
-            }
-            for metric in measures:
-                values = scores.vector(arm, roster, metric, positives)
-                if len(values) == 0:
-                    continue
-                ci = paired_bootstrap(
-                    values,
-                    np.zeros_like(values),
-                    resamples=protocol.stats.resamples,
-                    seed=protocol.stats.seed,
-                    confidence=protocol.stats.confidence,
-                )
-                row["metrics"][metric] = {
-                    "mean": float(values.mean()),
-                    "ci_low": ci.ci_low,
-                    "ci_high": ci.ci_high,
-                }
-            if negatives:
-                for key in sorted(scores.values.get(arm, {}).get(roster, {})):
-                    if _is_negative_metric(key):
-                        values = scores.vector(arm, roster, key, negatives)
-                        row["metrics"][key] = {"mean": float(values.mean()), "n": len(negatives)}
-            rows.append(row)
-    return rows
-
-
-# ---------------------------------------------------------------------------------------------
-# The whole run
+    questions: Mapping[str, Sequence[Question]]
+    keys: Mapping[str, Mapping[str, Gold]]
+    runs: tuple[ArmRun, ...]
+    scores: Scores
+    gates: list[GateResult]
+    summary: Summary
+    started_at: datetime
 
 
 def run(protocol_path: Path, options: RunOptions) -> RunResult:
     """Verify, run, score, decide and write a new results folder. Never overwrites a run."""
-    from harness.report import write_results
+    verified = verify_inputs(protocol_path, options)
+    evaluation = evaluate(verified, options)
+    return write_outputs(verified, evaluation, options)
 
+
+def verify_inputs(protocol_path: Path, options: RunOptions) -> Verified:
+    """Check the protocol against its lock, the rosters against their seals, the corpus manifest.
+
+    Raises:
+        RunRefusedError: something does not match and no deviation was declared.
+    """
     protocol = load_protocol(protocol_path)
-    root = protocol.root
     corpus_dir = materialise_corpus(protocol, progress=options.progress)
     manifest = freeze.manifest(corpus_dir)
     seals, seal_errors = current_seals(protocol, options.key_paths)
@@ -353,69 +247,106 @@ def run(protocol_path: Path, options: RunOptions) -> RunResult:
             "to run anyway with the deviation recorded in the results."
         )
         raise RunRefusedError(msg)
-    deviations = [{"reason": options.deviation, "problems": problems}] if options.deviation else []
-    wall_start = time.perf_counter()
+    deviations = (
+        (Deviation(reason=options.deviation, problems=tuple(problems)),)
+        if options.deviation
+        else ()
+    )
+    return Verified(
+        protocol=protocol,
+        corpus_dir=corpus_dir,
+        manifest=manifest,
+        seals=seals,
+        deviations=deviations,
+    )
 
+
+def evaluate(verified: Verified, options: RunOptions) -> Evaluation:
+    """Import the corpus, ask every arm every question, then load the gold, score and decide."""
+    wall_start = time.perf_counter()
+    protocol = verified.protocol
     questions = {
         ref.name: load_questions(protocol.roster_dir(ref.name)) for ref in protocol.rosters
     }
     contamination = freeze.scan(
-        corpus_dir,
+        verified.corpus_dir,
         questions={name: [(q.qid, q.text) for q in qs] for name, qs in questions.items()},
         cutoff=protocol.corpus.cutoff,
     )
     excluded = contamination.flagged(protocol.corpus.exclude)
     memory, db_path = _open_corpus_db(
-        protocol, options, corpus_dir, manifest.sha256, contamination, excluded
+        protocol, options, verified.corpus_dir, verified.manifest.sha256, contamination, excluded
     )
-    now = protocol.corpus.cutoff
-    k = protocol.metrics.k
-    runs = [
-        run_arm(spec, memory, questions, now=now, k=k, progress=options.progress)
+    runs = tuple(
+        run_arm(
+            spec,
+            memory,
+            questions,
+            now=protocol.corpus.cutoff,
+            k=protocol.metrics.k,
+            progress=options.progress,
+        )
         for spec in protocol.arms
-    ]
+    )
     # Gold is loaded only now, after every arm has answered, and only through the seal check.
     keys = {
         ref.name: load_sealed_key(
-            options.key_paths.get(ref.name, protocol.roster_dir(ref.name) / "key.json"),
+            options.key_paths.get(ref.name, protocol.roster_dir(ref.name) / KEY_FILE),
             sealed_dir=protocol.roster_dir(ref.name),
         ).gold
         for ref in protocol.rosters
     }
     scores = score_all(protocol, runs, questions, keys)
     gates = decide_gates(protocol, scores, questions, keys)
-    verdicts = {g.id: g.verdict for g in gates}
-    shipped = choose_ship(protocol.ship, verdicts)
     started_at = options.clock()
-    summary = _summary(
-        protocol=protocol,
-        manifest=manifest,
-        seals=seals,
-        contamination=contamination,
-        excluded=excluded,
-        deviations=deviations,
-        runs=runs,
-        aggregates=aggregates(protocol, scores, questions, keys),
-        gates=gates,
-        shipped=shipped,
-        embedder=memory.embedder.id if memory.embedder else None,
-        db_path=db_path,
-        started_at=started_at,
-        wall_s=time.perf_counter() - wall_start,
+    summary = Summary(
+        deviations=verified.deviations,
+        protocol=_protocol_record(protocol),
+        lock=_lock_record(protocol),
+        seals=dict(sorted(verified.seals.items())),
+        corpus=_corpus_record(protocol, verified.manifest, contamination, excluded),
+        arms=tuple(_arm_record(r) for r in runs),
+        metrics=MetricNames(
+            primary=protocol.metrics.primary, all=protocol.metrics.all, k=protocol.metrics.k
+        ),
+        aggregates=tuple(aggregates(protocol, scores, questions, keys)),
+        gates=tuple(gates),
+        shipped_arm=choose_ship(protocol.ship, {g.id: g.verdict for g in gates}),
+        stats=StatsRecord(
+            seed=protocol.stats.seed,
+            resamples=protocol.stats.resamples,
+            confidence=protocol.stats.confidence,
+        ),
+        environment=_environment(protocol, memory, db_path),
+        started_at=started_at.isoformat(timespec="seconds"),
+        wall_s=round(time.perf_counter() - wall_start, 3),
     )
-    results_root = options.results_root or root / "results"
-    directory = write_results(
-        results_root / protocol.id,
-        summary=summary,
-        protocol=protocol,
-        runs=runs,
-        scores=scores,
+    return Evaluation(
         questions=questions,
         keys=keys,
+        runs=runs,
+        scores=scores,
         gates=gates,
+        summary=summary,
         started_at=started_at,
     )
-    return RunResult(directory=directory, summary=summary, gates=gates)
+
+
+def write_outputs(verified: Verified, evaluation: Evaluation, options: RunOptions) -> RunResult:
+    """Write the new results folder (`harness.report.write_results`)."""
+    protocol = verified.protocol
+    results_root = options.results_root or protocol.root / "results"
+    directory, summary = write_results(
+        results_root / protocol.id,
+        summary=evaluation.summary,
+        protocol=protocol,
+        runs=evaluation.runs,
+        scores=evaluation.scores,
+        questions=evaluation.questions,
+        keys=evaluation.keys,
+        started_at=evaluation.started_at,
+    )
+    return RunResult(directory=directory, summary=summary, gates=evaluation.gates)
 
 
 def _open_corpus_db(
@@ -443,93 +374,65 @@ def _open_corpus_db(
     return memory, db_path
 
 
-def _percentile(values: Sequence[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if values else 0.0
+# ---------------------------------------------------------------------------------------------
+# The summary's records
 
 
-def _summary(
-    *,
+def _protocol_record(protocol: Protocol) -> ProtocolRecord:
+    return ProtocolRecord(
+        id=protocol.id,
+        title=protocol.title,
+        path=protocol.path.resolve().relative_to(protocol.root.resolve()).as_posix(),
+        sha256=protocol.sha256,
+        raw_sha256=protocol.raw_sha256,
+    )
+
+
+def _lock_record(protocol: Protocol) -> dict[str, Any] | None:
+    lock = load_lock(protocol.path)
+    return lock.to_dict() if lock is not None else None
+
+
+def _corpus_record(
     protocol: Protocol,
     manifest: freeze.Manifest,
-    seals: Mapping[str, str],
     contamination: freeze.ContaminationReport,
     excluded: set[str],
-    deviations: list[dict[str, Any]],
-    runs: Sequence[ArmRun],
-    aggregates: list[dict[str, Any]],
-    gates: Sequence[GateResult],
-    shipped: str,
-    embedder: str | None,
-    db_path: Path,
-    started_at: datetime,
-    wall_s: float,
-) -> dict[str, Any]:
-    from harness.protocol import load_lock
-
-    lock = load_lock(protocol.path)
-    return {
-        "schema": "recallbench.summary/1",
-        "deviations": deviations,
-        "protocol": {
-            "id": protocol.id,
-            "title": protocol.title,
-            "path": protocol.path.resolve().relative_to(protocol.root.resolve()).as_posix(),
-            "sha256": protocol.sha256,
-            "raw_sha256": protocol.raw_sha256,
-        },
-        "lock": lock.to_dict() if lock is not None else None,
-        "seals": dict(sorted(seals.items())),
-        "corpus": {
-            "source": protocol.corpus.source,
-            "manifest_sha256": manifest.sha256,
-            "files": len(manifest.entries),
-            "bytes": sum(e.size for e in manifest.entries),
-            "cutoff": protocol.corpus.cutoff.isoformat(),
-            "exclude": list(protocol.corpus.exclude),
-            "excluded_sessions": sorted(excluded),
-            "contamination": contamination.to_dict(),
-        },
-        "arms": [
-            {
-                "spec": r.spec,
-                "canonical": r.canonical,
-                "errors": len(r.errors),
-                "error_items": dict(sorted(r.errors.items())),
-                "wall_s": round(r.wall_s, 4),
-                "latency_ms": {
-                    "p50": round(_percentile(r.latency_ms, 50), 4),
-                    "p95": round(_percentile(r.latency_ms, 95), 4),
-                    "n": len(r.latency_ms),
-                },
-            }
-            for r in runs
-        ],
-        "metrics": {
-            "primary": protocol.metrics.primary,
-            "all": list(protocol.metrics.all),
-            "k": protocol.metrics.k,
-        },
-        "aggregates": aggregates,
-        "gates": [g.to_dict() for g in gates],
-        "shipped_arm": shipped,
-        "stats": {
-            "seed": protocol.stats.seed,
-            "resamples": protocol.stats.resamples,
-            "confidence": protocol.stats.confidence,
-        },
-        "environment": {
-            "engine_version": engine_version,
-            "embedder": embedder,
-            "git_commit": git_commit(protocol.root),
-            "machine": platform.platform(),
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "database": db_path.name,
-        },
-        "started_at": started_at.isoformat(timespec="seconds"),
-        "wall_s": round(wall_s, 3),
-    }
+) -> CorpusRecord:
+    return CorpusRecord(
+        source=protocol.corpus.source,
+        manifest_sha256=manifest.sha256,
+        files=len(manifest.entries),
+        bytes=sum(e.size for e in manifest.entries),
+        cutoff=protocol.corpus.cutoff.isoformat(),
+        exclude=protocol.corpus.exclude,
+        excluded_sessions=tuple(sorted(excluded)),
+        contamination=Contamination.from_dict(contamination.to_dict()),
+    )
 
 
-def dumps(data: Any) -> str:
-    return json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+def _arm_record(arm_run: ArmRun) -> ArmRecord:
+    latency = arm_run.latency_ms
+    return ArmRecord(
+        spec=arm_run.spec,
+        canonical=arm_run.canonical,
+        error_items=dict(sorted(arm_run.errors.items())),
+        wall_s=round(arm_run.wall_s, 4),
+        latency_ms=Latency(
+            p50=round(percentile(latency, 50), 4),
+            p95=round(percentile(latency, 95), 4),
+            n=len(latency),
+        ),
+    )
+
+
+def _environment(protocol: Protocol, memory: Memory, db_path: Path) -> Environment:
+    return Environment(
+        engine_version=engine_version,
+        embedder=memory.embedder.id if memory.embedder else None,
+        git_commit=git_commit(protocol.root),
+        machine=platform.platform(),
+        python=platform.python_version(),
+        cpus=os.cpu_count(),
+        database=db_path.name,
+    )

@@ -18,7 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.roster import Draft, gold_to_json, load_draft, question_to_json
+from harness.roster import (
+    Draft,
+    RosterError,
+    SealedKey,
+    gold_to_json,
+    load_draft,
+    load_questions,
+    parse_key_file,
+    question_to_json,
+)
 
 __all__ = [
     "KEY_FILE",
@@ -27,6 +36,7 @@ __all__ = [
     "SealError",
     "SealInfo",
     "canonical_json_bytes",
+    "load_sealed_key",
     "seal_draft",
     "seal_roster",
     "sha256_file",
@@ -191,6 +201,39 @@ def verify_sealed(directory: Path | str, key_path: Path | str | None = None) -> 
         key_sha256=actual[KEY_FILE],
         key_path=key_file,
     )
+
+
+def load_sealed_key(path: Path | str, *, sealed_dir: Path | str | None = None) -> SealedKey:
+    """Check a key against its roster's seal, then parse it.
+
+    Args:
+        path: the key file, or a sealed folder holding ``key.json``.
+        sealed_dir: the sealed folder whose ``SEAL.sha256`` commits to the key; defaults to the
+            folder holding the key. Pass it when the key is kept outside the repository.
+
+    Raises:
+        SealError: the key, the questions or the seal file do not match.
+        RosterError: the key file is malformed or disagrees with the sealed questions.
+    """
+    path = Path(path)
+    if path.is_dir():
+        sealed = Path(sealed_dir) if sealed_dir is not None else path
+        key_path = path / KEY_FILE
+    else:
+        sealed = Path(sealed_dir) if sealed_dir is not None else path.parent
+        key_path = path
+    verify_sealed(sealed, key_path=key_path)
+    key = parse_key_file(key_path)
+    qids = [q.qid for q in load_questions(sealed)]
+    if sorted(qids) != sorted(key.gold):
+        missing = sorted(set(qids) - set(key.gold))
+        extra = sorted(set(key.gold) - set(qids))
+        msg = (
+            f"{key_path}: key and sealed questions disagree (questions without gold: {missing}, "
+            f"gold without question: {extra}); reseal the roster from its draft"
+        )
+        raise RosterError(msg)
+    return key
 
 
 def _parse_seal(data: bytes, seal_path: Path) -> dict[str, str]:

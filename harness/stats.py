@@ -15,6 +15,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import binomtest
 
+from engine.checks import is_int
+
 _BLOCK = 1_000
 # Upper bound on the cells of one resampling block (about 80 MB of float64), for very long rosters.
 _MAX_CELLS = 10_000_000
@@ -283,13 +285,13 @@ def _blocks(resamples: int, n: int) -> list[tuple[int, int]]:
 
 
 def _check_resamples(resamples: int) -> None:
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+    if not is_int(resamples) or resamples < 1:
         msg = f"resamples must be an integer >= 1, got {resamples!r}"
         raise StatsError(msg)
 
 
 def _check_seed(seed: int) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if not is_int(seed) or seed < 0:
         msg = f"seed must be an integer >= 0, got {seed!r}"
         raise StatsError(msg)
 

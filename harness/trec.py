@@ -15,6 +15,8 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from engine.checks import is_int
+
 Run = dict[str, list[tuple[str, float]]]
 Qrels = dict[str, dict[str, int]]
 
@@ -77,7 +79,7 @@ def write_qrels(path: str | os.PathLike[str], qrels: Mapping[str, Mapping[str, i
         for doc_id in sorted(qrels[qid]):
             _check_token(doc_id, f"doc id (query {qid})")
             grade = qrels[qid][doc_id]
-            if isinstance(grade, bool) or not isinstance(grade, int):
+            if not is_int(grade):
                 msg = f"query {qid} doc {doc_id} grade must be an int, got {grade!r}"
                 raise TrecFormatError(msg)
             lines.append(f"{qid} 0 {doc_id} {grade}\n")

@@ -48,7 +48,7 @@ key_option = click.option(
 def _corpus_and_seals(
     path: Path, keys: tuple[str, ...] = ()
 ) -> tuple[str, dict[str, str], list[str]]:
-    from harness.protocol import load_protocol
+    from harness.protocol.load import load_protocol
     from harness.runner import current_seals, materialise_corpus
 
     proto = load_protocol(path)
@@ -63,7 +63,8 @@ def _corpus_and_seals(
 def protocol_register(path: Path, keys: tuple[str, ...]) -> None:
     """Hash-lock PROTOCOL before any arm runs: writes PROTOCOL.lock.json with the protocol's sha256,
     the roster seals, the corpus manifest hash, the time and the git commit."""
-    from harness.protocol import ProtocolError, register
+    from harness.protocol.lock import register
+    from harness.protocol.model import ProtocolError
     from harness.runner import git_commit
 
     try:
@@ -90,7 +91,9 @@ def protocol_register(path: Path, keys: tuple[str, ...]) -> None:
 @click.option("--reason", required=True, help="Why the protocol changed (recorded in the lock).")
 def protocol_amend(path: Path, reason: str) -> None:
     """Record an amendment made before the first run (after a run, changes are deviations)."""
-    from harness.protocol import ProtocolError, amend, load_protocol
+    from harness.protocol.load import load_protocol
+    from harness.protocol.lock import amend
+    from harness.protocol.model import ProtocolError
 
     try:
         proto = load_protocol(path)
@@ -107,7 +110,8 @@ def protocol_amend(path: Path, reason: str) -> None:
 @key_option
 def protocol_verify(path: Path, keys: tuple[str, ...]) -> None:
     """Check PROTOCOL, its roster seals and its corpus against the lock; exit 1 on any mismatch."""
-    from harness.protocol import ProtocolError, verify
+    from harness.protocol.lock import verify
+    from harness.protocol.model import ProtocolError
 
     try:
         manifest, seals, errors = _corpus_and_seals(path, keys)
@@ -150,7 +154,8 @@ def protocol_instantiate(
 
     The new protocol's id becomes OUT's file stem so its results live apart from other instances.
     """
-    from harness.protocol import ProtocolError, find_root, load_protocol
+    from harness.protocol.load import find_root, load_protocol
+    from harness.protocol.model import ProtocolError
     from harness.seal import SealError, verify_sealed
 
     if out.exists():
@@ -411,7 +416,6 @@ def roster_mine(paths: tuple[Path, ...], kind: str, out: Path) -> None:
     """Draft a receipt-lookup roster from your own transcripts: commit messages -> the session whose
     git result holds the hash. Sessions that only cite a hash are listed apart, never as authors."""
     from harness.mine import MineError, mine_receipts
-    from recallbench import config
 
     targets = list(paths) or [config.claude_projects()]
     try:
@@ -462,7 +466,7 @@ def bench_run(
 ) -> None:
     """Verify lock, seals and corpus of PATH, run every arm on every sealed question, score, decide
     the gates and write results/<protocol>/<run-id>/ (never overwriting an earlier run)."""
-    from harness.protocol import ProtocolError
+    from harness.protocol.model import ProtocolError
     from harness.runner import RunOptions, RunRefusedError, run
 
     keys_by_roster = key_paths(keys)
@@ -480,18 +484,18 @@ def bench_run(
         raise _fail(exc) from exc
     s = result.summary
     click.echo(f"results: {result.directory}")
-    if s["deviations"]:
-        click.echo(f"DEVIATION recorded: {s['deviations'][0]['reason']}")
+    if s.deviations:
+        click.echo(f"DEVIATION recorded: {s.deviations[0].reason}")
     from harness.gates import format_gate_line
 
     for g in result.gates:
         click.echo(format_gate_line(g))
-    primary = s["metrics"]["primary"]
-    for row in s["aggregates"]:
-        if row["subset"] == "all" and primary in row["metrics"]:
-            m = row["metrics"][primary]
+    primary = s.metrics.primary
+    for row in s.aggregates:
+        m = row.metrics.get(primary)
+        if row.subset == "all" and m is not None:
             click.echo(
-                f"{row['roster']:<12} {row['arm']:<60} {primary}={m['mean']:.3f} "
-                f"[{m['ci_low']:.3f}, {m['ci_high']:.3f}] n={row['n']}"
+                f"{row.roster:<12} {row.arm:<60} {primary}={m.mean:.3f} "
+                f"[{m.ci_low or 0:.3f}, {m.ci_high or 0:.3f}] n={row.n}"
             )
-    click.echo(f"shipped arm (pre-registered rule): {s['shipped_arm']}")
+    click.echo(f"shipped arm (pre-registered rule): {s.shipped_arm}")

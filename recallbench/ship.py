@@ -7,12 +7,21 @@ recomputed from the protocol's pre-registered ship rule and the run's gate verdi
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
+from arms.registry import full_canonical
+from harness.gates import choose_ship
+from harness.protocol.load import load_protocol
+from harness.protocol.lock import Lock, load_lock
+from harness.protocol.model import Protocol, ProtocolError, Verdict
+from harness.results import ResultsError, Summary
+from harness.seal import SealError, verify_sealed
 from recallbench import config
 from recallbench.harness_cli import key_option, key_paths
 
@@ -21,24 +30,44 @@ class ShipError(RuntimeError):
     """The results folder cannot be shipped."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class ShipDecision:
+    """The arm a verified results folder's ship rule chose, with the provenance written beside it."""
+
+    arm: str
+    canonical: str
+    protocol_id: str
+    protocol_sha256: str
+    run_id: str
+    results: str
+    verdicts: Mapping[str, Verdict]
+
+    def config_lines(self, now: datetime) -> list[str]:
+        """The ``[ship]`` table of ``config.toml`` (values as TOML strings)."""
+        provenance = {
+            "arm": self.arm,
+            "canonical": self.canonical,
+            "protocol_id": self.protocol_id,
+            "protocol_sha256": self.protocol_sha256,
+            "run_id": self.run_id,
+            "results": self.results,
+            "shipped_at": now.isoformat(timespec="seconds"),
+        }
+        lines = [f"{key} = {_toml_value(value)}" for key, value in provenance.items()]
+        lines.append("[ship.verdicts]")
+        lines += [f"{k} = {_toml_value(v)}" for k, v in sorted(self.verdicts.items())]
+        return lines
+
+
 def _toml_value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def verify_results(results_dir: Path, key_paths: dict[str, Path] | None = None) -> dict[str, Any]:
+def verify_results(results_dir: Path, key_paths: Mapping[str, Path] | None = None) -> ShipDecision:
     """Check a results folder against its protocol's lock and seals; return the decision to ship."""
-    from arms.registry import full_canonical
-    from harness.gates import choose_ship
-    from harness.protocol import ProtocolError, load_lock, load_protocol
-    from harness.seal import SealError, verify_sealed
-
-    summary_path = results_dir / "summary.json"
-    if not summary_path.is_file():
-        msg = f"{results_dir} is not a results folder: no summary.json"
-        raise ShipError(msg)
-    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    summary = _read_summary(results_dir)
     root = results_dir.resolve().parents[2]  # results/<protocol>/<run-id>
-    protocol_path = root / summary["protocol"]["path"]
+    protocol_path = root / summary.protocol.path
     try:
         protocol = load_protocol(protocol_path)
         lock = load_lock(protocol_path)
@@ -48,56 +77,69 @@ def verify_results(results_dir: Path, key_paths: dict[str, Path] | None = None) 
     if lock is None:
         msg = f"{protocol_path} has no lock; an unregistered protocol cannot be shipped"
         raise ShipError(msg)
-    if summary["deviations"]:
+    if summary.deviations:
         msg = f"{results_dir} ran with a declared deviation; ship only a run of the registered protocol"
         raise ShipError(msg)
-    if protocol.sha256 != lock.current_sha256 or protocol.sha256 != summary["protocol"]["sha256"]:
+    if protocol.sha256 != lock.current_sha256 or protocol.sha256 != summary.protocol.sha256:
         msg = (
-            f"Expected sha256 of {protocol_path.name} to be {summary['protocol']['sha256']} (run) and "
+            f"Expected sha256 of {protocol_path.name} to be {summary.protocol.sha256} (run) and "
             f"{lock.current_sha256} (lock) but got {protocol.sha256}"
         )
         raise ShipError(msg)
+    _check_seals(protocol, lock, summary, key_paths or {})
+    verdicts = {g.id: g.verdict for g in summary.gates}
+    arm = choose_ship(protocol.ship, verdicts)
+    if arm != summary.shipped_arm:
+        msg = f"the ship rule now chooses {arm!r} but the run recorded {summary.shipped_arm!r}"
+        raise ShipError(msg)
+    return ShipDecision(
+        arm=arm,
+        canonical=full_canonical(arm),
+        protocol_id=protocol.id,
+        protocol_sha256=protocol.sha256,
+        run_id=str(summary.run_id),
+        results=str(results_dir.resolve()),
+        verdicts=verdicts,
+    )
+
+
+def _read_summary(results_dir: Path) -> Summary:
+    summary_path = results_dir / "summary.json"
+    if not summary_path.is_file():
+        msg = f"{results_dir} is not a results folder: no summary.json"
+        raise ShipError(msg)
+    try:
+        return Summary.from_dict(json.loads(summary_path.read_text(encoding="utf-8")))
+    except (ResultsError, json.JSONDecodeError) as exc:
+        msg = f"{summary_path} cannot be read: {exc}"
+        raise ShipError(msg) from exc
+
+
+def _check_seals(
+    protocol: Protocol, lock: Lock, summary: Summary, key_paths: Mapping[str, Path]
+) -> None:
+    """Every roster's seal now must be the one the run recorded and the lock holds."""
     for ref in protocol.rosters:
         try:
-            seal = verify_sealed(
-                protocol.roster_dir(ref.name), (key_paths or {}).get(ref.name)
-            ).seal
+            seal = verify_sealed(protocol.roster_dir(ref.name), key_paths.get(ref.name)).seal
         except SealError as exc:
             raise ShipError(str(exc)) from exc
-        if seal != summary["seals"].get(ref.name) or seal != lock.current_seals.get(ref.name):
+        if seal != summary.seals.get(ref.name) or seal != lock.current_seals.get(ref.name):
             msg = (
-                f"Expected seal of roster {ref.name} to be {summary['seals'].get(ref.name)} "
+                f"Expected seal of roster {ref.name} to be {summary.seals.get(ref.name)} "
                 f"but got {seal}"
             )
             raise ShipError(msg)
-    verdicts = {g["id"]: g["verdict"] for g in summary["gates"]}
-    arm = choose_ship(protocol.ship, verdicts)
-    if arm != summary["shipped_arm"]:
-        msg = f"the ship rule now chooses {arm!r} but the run recorded {summary['shipped_arm']!r}"
-        raise ShipError(msg)
-    return {
-        "arm": arm,
-        "canonical": full_canonical(arm),
-        "protocol_id": protocol.id,
-        "protocol_sha256": protocol.sha256,
-        "run_id": summary["run_id"],
-        "results": str(results_dir.resolve()),
-        "verdicts": verdicts,
-    }
 
 
-def write_config(decision: dict[str, Any], now: datetime) -> Path:
+def write_config(decision: ShipDecision, now: datetime) -> Path:
     path = config.config_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [
         "# Written by `recallbench ship`; the arm comes from a registered protocol's ship rule.",
         "[ship]",
+        *decision.config_lines(now),
     ]
-    for key in ("arm", "canonical", "protocol_id", "protocol_sha256", "run_id", "results"):
-        lines.append(f"{key} = {_toml_value(decision[key])}")
-    lines.append(f"shipped_at = {_toml_value(now.isoformat(timespec='seconds'))}")
-    lines.append("[ship.verdicts]")
-    lines += [f"{k} = {_toml_value(v)}" for k, v in sorted(decision["verdicts"].items())]
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
     tmp.replace(path)
@@ -137,8 +179,6 @@ def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) ->
     except ShipError as exc:
         raise click.ClickException(f"cannot ship {results_dir}: {exc}") from exc
     path = write_config(decision, datetime.now(UTC))
-    click.echo(f"shipped {decision['arm']} from {decision['protocol_id']} run {decision['run_id']}")
-    click.echo(
-        "verdicts: " + ", ".join(f"{k}={v}" for k, v in sorted(decision["verdicts"].items()))
-    )
+    click.echo(f"shipped {decision.arm} from {decision.protocol_id} run {decision.run_id}")
+    click.echo("verdicts: " + ", ".join(f"{k}={v}" for k, v in sorted(decision.verdicts.items())))
     click.echo(f"wrote {path}")

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from harness import freeze
-from harness.protocol import load_lock, load_protocol, verify
+from harness.protocol.load import load_protocol
+from harness.protocol.lock import load_lock, verify
 from harness.roster import load_questions
 from harness.seal import verify_sealed
 from harness.synthetic import SyntheticConfig, generate

@@ -15,7 +15,7 @@ from harness.gates import (
     decide_negative_gate,
     format_gate_line,
 )
-from harness.protocol import GateSpec, ProtocolError, Readings, Ship, ShipRule, StatsConfig
+from harness.protocol.model import GateSpec, ProtocolError, Readings, Ship, ShipRule, StatsConfig
 
 WALK = "walk(hops=2)"
 RRF = "rrf(pool=20,rrf_k=60)"

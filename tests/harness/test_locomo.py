@@ -26,8 +26,9 @@ from harness.locomo import (
     session_uuid,
     turn_uuid,
 )
-from harness.protocol import load_protocol
-from harness.roster import Draft, load_draft, select
+from harness.protocol.load import load_protocol
+from harness.roster import Draft, load_draft
+from harness.subset import select
 
 FIXTURE = Path(__file__).with_name("locomo_fixture.json")
 REPO = Path(__file__).resolve().parents[2]

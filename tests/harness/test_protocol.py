@@ -11,17 +11,9 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from harness.protocol import (
-    ProtocolError,
-    amend,
-    canonical_sha256,
-    load_lock,
-    load_protocol,
-    lock_path,
-    raw_sha256,
-    register,
-    verify,
-)
+from harness.protocol.load import canonical_sha256, load_protocol, raw_sha256
+from harness.protocol.lock import amend, load_lock, lock_path, register, verify
+from harness.protocol.model import ProtocolError
 
 MANIFEST = "a" * 64
 SEAL_RECEIPTS = "b" * 64

@@ -1,4 +1,4 @@
-"""Draft rosters, the questions/key split, and subset expressions."""
+"""Draft rosters and the questions/key split."""
 
 from __future__ import annotations
 
@@ -14,13 +14,10 @@ from harness.roster import (
     Question,
     RosterError,
     load_draft,
-    load_key,
     load_questions,
     parse_draft,
-    parse_subset,
-    select,
 )
-from harness.seal import SealError, seal_roster
+from harness.seal import SealError, load_sealed_key, seal_roster
 
 
 def _question(qid: str, **over: Any) -> dict[str, Any]:
@@ -98,9 +95,9 @@ def test_question_without_relevant_units_must_be_a_negative_item_with_a_control(
         parse_draft(_draft(_question("r1", gold=empty)))
 
     draft = parse_draft(_draft(*_negative_pair()))
-    assert draft.key["n1"].is_negative
+    assert draft.key["n1"].forbidden == ("session-b",)  # a negative item
     assert draft.key["n1"].control == "c1"
-    assert not draft.key["c1"].is_negative
+    assert draft.key["c1"].forbidden == ()
 
 
 def test_negative_item_must_name_an_existing_control() -> None:
@@ -149,75 +146,17 @@ def test_load_draft_reads_the_documented_json_shape(tmp_path: Path) -> None:
     assert draft.questions[0].text == "commit: fix flaky retry"
 
 
-def test_load_key_verifies_the_seal_before_returning_gold(tmp_path: Path) -> None:
+def test_load_sealed_key_verifies_the_seal_before_returning_gold(tmp_path: Path) -> None:
     draft_path = tmp_path / "receipts.json"
     draft_path.write_text(json.dumps(_draft(_question("r1"), *_negative_pair())))
     sealed = tmp_path / "sealed" / "receipts"
     seal_roster(draft_path, sealed)
 
-    key = load_key(sealed)
+    key = load_sealed_key(sealed).gold
     assert key["r1"].relevant == {"session-r1": 1}
     assert key["n1"].forbidden == ("session-b",)
     assert [q.qid for q in load_questions(sealed)] == ["r1", "c1", "n1"]
 
     (sealed / "key.json").write_bytes((sealed / "key.json").read_bytes().replace(b"r1", b"r7"))
     with pytest.raises(SealError, match=r"key\.json"):
-        load_key(sealed)
-
-
-def _questions() -> list[Question]:
-    def q(qid: str, category: str, **tags: str) -> Question:
-        return Question(qid=qid, text=f"t {qid}", scope="*", category=category, tags=tags)
-
-    return [
-        q("q1", "receipt", hop="single"),
-        q("q2", "temporal", hop="multi"),
-        q("q3", "receipt", hop="multi"),
-        q("q4", "decision"),
-    ]
-
-
-def test_subset_selects_by_tag_category_and_qid_in_roster_order() -> None:
-    qs = _questions()
-
-    assert [q.qid for q in select(qs, 'hop == "multi"')] == ["q2", "q3"]
-    assert [q.qid for q in select(qs, 'category == "temporal"')] == ["q2"]
-    assert [q.qid for q in select(qs, '"receipt" == category')] == ["q1", "q3"]
-    assert [q.qid for q in select(qs, 'hop == "multi" and category != "temporal"')] == ["q3"]
-    assert [q.qid for q in select(qs, 'qid in ("q4", "q1") or hop == "multi"')] == [
-        "q1",
-        "q2",
-        "q3",
-        "q4",
-    ]
-    # A question without the tag is unequal to every value.
-    assert [q.qid for q in select(qs, 'hop != "multi"')] == ["q1", "q4"]
-
-
-@pytest.mark.parametrize(
-    "expr",
-    [
-        "__import__('os')",
-        "__import__('os').system('true')",
-        "hop.upper() == 'MULTI'",
-        "not hop == 'multi'",
-        "hop == 'a' + 'b'",
-        "hop == other",
-        "'a' < hop",
-        "'a' == hop == 'a'",
-        "hop in 'multi'",
-        "lambda: 1",
-    ],
-)
-def test_subset_expressions_outside_the_grammar_are_refused(expr: str) -> None:
-    with pytest.raises(RosterError, match=r"Subset expression"):
-        parse_subset(expr)
-    assert parse_subset('hop == "multi"').names == frozenset({"hop"})
-
-
-def test_subset_with_unknown_name_lists_the_names_it_can_use() -> None:
-    with pytest.raises(
-        RosterError, match=r"unknown name\(s\) \['hops'\]; choose from \['category', 'hop', 'qid'\]"
-    ):
-        select(_questions(), 'hops == "multi"')
-    assert len(select(_questions(), 'hop == "multi"')) == 2
+        load_sealed_key(sealed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -9,10 +10,13 @@ from typing import Any
 
 import pytest
 
+from arms.base import Query
+from arms.registry import build
 from engine.embed import HashEmbedder
-from harness import freeze
-from harness.protocol import register
-from harness.report import ResultsError, summary_schema, validate_summary
+from harness import freeze, runner
+from harness.metrics import mean_over_roster
+from harness.protocol.lock import register
+from harness.results import ResultsError, summary_schema, validate_summary
 from harness.runner import RunOptions, RunRefusedError, run
 from harness.seal import seal_roster
 from tests.engine.fixtures_transcripts import simple_session, write_jsonl
@@ -228,6 +232,13 @@ def test_two_arm_protocol_runs_end_to_end_and_writes_a_valid_results_folder(tmp_
     assert "Gate S  PASS  rrf  leak@5" in report
     assert "No cross-project leak and every control found." in report
     assert report.index("## Gates") < report.index("## fixture")  # gates first, then tables
+    # Tables name arms by short label; the legend maps each label to its canonical spec.
+    canonical = {a["spec"]: a["canonical"] for a in summary["arms"]}
+    assert f"| `rrf` | `{canonical['rrf']}` |" in report
+    assert canonical["rrf"] != "rrf"  # positive control: the legend says more than the label
+    assert " | rrf vs fts | recall@5 [recall] | " in report
+    assert "\n| `fts` | " in report[report.index("## fixture") :]
+    assert f"| `{canonical['rrf']}` | 0" not in report
 
 
 def test_results_are_never_overwritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -318,3 +329,43 @@ def test_summary_schema_refuses_a_missing_gate_reading() -> None:
 def test_hash_embedder_used_in_runner_tests_is_deterministic() -> None:
     a, b = HashEmbedder(32).embed(["x y"]), HashEmbedder(32).embed(["x y"])
     assert (a == b).all()
+
+
+def test_runner_means_are_mean_over_roster_with_an_unanswered_question_scoring_zero(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, protocol = build_repo(tmp_path)
+    failing_text = TOPICS[0][2].split(";")[0]  # q0's text
+
+    def build_failing(spec: str, memory: Any) -> Any:
+        arm = build(spec, memory)
+
+        class FailsOnce:
+            def search(self, query: Query) -> list[Any]:
+                if query.text == failing_text:
+                    raise RuntimeError("this arm cannot answer q0")
+                return arm.search(query)
+
+        return FailsOnce()
+
+    monkeypatch.setattr(runner, "build", build_failing)
+    result = run(protocol, options(root))
+    summary = json.loads((result.directory / "summary.json").read_text())
+    assert all(
+        a["error_items"] == {"fixture/q0": "RuntimeError: this arm cannot answer q0"}
+        for a in summary["arms"]
+    )
+    per_query: dict[tuple[str, str], dict[str, float]] = {}
+    with (result.directory / "per_query.csv").open() as fh:
+        for row in csv.DictReader(fh):
+            per_query.setdefault((row["arm"], row["metric"]), {})[row["qid"]] = float(row["value"])
+    rows = {(r["arm"], r["subset"]): r for r in summary["aggregates"]}
+    recall_qids = ["q0", "q1", "q2", "q3"]  # subset "recall"; the unanswered q0 is one of them
+    for arm in ("fts", "rrf"):
+        scores = per_query[(arm, "recall@5")]
+        assert scores["q0"] == 0.0  # answered nothing: scored 0, never dropped
+        expected = mean_over_roster({q: scores[q] for q in recall_qids}, recall_qids)
+        assert rows[(arm, "recall")]["metrics"]["recall@5"]["mean"] == expected
+        assert expected == pytest.approx(0.75)  # q1..q3 found, q0 failed
+        # A question with no score at all averages as 0 too (the rule, not a missing row, decides).
+        assert mean_over_roster({q: scores[q] for q in recall_qids[1:]}, recall_qids) == expected

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from harness.roster import load_key, load_questions
-from harness.seal import SealError, seal_roster, verify_sealed
+from harness.roster import load_questions
+from harness.seal import SealError, load_sealed_key, seal_roster, verify_sealed
 
 
 def _write_draft(tmp_path: Path) -> Path:
@@ -93,7 +93,7 @@ def test_sealed_questions_hold_no_gold_while_the_key_does(tmp_path: Path) -> Non
     assert "sess-gold-1" not in questions
     assert "sess-gold-1" in key
     assert [q.qid for q in load_questions(out)] == ["r0001", "r0002"]
-    assert load_key(out)["r0002"].relevant == {"sess-gold-2": 2}
+    assert load_sealed_key(out).gold["r0002"].relevant == {"sess-gold-2": 2}
 
 
 @pytest.mark.skipif(shutil.which("sha256sum") is None, reason="sha256sum is not installed")
@@ -165,7 +165,9 @@ def test_key_kept_outside_the_repository_is_checked_against_the_seal(tmp_path: P
 
     assert not (repo_sealed / "key.json").exists()
     assert verify_sealed(repo_sealed, key_path=private_key) == info
-    assert load_key(private_key, sealed_dir=repo_sealed)["r0001"].relevant == {"sess-gold-1": 1}
+    assert load_sealed_key(private_key, sealed_dir=repo_sealed).gold["r0001"].relevant == {
+        "sess-gold-1": 1
+    }
 
     expected = _sha(private_key.read_bytes())
     _flip_last_content_byte(private_key)
@@ -176,7 +178,7 @@ def test_key_kept_outside_the_repository_is_checked_against_the_seal(tmp_path: P
         err.value
     )
     with pytest.raises(SealError):
-        load_key(private_key, sealed_dir=repo_sealed)
+        load_sealed_key(private_key, sealed_dir=repo_sealed)
 
 
 def test_sealing_refuses_to_overwrite_a_sealed_folder_but_a_new_name_works(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ def test_ship_writes_the_rule_chosen_arm_with_provenance_and_show_explains_it(
     assert out.exit_code == 0, out.output
     shipped = read_config()
     assert shipped is not None
-    assert shipped["arm"] == result.summary["shipped_arm"]
+    assert shipped["arm"] == result.summary.shipped_arm
     assert shipped["protocol_id"] == "two"
     assert shipped["run_id"] == result.directory.name
     assert shipped["verdicts"]["S"] == "PASS"

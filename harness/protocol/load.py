@@ -1,0 +1,323 @@
+"""Load a protocol file: read the TOML, validate it against its schema, cross-check it, hash it.
+
+Two hashes are kept: the canonical sha256 (of the parsed TOML as canonical JSON), which the lock
+compares, and the raw sha256 of the file's bytes, which identifies the exact file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+import tomllib
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from harness.protocol.model import (
+    Corpus,
+    GateSpec,
+    Metrics,
+    Protocol,
+    ProtocolError,
+    Readings,
+    Reporting,
+    RosterRef,
+    Ship,
+    ShipRule,
+    StatsConfig,
+)
+from harness.roster import RosterError
+from harness.subset import parse_subset
+
+_METRIC_K = re.compile(r"@([0-9]+)$")
+
+
+def _read_toml(path: Path) -> tuple[bytes, dict[str, Any]]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as err:
+        msg = f"Protocol file {path} does not exist; check the path"
+        raise ProtocolError(msg) from err
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        msg = f"Protocol {path} is not valid UTF-8 TOML: {err}; fix the syntax"
+        raise ProtocolError(msg) from err
+    return raw, data
+
+
+def _jsonable(value: Any) -> Any:
+    """TOML values -> JSON values; dates and times become ISO strings."""
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    return value
+
+
+def canonical_json(path: Path | str) -> bytes:
+    """The parsed protocol as canonical JSON: sorted keys, no whitespace, UTF-8.
+
+    TOML dates and times are written as ISO strings, so ``registered = 2025-01-15`` and
+    ``registered = "2025-01-15"`` mean, and hash, the same.
+    """
+    _, data = _read_toml(Path(path))
+    text = json.dumps(_jsonable(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8")
+
+
+def canonical_sha256(path: Path | str) -> str:
+    """sha256 of `canonical_json`: unchanged by whitespace, comments and key order, changed by any value.
+
+    The lock compares this hash rather than the raw bytes because pre-registration commits to
+    meaning: re-indenting or commenting a protocol must not force a deviation, but any edited value
+    must be caught.
+    """
+    return hashlib.sha256(canonical_json(path)).hexdigest()
+
+
+def raw_sha256(path: Path | str) -> str:
+    """sha256 of the protocol file's exact bytes (recorded beside the canonical hash)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def find_root(start: Path) -> Path:
+    """The nearest folder at or above `start` holding ``.git`` or ``pyproject.toml`` (else `start`)."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists() or (folder / "pyproject.toml").is_file():
+            return folder
+    return start
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    text = resources.files("harness").joinpath("schemas/protocol.schema.json").read_text("utf-8")
+    schema = json.loads(text)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def _schema_errors(data: Any) -> list[str]:
+    errors = sorted(_validator().iter_errors(data), key=lambda e: (e.json_path, e.message))
+    out: list[str] = []
+    for err in errors:
+        if err.validator == "not" and err.validator_value == {}:
+            out.append(f"{err.json_path}: is not allowed here")
+        else:
+            out.append(f"{err.json_path}: {err.message}")
+    return out
+
+
+def load_protocol(path: Path | str, *, root: Path | str | None = None) -> Protocol:
+    """Load, schema-validate and cross-check a protocol TOML file.
+
+    Args:
+        path: the protocol file.
+        root: folder relative paths are resolved against; defaults to `find_root` of the
+            protocol's folder.
+
+    Raises:
+        ProtocolError: invalid TOML, schema errors (each with its JSON path and message), or
+            inconsistent cross-references.
+    """
+    path = Path(path)
+    raw, data = _read_toml(path)
+    doc = _jsonable(data)
+    problems = _schema_errors(doc)
+    if problems:
+        listing = "\n  ".join(problems)
+        msg = f"Protocol {path} does not match the protocol schema:\n  {listing}\nFix these fields."
+        raise ProtocolError(msg)
+    canonical = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        protocol = _build(
+            doc,
+            path=path,
+            root=Path(root) if root is not None else find_root(path.parent),
+            sha256=hashlib.sha256(canonical.encode("utf-8")).hexdigest(),
+            raw_sha256=hashlib.sha256(raw).hexdigest(),
+        )
+        _cross_check(protocol)
+    except ProtocolError as err:
+        msg = f"Protocol {path}: {err}"
+        raise ProtocolError(msg) from err
+    return protocol
+
+
+def _build(
+    doc: dict[str, Any], *, path: Path, root: Path, sha256: str, raw_sha256: str
+) -> Protocol:
+    corpus = doc["corpus"]
+    conversations = corpus.get("conversations")
+    try:
+        cutoff = dt.datetime.fromisoformat(corpus["cutoff"])
+        registered = dt.date.fromisoformat(doc["registered"])
+    except ValueError as err:
+        msg = f"registered must be a date and corpus.cutoff an ISO date-time: {err}"
+        raise ProtocolError(msg) from err
+    stats = StatsConfig(**doc["stats"])
+    ship = doc["ship"]
+    return Protocol(
+        id=doc["id"],
+        title=doc["title"],
+        hypothesis=doc["hypothesis"],
+        registered=registered,
+        corpus=Corpus(
+            source=corpus["source"],
+            path=corpus["path"],
+            manifest_sha256=corpus["manifest_sha256"],
+            cutoff=cutoff,
+            exclude=tuple(corpus["exclude"]),
+            seed=corpus.get("seed"),
+            size=corpus.get("size"),
+            conversations=tuple(conversations) if conversations is not None else None,
+        ),
+        rosters=tuple(
+            RosterRef(
+                name=r["name"],
+                path=r["path"],
+                seal=r["seal"],
+                unit=r["unit"],
+                subsets=r.get("subsets", {}),
+            )
+            for r in doc["rosters"]
+        ),
+        arms=tuple(doc["arms"]),
+        metrics=Metrics(
+            primary=doc["metrics"]["primary"],
+            secondary=tuple(doc["metrics"].get("secondary", ())),
+            k=doc["metrics"]["k"],
+        ),
+        gates=tuple(_build_gate(g) for g in doc["gates"]),
+        stats=stats,
+        ship=Ship(
+            rules=tuple(ShipRule(when=r["when"], arm=r["arm"]) for r in ship.get("rules", ())),
+            default=ship["default"],
+        ),
+        reporting=Reporting(commitments=tuple(doc["reporting"]["commitments"])),
+        path=path,
+        root=root,
+        sha256=sha256,
+        raw_sha256=raw_sha256,
+    )
+
+
+def _build_gate(g: dict[str, Any]) -> GateSpec:
+    readings = g["readings"]
+    return GateSpec(
+        id=g["id"],
+        roster=g["roster"],
+        subset=g.get("subset"),
+        metric=g["metric"],
+        treatment=g["treatment"],
+        baseline=g.get("baseline"),
+        test=g.get("test"),
+        alpha=g.get("alpha"),
+        confidence=g.get("confidence"),
+        margin=float(g.get("margin", 0.0)),
+        direction=g.get("direction", "greater"),
+        kind=g.get("kind", "superiority"),
+        readings=Readings(
+            pass_=readings["pass"],
+            fail=readings["fail"],
+            null=readings["null"],
+            vacuous=readings.get("vacuous"),
+        ),
+    )
+
+
+def _cross_check(protocol: Protocol) -> None:
+    """References between sections that a JSON Schema cannot express."""
+    _check_rosters(protocol)
+    _check_metrics(protocol)
+    _check_gates(protocol)
+    _check_ship(protocol)
+
+
+def _check_rosters(protocol: Protocol) -> None:
+    names = [r.name for r in protocol.rosters]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        msg = f"roster name(s) {dupes} appear more than once; give each roster a unique name"
+        raise ProtocolError(msg)
+    for i, ref in enumerate(protocol.rosters):
+        for subset, expr in ref.subsets.items():
+            try:
+                parse_subset(expr)
+            except RosterError as err:
+                msg = f"$.rosters[{i}].subsets.{subset}: {err}"
+                raise ProtocolError(msg) from err
+
+
+def _check_metrics(protocol: Protocol) -> None:
+    k = protocol.metrics.k
+    used = [*protocol.metrics.all, *(g.metric for g in protocol.gates)]
+    for metric in used:
+        match = _METRIC_K.search(metric)
+        if match and int(match.group(1)) > k:
+            msg = (
+                f"metric {metric} needs depth {match.group(1)} but metrics.k = {k}; "
+                f"raise metrics.k to at least {match.group(1)}"
+            )
+            raise ProtocolError(msg)
+
+
+def _check_gates(protocol: Protocol) -> None:
+    ids = [g.id for g in protocol.gates]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        msg = f"gate id(s) {dupes} appear more than once; give each gate a unique id"
+        raise ProtocolError(msg)
+    rosters = {r.name: r for r in protocol.rosters}
+    for i, gate in enumerate(protocol.gates):
+        where = f"$.gates[{i}] (gate {gate.id})"
+        if gate.roster not in rosters:
+            msg = (
+                f"{where}: roster {gate.roster!r} is not declared; choose one of {sorted(rosters)}"
+            )
+            raise ProtocolError(msg)
+        subsets = rosters[gate.roster].subsets
+        if gate.subset is not None and gate.subset not in subsets:
+            msg = (
+                f"{where}: subset {gate.subset!r} is not declared for roster {gate.roster}; "
+                f"choose one of {sorted(subsets)} or add it under [rosters.subsets]"
+            )
+            raise ProtocolError(msg)
+        for role in ("treatment", "baseline"):
+            arm = getattr(gate, role)
+            if arm is not None and arm not in protocol.arms:
+                msg = f"{where}: {role} {arm!r} is not in arms; choose one of {list(protocol.arms)}"
+                raise ProtocolError(msg)
+        if gate.kind == "negative" and not gate.metric.startswith("leak@"):
+            msg = f"{where}: a negative gate's metric must be leak@k, got {gate.metric!r}"
+            raise ProtocolError(msg)
+
+
+def _check_ship(protocol: Protocol) -> None:
+    gates = {g.id: g for g in protocol.gates}
+    arms = [*(r.arm for r in protocol.ship.rules), protocol.ship.default]
+    for arm in arms:
+        if arm not in protocol.arms:
+            msg = (
+                f"ship names arm {arm!r}, which is not in arms; choose one of {list(protocol.arms)}"
+            )
+            raise ProtocolError(msg)
+    for i, rule in enumerate(protocol.ship.rules):
+        for gate_id, verdict in rule.when.items():
+            if gate_id not in gates:
+                msg = f"$.ship.rules[{i}].when: gate {gate_id!r} does not exist; choose one of {sorted(gates)}"
+                raise ProtocolError(msg)
+            if verdict == "VACUOUS" and gates[gate_id].kind != "negative":
+                msg = (
+                    f"$.ship.rules[{i}].when: gate {gate_id} is a superiority gate and can never be "
+                    "VACUOUS; use PASS, FAIL or NULL"
+                )
+                raise ProtocolError(msg)

@@ -1,0 +1,395 @@
+"""The protocol lock: register a protocol, amend it before its first run, verify it before a run.
+
+Registration writes ``protocols/<x>.lock.json`` beside the protocol, holding the protocol's
+canonical hash, the roster seals, the corpus manifest hash, the time and the git commit. A run
+refuses a protocol whose lock is missing or no longer matches unless a deviation is declared.
+Callers compute the corpus manifest and the roster seals and pass them in; this module never reads
+a corpus.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+from harness.protocol.load import canonical_sha256, load_protocol
+from harness.protocol.model import Protocol, ProtocolError, check_sha256
+from harness.seal import canonical_json_bytes
+
+_LOCK_VERSION = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class Amendment:
+    """A change made before the first run, with the state it commits to."""
+
+    sha256: str
+    raw_sha256: str
+    time: str
+    reason: str
+    seals: Mapping[str, str]
+    corpus_manifest_sha256: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seals", MappingProxyType(dict(self.seals)))
+
+    def __hash__(self) -> int:
+        return hash((self.sha256, self.time, self.reason, tuple(sorted(self.seals.items()))))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "sha256": self.sha256,
+            "raw_sha256": self.raw_sha256,
+            "time": self.time,
+            "reason": self.reason,
+            "seals": dict(self.seals),
+            "corpus_manifest_sha256": self.corpus_manifest_sha256,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Lock:
+    """The registration record written beside a protocol (``<protocol>.lock.json``)."""
+
+    protocol: str  # file name of the protocol, relative to the lock's folder
+    protocol_id: str
+    protocol_sha256: str
+    protocol_raw_sha256: str
+    seals: Mapping[str, str]
+    corpus_manifest_sha256: str
+    registered_at: str
+    git_commit: str | None
+    amendments: tuple[Amendment, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seals", MappingProxyType(dict(self.seals)))
+        object.__setattr__(self, "amendments", tuple(self.amendments))
+
+    def __hash__(self) -> int:
+        return hash((self.protocol_sha256, self.registered_at, self.amendments))
+
+    @property
+    def current_sha256(self) -> str:
+        """The protocol hash now in force: the latest amendment's, else the registered one."""
+        return self.amendments[-1].sha256 if self.amendments else self.protocol_sha256
+
+    @property
+    def current_seals(self) -> Mapping[str, str]:
+        """Roster seals now in force."""
+        return self.amendments[-1].seals if self.amendments else self.seals
+
+    @property
+    def current_manifest_sha256(self) -> str:
+        """Corpus manifest hash now in force."""
+        if self.amendments:
+            return self.amendments[-1].corpus_manifest_sha256
+        return self.corpus_manifest_sha256
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (what the lock file holds)."""
+        return {
+            "lock_version": _LOCK_VERSION,
+            "protocol": self.protocol,
+            "protocol_id": self.protocol_id,
+            "protocol_sha256": self.protocol_sha256,
+            "protocol_raw_sha256": self.protocol_raw_sha256,
+            "seals": dict(self.seals),
+            "corpus_manifest_sha256": self.corpus_manifest_sha256,
+            "registered_at": self.registered_at,
+            "git_commit": self.git_commit,
+            "amendments": [a.to_dict() for a in self.amendments],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str) -> Lock:
+        """Parse a lock file's JSON; `where` names it in errors."""
+        try:
+            return cls(
+                protocol=data["protocol"],
+                protocol_id=data["protocol_id"],
+                protocol_sha256=data["protocol_sha256"],
+                protocol_raw_sha256=data["protocol_raw_sha256"],
+                seals=data["seals"],
+                corpus_manifest_sha256=data["corpus_manifest_sha256"],
+                registered_at=data["registered_at"],
+                git_commit=data["git_commit"],
+                amendments=tuple(Amendment(**a) for a in data["amendments"]),
+            )
+        except (KeyError, TypeError) as err:
+            msg = f"Lock file {where} is malformed ({err!r}); restore it from version control"
+            raise ProtocolError(msg) from err
+
+
+@dataclass(frozen=True, kw_only=True)
+class Mismatch:
+    """One thing that no longer matches the lock: which, where, expected and actual hash."""
+
+    thing: Literal["lock", "protocol", "seal", "manifest"]
+    path: str
+    expected: str | None
+    actual: str | None
+    hint: str = ""
+
+    @property
+    def message(self) -> str:
+        """One sentence naming the file and both hashes."""
+        if self.thing == "lock":
+            return f"No lock at {self.path}; {self.hint}"
+        expected = self.expected if self.expected is not None else "(nothing recorded)"
+        actual = self.actual if self.actual is not None else "(nothing given)"
+        text = f"Expected sha256 of {self.path} to be {expected} but got {actual}"
+        return f"{text}; {self.hint}" if self.hint else text
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (deviations are written into results)."""
+        return {
+            "thing": self.thing,
+            "path": self.path,
+            "expected": self.expected,
+            "actual": self.actual,
+            "message": self.message,
+        }
+
+
+def lock_path(protocol_path: Path | str) -> Path:
+    """``protocols/x.toml`` -> ``protocols/x.lock.json``."""
+    path = Path(protocol_path)
+    return path.with_name(f"{path.stem}.lock.json")
+
+
+def load_lock(protocol_path: Path | str) -> Lock | None:
+    """The protocol's lock, or None when it was never registered."""
+    path = lock_path(protocol_path)
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        msg = f"Lock file {path} is not valid JSON ({err}); restore it from version control"
+        raise ProtocolError(msg) from err
+    if not isinstance(data, dict):
+        msg = f"Lock file {path} must hold a JSON object; restore it from version control"
+        raise ProtocolError(msg)
+    return Lock.from_dict(data, str(path))
+
+
+def register(
+    protocol_path: Path | str,
+    *,
+    manifest_sha256: str,
+    seals: Mapping[str, str],
+    now: dt.datetime,
+    git_commit: str | None,
+) -> Lock:
+    """Register a protocol: validate it and write ``<protocol>.lock.json`` beside it.
+
+    Args:
+        protocol_path: the protocol TOML.
+        manifest_sha256: the corpus manifest hash the caller computed.
+        seals: roster name -> seal the caller computed (``verify_sealed(...).seal``).
+        now: registration time (timezone-aware).
+        git_commit: the repository commit, when known.
+
+    Raises:
+        ProtocolError: a lock already exists, the protocol is invalid, or the given manifest or
+            seals differ from those the protocol declares.
+    """
+    path = Path(protocol_path)
+    target = lock_path(path)
+    if target.exists():
+        msg = (
+            f"Refusing to re-register {path}: {target} already exists. Changes before the first "
+            "run are amendments (`protocol amend`); after a run they are deviations"
+        )
+        raise ProtocolError(msg)
+    _check_time(now)
+    protocol = load_protocol(path)
+    _check_given(protocol, manifest_sha256, seals)
+    lock = Lock(
+        protocol=path.name,
+        protocol_id=protocol.id,
+        protocol_sha256=protocol.sha256,
+        protocol_raw_sha256=protocol.raw_sha256,
+        seals=dict(seals),
+        corpus_manifest_sha256=manifest_sha256,
+        registered_at=now.isoformat(),
+        git_commit=git_commit,
+    )
+    with target.open("xb") as fh:
+        fh.write(canonical_json_bytes(lock.to_dict()))
+    return lock
+
+
+def amend(protocol_path: Path | str, now: dt.datetime, reason: str, has_runs: bool) -> Lock:
+    """Record an amendment to a registered protocol made before its first run.
+
+    Args:
+        protocol_path: the (edited) protocol TOML.
+        now: amendment time (timezone-aware).
+        reason: why it was changed; written into the lock.
+        has_runs: whether any run of this protocol exists (the caller looks in results/).
+
+    Raises:
+        ProtocolError: no lock, a run already exists (any change is now a deviation), an empty
+            reason, an invalid protocol, a changed id, or nothing changed.
+    """
+    path = Path(protocol_path)
+    lock = load_lock(path)
+    if lock is None:
+        msg = f"No lock at {lock_path(path)}; register the protocol before amending it"
+        raise ProtocolError(msg)
+    if has_runs:
+        msg = (
+            f"Refusing to amend {path}: a run of protocol {lock.protocol_id} already exists, so any "
+            'change is a deviation; run with --deviation "why" instead'
+        )
+        raise ProtocolError(msg)
+    if not reason.strip():
+        msg = f"Amending {path} needs a reason, got {reason!r}; say why the protocol changed"
+        raise ProtocolError(msg)
+    _check_time(now)
+    protocol = load_protocol(path)
+    if protocol.id != lock.protocol_id:
+        msg = (
+            f"Amendment changes the protocol id from {lock.protocol_id!r} to {protocol.id!r}; "
+            "results are filed by id, so register a new protocol instead"
+        )
+        raise ProtocolError(msg)
+    if protocol.sha256 == lock.current_sha256:
+        msg = f"Nothing to amend: {path} still has sha256 {protocol.sha256} recorded in the lock"
+        raise ProtocolError(msg)
+    amendment = Amendment(
+        sha256=protocol.sha256,
+        raw_sha256=protocol.raw_sha256,
+        time=now.isoformat(),
+        reason=reason,
+        seals=protocol.seals,
+        corpus_manifest_sha256=protocol.corpus.manifest_sha256,
+    )
+    amended = Lock(**{**_lock_fields(lock), "amendments": (*lock.amendments, amendment)})
+    _replace_file(lock_path(path), canonical_json_bytes(amended.to_dict()))
+    return amended
+
+
+def verify(
+    protocol_path: Path | str, *, manifest_sha256: str, seals: Mapping[str, str]
+) -> list[Mismatch]:
+    """Compare a protocol, its roster seals and corpus manifest against its lock.
+
+    The protocol hash is checked against the latest amendment (or the registration), the seals and
+    manifest against the values in force then. An empty list means the run may proceed.
+
+    Raises:
+        ProtocolError: the protocol file is not readable TOML or the lock file is malformed.
+    """
+    path = Path(protocol_path)
+    lock = load_lock(path)
+    if lock is None:
+        return [
+            Mismatch(
+                thing="lock",
+                path=str(lock_path(path)),
+                expected=None,
+                actual=None,
+                hint=f"register it with `recallbench protocol register {path}` before running",
+            )
+        ]
+    out: list[Mismatch] = []
+    actual = canonical_sha256(path)
+    if actual != lock.current_sha256:
+        out.append(
+            Mismatch(
+                thing="protocol",
+                path=str(path),
+                expected=lock.current_sha256,
+                actual=actual,
+                hint="the protocol changed after registration: amend it before the first run, "
+                'or run with --deviation "why"',
+            )
+        )
+    expected_seals = lock.current_seals
+    for name in sorted(set(expected_seals) | set(seals)):
+        want, got = expected_seals.get(name), seals.get(name)
+        if want != got:
+            out.append(
+                Mismatch(
+                    thing="seal",
+                    path=f"roster {name} (SEAL.sha256)",
+                    expected=want,
+                    actual=got,
+                    hint="the sealed roster is not the one registered",
+                )
+            )
+    if manifest_sha256 != lock.current_manifest_sha256:
+        out.append(
+            Mismatch(
+                thing="manifest",
+                path="corpus manifest",
+                expected=lock.current_manifest_sha256,
+                actual=manifest_sha256,
+                hint="the corpus snapshot is not the one registered",
+            )
+        )
+    return out
+
+
+def _check_given(protocol: Protocol, manifest_sha256: str, seals: Mapping[str, str]) -> None:
+    """At registration the computed hashes must equal the ones the protocol declares."""
+    check_sha256("manifest_sha256", manifest_sha256)
+    if manifest_sha256 != protocol.corpus.manifest_sha256:
+        msg = (
+            f"Expected sha256 of corpus manifest ({protocol.corpus_path}) to be "
+            f"{protocol.corpus.manifest_sha256} (declared in {protocol.path}) but got "
+            f"{manifest_sha256}; freeze the corpus again or fix corpus.manifest_sha256"
+        )
+        raise ProtocolError(msg)
+    declared = protocol.seals
+    if set(seals) != set(declared):
+        msg = (
+            f"Seals given for rosters {sorted(seals)} but {protocol.path} declares "
+            f"{sorted(declared)}; pass one seal per declared roster"
+        )
+        raise ProtocolError(msg)
+    for name, seal in declared.items():
+        if seals[name] != seal:
+            msg = (
+                f"Expected sha256 of {protocol.roster_dir(name) / 'SEAL.sha256'} to be {seal} "
+                f"(declared in {protocol.path}) but got {seals[name]}; fix rosters.seal or the roster"
+            )
+            raise ProtocolError(msg)
+
+
+def _lock_fields(lock: Lock) -> dict[str, Any]:
+    return {
+        "protocol": lock.protocol,
+        "protocol_id": lock.protocol_id,
+        "protocol_sha256": lock.protocol_sha256,
+        "protocol_raw_sha256": lock.protocol_raw_sha256,
+        "seals": lock.seals,
+        "corpus_manifest_sha256": lock.corpus_manifest_sha256,
+        "registered_at": lock.registered_at,
+        "git_commit": lock.git_commit,
+    }
+
+
+def _replace_file(path: Path, data: bytes) -> None:
+    """Write via a temporary file and rename, so a crash never leaves half a lock."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp.replace(path)
+
+
+def _check_time(now: dt.datetime) -> None:
+    if now.tzinfo is None:
+        msg = f"Registration time must be timezone-aware, got {now.isoformat()}; pass a UTC time"
+        raise ProtocolError(msg)

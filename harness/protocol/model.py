@@ -1,0 +1,323 @@
+"""The typed protocol: frozen values a protocol TOML parses into, checked as they are built.
+
+Every value checks itself in ``__post_init__`` so a protocol built by hand (in tests, or by
+``harness.protocol.load``) cannot hold a gate without a reading, a ship rule without a verdict, or a
+hash that is not a sha256.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal, TypeAlias, get_args
+
+from harness.roster import Unit
+
+Verdict: TypeAlias = Literal["PASS", "FAIL", "NULL", "VACUOUS"]
+GateTest: TypeAlias = Literal["bootstrap", "sign", "randomization"]
+GateKind: TypeAlias = Literal["superiority", "negative"]
+Direction: TypeAlias = Literal["greater", "less"]
+Source: TypeAlias = Literal["synthetic", "claude-projects", "locomo"]
+ExcludeFlag: TypeAlias = Literal["self_transcript", "after_cutoff", "roster_leak"]
+
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class ProtocolError(ValueError):
+    """A protocol or its lock is invalid, or an operation on it is refused."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Corpus:
+    """Where the corpus comes from, its expected manifest, the cutoff and the exclusion rules."""
+
+    source: Source
+    path: str
+    manifest_sha256: str
+    cutoff: dt.datetime  # the benchmark's `now`
+    exclude: tuple[ExcludeFlag, ...]
+    seed: int | None = None
+    size: int | None = None
+    conversations: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        check_sha256("corpus.manifest_sha256", self.manifest_sha256)
+        if self.cutoff.tzinfo is None:
+            msg = (
+                f"corpus.cutoff must carry a UTC offset, got {self.cutoff.isoformat()}; "
+                "write e.g. 2025-01-01T00:00:00Z"
+            )
+            raise ProtocolError(msg)
+        if self.source == "synthetic" and (self.seed is None or self.size is None):
+            msg = f"corpus: a synthetic corpus needs seed and size, got seed={self.seed}, size={self.size}"
+            raise ProtocolError(msg)
+        if self.source == "locomo" and not self.conversations:
+            msg = "corpus: a locomo corpus needs the list of conversation ids it uses"
+            raise ProtocolError(msg)
+
+    def resolve(self, root: Path) -> Path:
+        """The corpus path: absolute or ``~`` as written, otherwise relative to `root`."""
+        path = Path(self.path).expanduser()
+        return path if path.is_absolute() else root / path
+
+
+@dataclass(frozen=True, kw_only=True)
+class RosterRef:
+    """A sealed roster the protocol uses, its expected seal, unit and named subsets."""
+
+    name: str
+    path: str
+    seal: str
+    unit: Unit
+    subsets: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_sha256(f"rosters[{self.name}].seal", self.seal)
+        object.__setattr__(self, "subsets", MappingProxyType(dict(self.subsets)))
+
+    def __hash__(self) -> int:
+        return hash(
+            (self.name, self.path, self.seal, self.unit, tuple(sorted(self.subsets.items())))
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Metrics:
+    """Metric names in canonical spelling and the ranking depth k."""
+
+    primary: str
+    secondary: tuple[str, ...] = ()
+    k: int = 10
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        """Primary first, then secondary."""
+        return (self.primary, *self.secondary)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StatsConfig:
+    """Every random knob of the statistics, recorded in results."""
+
+    seed: int = 0
+    resamples: int = 10_000
+    confidence: float = 0.95
+
+    def __post_init__(self) -> None:
+        if self.resamples < 1:
+            msg = f"stats.resamples must be >= 1, got {self.resamples}"
+            raise ProtocolError(msg)
+        if not 0 < self.confidence < 1:
+            msg = f"stats.confidence must be strictly between 0 and 1, got {self.confidence}"
+            raise ProtocolError(msg)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Readings:
+    """The interpretation committed in advance for each verdict, printed verbatim."""
+
+    pass_: str
+    fail: str
+    null: str
+    vacuous: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("pass_", "fail", "null"):
+            if not getattr(self, name).strip():
+                msg = f"Readings.{name.rstrip('_')} must be non-empty text committed before the run"
+                raise ProtocolError(msg)
+
+    def for_verdict(self, verdict: Verdict) -> str:
+        """The committed text for `verdict`."""
+        text = {"PASS": self.pass_, "FAIL": self.fail, "NULL": self.null, "VACUOUS": self.vacuous}[
+            verdict
+        ]
+        if text is None:
+            msg = f"No reading was committed for verdict {verdict}; add readings.vacuous"
+            raise ProtocolError(msg)
+        return text
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateSpec:
+    """One pre-registered gate.
+
+    A ``superiority`` gate compares `treatment` with `baseline` on `metric` with `test`; a
+    ``negative`` gate checks that `treatment` leaks no forbidden unit while every positive control
+    is hit (it has no baseline or test).
+    """
+
+    id: str
+    roster: str
+    metric: str
+    treatment: str
+    readings: Readings
+    baseline: str | None = None
+    subset: str | None = None
+    test: GateTest | None = None
+    alpha: float | None = None
+    confidence: float | None = None
+    margin: float = 0.0
+    direction: Direction = "greater"
+    kind: GateKind = "superiority"
+
+    def __post_init__(self) -> None:
+        kind: object = self.kind  # typed, but built from parsed TOML or by hand
+        if kind == "negative":
+            self._check_negative()
+        elif kind == "superiority":
+            self._check_superiority()
+        else:
+            msg = f"Gate {self.id}: kind must be 'superiority' or 'negative', got {self.kind!r}"
+            raise ProtocolError(msg)
+
+    def _check_negative(self) -> None:
+        if self.baseline is not None or self.test is not None:
+            msg = (
+                f"Gate {self.id}: a negative gate has no baseline or test (got baseline="
+                f"{self.baseline!r}, test={self.test!r}); it is decided by leak and control counts"
+            )
+            raise ProtocolError(msg)
+        if self.readings.vacuous is None:
+            msg = f"Gate {self.id}: a negative gate needs readings.vacuous (a control was missed)"
+            raise ProtocolError(msg)
+
+    def _check_superiority(self) -> None:
+        if self.baseline is None or self.test not in ("bootstrap", "sign", "randomization"):
+            msg = (
+                f"Gate {self.id}: a superiority gate needs a baseline and a test in "
+                f"bootstrap/sign/randomization, got baseline={self.baseline!r}, test={self.test!r}"
+            )
+            raise ProtocolError(msg)
+        if self.treatment == self.baseline:
+            msg = f"Gate {self.id}: treatment and baseline are both {self.treatment!r}; compare two arms"
+            raise ProtocolError(msg)
+        if self.test != "bootstrap" and self.alpha is None:
+            msg = f"Gate {self.id}: a {self.test} gate needs alpha (e.g. alpha = 0.05)"
+            raise ProtocolError(msg)
+        for name in ("alpha", "confidence"):
+            value = getattr(self, name)
+            if value is not None and not 0 < value < 1:
+                msg = f"Gate {self.id}: {name} must be strictly between 0 and 1, got {value}"
+                raise ProtocolError(msg)
+        if self.margin < 0:
+            msg = f"Gate {self.id}: margin must be >= 0, got {self.margin}; direction sets the sign"
+            raise ProtocolError(msg)
+        if self.readings.vacuous is not None:
+            msg = f"Gate {self.id}: readings.vacuous only applies to negative gates; remove it"
+            raise ProtocolError(msg)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShipRule:
+    """Ship `arm` when every named gate has the named verdict."""
+
+    when: Mapping[str, Verdict]
+    arm: str
+
+    def __post_init__(self) -> None:
+        if not self.when:
+            msg = (
+                f"A ship rule for {self.arm!r} has an empty `when`; name at least one gate verdict"
+            )
+            raise ProtocolError(msg)
+        for gate_id, verdict in self.when.items():
+            if verdict not in VERDICTS:
+                msg = f"Ship rule for {self.arm!r}: {gate_id} = {verdict!r} is not one of {list(VERDICTS)}"
+                raise ProtocolError(msg)
+        object.__setattr__(self, "when", MappingProxyType(dict(self.when)))
+
+    def __hash__(self) -> int:
+        return hash((tuple(sorted(self.when.items())), self.arm))
+
+    def matches(self, verdicts: Mapping[str, Verdict]) -> bool:
+        """Whether every condition of the rule holds (a missing verdict raises)."""
+        for gate_id, wanted in self.when.items():
+            if gate_id not in verdicts:
+                msg = (
+                    f"Ship rule for {self.arm!r} needs the verdict of gate {gate_id}, but only "
+                    f"{sorted(verdicts)} were decided; decide every gate before choosing the arm"
+                )
+                raise ProtocolError(msg)
+            if verdicts[gate_id] != wanted:
+                return False
+        return True
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ship:
+    """Ordered ship rules (first match wins) and the default arm."""
+
+    rules: tuple[ShipRule, ...]
+    default: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reporting:
+    """Reporting commitments, printed with the results."""
+
+    commitments: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Protocol:
+    """A validated protocol and the hashes of the file it came from."""
+
+    id: str
+    title: str
+    hypothesis: str
+    registered: dt.date
+    corpus: Corpus
+    rosters: tuple[RosterRef, ...]
+    arms: tuple[str, ...]
+    metrics: Metrics
+    gates: tuple[GateSpec, ...]
+    stats: StatsConfig
+    ship: Ship
+    reporting: Reporting
+    path: Path
+    root: Path  # repository root that relative paths are resolved against
+    sha256: str  # canonical hash (what the lock compares)
+    raw_sha256: str  # sha256 of the file's bytes
+
+    def roster(self, name: str) -> RosterRef:
+        """The roster named `name`."""
+        for ref in self.rosters:
+            if ref.name == name:
+                return ref
+        msg = f"Protocol {self.id} has no roster {name!r}; choose one of {[r.name for r in self.rosters]}"
+        raise ProtocolError(msg)
+
+    def gate(self, gate_id: str) -> GateSpec:
+        """The gate with id `gate_id`."""
+        for gate in self.gates:
+            if gate.id == gate_id:
+                return gate
+        msg = f"Protocol {self.id} has no gate {gate_id!r}; choose one of {[g.id for g in self.gates]}"
+        raise ProtocolError(msg)
+
+    def roster_dir(self, name: str) -> Path:
+        """The sealed folder of roster `name`, resolved against the repository root."""
+        path = Path(self.roster(name).path).expanduser()
+        return path if path.is_absolute() else self.root / path
+
+    @property
+    def corpus_path(self) -> Path:
+        """The corpus location, resolved against the repository root."""
+        return self.corpus.resolve(self.root)
+
+    @property
+    def seals(self) -> dict[str, str]:
+        """Roster name -> expected seal, as declared in the protocol."""
+        return {r.name: r.seal for r in self.rosters}
+
+
+def check_sha256(name: str, value: object) -> None:
+    if not isinstance(value, str) or not _HEX64.match(value):
+        msg = f"{name} must be 64 lowercase hex digits (a sha256), got {value!r}"
+        raise ProtocolError(msg)
