@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from arms import registry
-from arms.spec import default_spec
+from arms.registry import default_spec
 from engine.embed import HashEmbedder
 from engine.memory import Memory
 from harness.locomo import (
