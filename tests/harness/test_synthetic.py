@@ -1,7 +1,7 @@
 """The synthetic corpus: determinism, the config's checks, and the shapes of the lines it writes.
 
 Planted features, rosters and the default-size corpus have their own `test_synthetic_*` modules; all
-of them read the tree back through `test_synthetic_reader`, never through the generator's records.
+of them read the tree back through `synthetic_reader`, never through the generator's records.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from harness.synthetic import GeneratedCorpus, SyntheticConfig, SyntheticError, encode_cwd, generate
-from tests.harness.test_synthetic_reader import blocks_of, read_planted, read_tree, tree_sha256
+from tests.harness.synthetic_reader import blocks_of, read_planted, read_tree, tree_sha256
 
 # sha256 over (sorted relative path, size, bytes) of the tree written for SyntheticConfig.small().
 # Changing any template, table or draw order changes it: update it deliberately, never silently.

@@ -11,7 +11,7 @@ from engine.chunking import chunk_stream
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_TOOL_PREFIX, SELF_PROMPT_MARKER
 from engine.model import Author, CleanMessage
 from harness.synthetic import GeneratedCorpus, generate
-from tests.harness.test_synthetic_reader import (
+from tests.harness.synthetic_reader import (
     blocks_of,
     by_session,
     first_prompt,

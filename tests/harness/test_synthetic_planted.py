@@ -9,7 +9,7 @@ import pytest
 
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_TOOL_PREFIX, SELF_PROMPT_MARKER
 from harness.synthetic import CREDENTIAL_KINDS, GeneratedCorpus, SyntheticConfig, generate
-from tests.harness.test_synthetic_reader import (
+from tests.harness.synthetic_reader import (
     blocks_of,
     by_session,
     content_strings,

@@ -10,7 +10,7 @@ import pytest
 
 from harness.roster import load_draft
 from harness.synthetic import ROSTER_NAMES, GeneratedCorpus, SyntheticConfig, generate, jaccard
-from tests.harness.test_synthetic_reader import (
+from tests.harness.synthetic_reader import (
     blocks_of,
     by_session,
     read_planted,
