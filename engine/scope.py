@@ -1,8 +1,13 @@
-"""`Scope`: which projects a read may see. There is no default that means "all projects"."""
+"""`Scope`: which projects a read may see, and the one rule for which project a directory belongs to.
+
+There is no default that means "all projects". `resolve_project` (with its explanation,
+`explain_project`) is the only place "the current project" is decided: the CLI, the MCP tools and the
+hooks all call it.
+"""
 
 from __future__ import annotations
 
-import contextlib
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,18 +65,105 @@ def require_scope(scope: object) -> Scope:
     return scope
 
 
-def resolve_project(projects: Iterable[str], directory: Path) -> str | None:
-    """The longest recorded project that is `directory` or a folder above it (None when there is none).
+# --- which project a directory belongs to ------------------------------------------------------
 
-    Sessions record the real `cwd` they ran in; a search started in a sub-folder belongs to the project
-    that holds it. The CLI, the MCP server and the hooks all resolve "the current project" here.
+
+@dataclass(frozen=True, kw_only=True)
+class Resolution:
+    """The recorded project a directory resolves to (None: none), and why, in words.
+
+    `directory` is the physical directory that was matched. `parent` is the nearest recorded folder
+    above it that parent-folder inheritance would use; it is set only while inheritance is off, so a
+    caller can say how to opt in.
     """
-    candidates = {directory}
-    with contextlib.suppress(OSError, RuntimeError):
-        candidates.add(directory.resolve())
-    matches = [
-        p
-        for p in projects
-        if any(here == Path(p) or Path(p) in here.parents for here in candidates)
-    ]
-    return max(matches, key=lambda p: (len(p), p)) if matches else None
+
+    directory: str
+    project: str | None
+    reason: str
+    parent: str | None = None
+
+
+def resolve_project(
+    projects: Iterable[str],
+    directory: Path | str,
+    *,
+    inherit_parent: bool = False,
+    home: Path | str | None = None,
+) -> str | None:
+    """The recorded project `directory` belongs to, or None; see `explain_project` for the rule."""
+    return explain_project(projects, directory, inherit_parent=inherit_parent, home=home).project
+
+
+def explain_project(
+    projects: Iterable[str],
+    directory: Path | str,
+    *,
+    inherit_parent: bool = False,
+    home: Path | str | None = None,
+) -> Resolution:
+    """The recorded project `directory` belongs to, with the reason.
+
+    Sessions record the `cwd` they ran in. The directory is resolved once, physically
+    (`os.path.realpath`), so `B/../A` and `B/link-to-A` are A and never B; a recorded project is
+    compared by its own realpath where it still exists. Paths match by whole components (`/a/bc` is not
+    inside `/a/b`).
+
+    The directory resolves to a project only if it IS that project; with `inherit_parent` (an opt-in)
+    it may also resolve to its nearest recorded ancestor, but never to `/` or to the home folder (`home`,
+    default `~`), whose sessions would otherwise apply to every folder below them.
+    """
+    here = os.path.realpath(directory)
+    physical: dict[str, list[str]] = {}
+    for project in projects:
+        if os.path.isabs(project):
+            physical.setdefault(_physical(project), []).append(project)
+    if here in physical:
+        return Resolution(
+            directory=here,
+            project=_pick(physical[here], here),
+            reason="sessions were recorded in this folder",
+        )
+    above = sorted((p for p in physical if _is_inside(here, p)), key=len, reverse=True)
+    never = {os.sep, os.path.realpath(home if home is not None else os.path.expanduser("~"))}
+    eligible = [p for p in above if p not in never]
+    if not eligible:
+        refused = (
+            f"; {above[0]} is the root or the home folder, whose sessions are never inherited"
+            if above
+            else ""
+        )
+        return Resolution(
+            directory=here,
+            project=None,
+            reason=f"no sessions were recorded in this folder or a folder above it{refused}",
+        )
+    nearest = _pick(physical[eligible[0]], eligible[0])
+    if inherit_parent:
+        return Resolution(
+            directory=here,
+            project=nearest,
+            reason=f"inherited from the nearest recorded folder above it, {nearest}",
+        )
+    return Resolution(
+        directory=here,
+        project=None,
+        reason=f"no sessions were recorded in this folder, and parent-folder inheritance is off; "
+        f"the nearest recorded folder above it is {nearest}",
+        parent=nearest,
+    )
+
+
+def _physical(project: str) -> str:
+    """A recorded project's physical path; one that no longer exists keeps its recorded name."""
+    return os.path.realpath(project) if os.path.exists(project) else os.path.normpath(project)
+
+
+def _pick(recorded: list[str], physical: str) -> str:
+    """One recorded name for a physical folder: the one spelled as the folder itself, else the first."""
+    return min(recorded, key=lambda name: (name != physical, name))
+
+
+def _is_inside(here: str, folder: str) -> bool:
+    """`here` lies strictly below `folder`, matching whole path components."""
+    prefix = folder if folder.endswith(os.sep) else folder + os.sep
+    return here != folder and here.startswith(prefix)

@@ -11,7 +11,7 @@ import click
 
 from engine.checks import is_int
 from engine.memory import Memory
-from engine.scope import Scope, resolve_project
+from engine.scope import Resolution, Scope, explain_project, resolve_project
 from recallbench import config
 from recallbench.present import hit_rows, one_line
 
@@ -116,12 +116,23 @@ def _echo_counts(label: str, counts: Any) -> None:
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.option(
+    "--project",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Say which project this folder resolves to (default: the current directory).",
+)
 @pass_ctx
-def status(ctx: Context, as_json: bool) -> None:
-    """Show what the memory holds: sessions, chunks, vectors, size, index state, skip and scrub counts."""
+def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
+    """Show what the memory holds: sessions, chunks, vectors, size, index state, skip and scrub counts,
+    and which project the current directory (or --project) resolves to, and why."""
     if not ctx.db.exists():
         raise click.ClickException(f"no database at {ctx.db}; run `recallbench import` first")
-    info = ctx.memory().status()
+    memory = ctx.memory()
+    info = memory.status()
+    here = resolve_here(memory, directory or Path.cwd())
+    info["resolves"] = {"directory": here.directory, "project": here.project, "why": explain(here)}
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
@@ -140,6 +151,7 @@ def status(ctx: Context, as_json: bool) -> None:
     click.echo(f"index: {info['index']}{_index_note(info)}")
     _echo_counts("skipped", info["skipped"])
     _echo_counts("scrubbed", info["scrubbed"])
+    click.echo(f"project here: {here.project or 'none'} for {here.directory} ({explain(here)})")
 
 
 def _index_note(info: dict[str, object]) -> str:
@@ -161,14 +173,29 @@ def resolve_scope(memory: Memory, project: tuple[str, ...], all_projects: bool, 
     if all_projects:
         return Scope.everywhere()
     if project:
-        return Scope.of(project)
-    found = resolve_project(memory.projects(), cwd)
-    if found is None:
+        # A folder given by any path (`..`, a symlink) names the recorded project it physically is.
+        recorded = memory.projects()
+        return Scope.of(resolve_project(recorded, p) or p for p in project)
+    found = resolve_here(memory, cwd)
+    if found.project is None:
         raise click.UsageError(
-            f"no imported sessions were recorded in {cwd.resolve()} or a folder above it; "
+            f"{found.directory} belongs to no project: {explain(found)}; "
             "pass --project PATH or --all-projects"
         )
-    return Scope.of(found)
+    return Scope.of(found.project)
+
+
+def resolve_here(memory: Memory, directory: Path) -> Resolution:
+    """The recorded project `directory` belongs to, under the person's `scope.inherit_parent`."""
+    inherit = config.read_settings().scope_inherit_parent
+    return explain_project(memory.projects(), directory, inherit_parent=inherit)
+
+
+def explain(found: Resolution) -> str:
+    """Why a directory resolves as it does, with the setting that would change it."""
+    if found.parent is None:
+        return found.reason
+    return f"{found.reason}; `recallbench config set scope.inherit_parent true` would use it"
 
 
 @main.command()
@@ -242,6 +269,7 @@ def arms_cmd() -> None:
 
 
 def _attach() -> None:
+    from recallbench.config_cli import config_group
     from recallbench.harness_cli import bench, corpus, protocol, roster
     from recallbench.serve_cli import hook_command, hooks_group, serve_command
     from recallbench.ship import ship_command
@@ -255,6 +283,7 @@ def _attach() -> None:
         serve_command,
         hooks_group,
         hook_command,
+        config_group,
     ):
         main.add_command(command)
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 import os
+import re
 import sys
 import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,3 +78,229 @@ def shipped_spec() -> str | None:
 def show_progress() -> bool:
     """Progress bars on an interactive terminal, or when `RECALLBENCH_PROGRESS=1` (nox sessions)."""
     return sys.stderr.isatty() or os.environ.get("RECALLBENCH_PROGRESS") == "1"
+
+
+# --- settings -----------------------------------------------------------------------------------
+# The person's switches in config.toml, beside the `[ship]` table. Only the person changes them
+# (`recallbench config set`); the model-facing tools read them through the server's wiring and never
+# import this module.
+
+
+@dataclass(frozen=True, kw_only=True)
+class Setting:
+    """One switch in config.toml: its dotted key (table.name), default and what it does."""
+
+    key: str
+    default: bool
+    help: str
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return tuple(self.key.split("."))
+
+
+SETTINGS: Mapping[str, Setting] = {
+    s.key: s
+    for s in (
+        Setting(
+            key="mcp.all_projects",
+            default=False,
+            help="Let the MCP tools read every project when a call passes all_projects=true "
+            "(off: a call may read only the current project).",
+        ),
+        Setting(
+            key="scope.inherit_parent",
+            default=False,
+            help="Let a folder without sessions of its own use the memory of its nearest recorded "
+            "parent folder (never / or your home folder).",
+        ),
+    )
+}
+TRUE_WORDS = ("true", "on", "yes", "1")
+FALSE_WORDS = ("false", "off", "no", "0")
+
+
+class ConfigError(ValueError):
+    """config.toml cannot be read or written, or a key or value is not a known setting."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """The switches in effect; every one is off unless the person turned it on."""
+
+    mcp_all_projects: bool = False
+    scope_inherit_parent: bool = False
+
+
+def setting(key: str) -> Setting:
+    """The known setting `key`.
+
+    Raises:
+        ConfigError: `key` is not a known setting (the message lists the known ones).
+    """
+    try:
+        return SETTINGS[key]
+    except KeyError:
+        msg = f"unknown setting {key!r}; known settings: {', '.join(sorted(SETTINGS))}"
+        raise ConfigError(msg) from None
+
+
+def parse_bool(key: str, text: str) -> bool:
+    """`true`/`false` (also on/off, yes/no, 1/0) as typed on the command line.
+
+    Raises:
+        ConfigError: `text` is none of those words.
+    """
+    word = text.strip().lower()
+    if word in TRUE_WORDS or word in FALSE_WORDS:
+        return word in TRUE_WORDS
+    msg = f"{key} takes true or false, got {text!r}"
+    raise ConfigError(msg)
+
+
+def load_config(home_dir: Path | None = None) -> dict[str, Any]:
+    """Everything in config.toml (empty when there is no file).
+
+    Raises:
+        ConfigError: the file cannot be read or is not valid TOML.
+    """
+    path = (home_dir if home_dir is not None else home()) / "config.toml"
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        msg = f"cannot read {path}: {exc}"
+        raise ConfigError(msg) from exc
+
+
+def configured(data: Mapping[str, Any], key: str) -> bool | None:
+    """The value of `key` in loaded config data; None when it is not set.
+
+    Raises:
+        ConfigError: the value is set but is not true or false.
+    """
+    node: Any = data
+    for part in setting(key).path:
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    if not isinstance(node, bool):
+        msg = f"config.toml sets {key} = {node!r}; it must be true or false"
+        raise ConfigError(msg)
+    return node
+
+
+def read_settings(home_dir: Path | None = None) -> Settings:
+    """The settings in effect. Fails closed: a setting that cannot be read is off."""
+    try:
+        data = load_config(home_dir)
+    except ConfigError:
+        return Settings()
+
+    def value(key: str) -> bool:
+        try:
+            found = configured(data, key)
+        except ConfigError:
+            return False
+        return SETTINGS[key].default if found is None else found
+
+    return Settings(
+        mcp_all_projects=value("mcp.all_projects"),
+        scope_inherit_parent=value("scope.inherit_parent"),
+    )
+
+
+def update_config(change: Callable[[dict[str, Any]], None], home_dir: Path | None = None) -> Path:
+    """Apply `change` to config.toml's data and write it back, keeping every key it does not touch.
+
+    The file is replaced atomically and readable by its owner only. Comments are not kept.
+
+    Raises:
+        ConfigError: the file cannot be read or written, or holds a value TOML cannot write back.
+    """
+    base = home_dir if home_dir is not None else home()
+    data = load_config(base)
+    change(data)
+    text = "# recallbench settings: `recallbench config` and `recallbench ship` write this file.\n"
+    text += dump_toml(data)
+    # The writer below is small: never write what would read back differently (compared as text,
+    # so a nan value equals itself).
+    if dump_toml(tomllib.loads(text)) != dump_toml(data):
+        msg = "config.toml would not read back as written; it was left unchanged"
+        raise ConfigError(msg)
+    path = base / "config.toml"
+    tmp = path.with_suffix(".toml.tmp")
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        tmp.replace(path)
+    except OSError as exc:
+        msg = f"cannot write {path}: {exc}"
+        raise ConfigError(msg) from exc
+    return path
+
+
+# --- a small TOML writer (the standard library only reads TOML) --------------------------------
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def dump_toml(data: Mapping[str, Any]) -> str:
+    """TOML text for `data` as `tomllib` loads it (tables, arrays, strings, numbers, dates).
+
+    Raises:
+        ConfigError: a value has no TOML form.
+    """
+    lines: list[str] = []
+    _dump_table(lines, (), data)
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _dump_table(lines: list[str], path: tuple[str, ...], table: Mapping[str, Any]) -> None:
+    scalars = [(k, v) for k, v in table.items() if not isinstance(v, dict)]
+    tables = [(k, v) for k, v in table.items() if isinstance(v, dict)]
+    if path and (scalars or not tables):
+        lines.append(f"[{'.'.join(_toml_key(p) for p in path)}]")
+    lines.extend(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in scalars)
+    for key, sub in tables:
+        _dump_table(lines, (*path, key), sub)
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else _toml_string(key)
+
+
+def _toml_string(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch < " " or ch == "\x7f":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return ("-inf" if value < 0 else "inf") if math.isinf(value) else repr(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    msg = f"cannot write {value!r} ({type(value).__name__}) to config.toml"
+    raise ConfigError(msg)

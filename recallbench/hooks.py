@@ -221,6 +221,11 @@ def project_dir(payload: Mapping[str, Any], env: Mapping[str, str]) -> Path:
     return Path.cwd()
 
 
+def _inherit(ctx: HookContext) -> bool:
+    """The person's `scope.inherit_parent` switch (config.toml in the hook's home; off if unreadable)."""
+    return config.read_settings(ctx.home).scope_inherit_parent
+
+
 def _retry_locked(step: Callable[[], T], log: HookLog, what: str) -> T:
     """Run `step`, retrying with backoff while SQLite reports a lock, so the user never sees one."""
     attempt = 0
@@ -342,7 +347,7 @@ def session_brief(payload: Mapping[str, Any], ctx: HookContext, log: HookLog) ->
 
 def _brief(memory: Memory, payload: Mapping[str, Any], ctx: HookContext, log: HookLog) -> str:
     here = project_dir(payload, ctx.env)
-    project = resolve_project(memory.projects(), here)
+    project = resolve_project(memory.projects(), here, inherit_parent=_inherit(ctx))
     if project is None:
         log.info(f"no sessions recorded for {here}; no brief")
         return ""
@@ -429,7 +434,7 @@ def _inject(
     log: HookLog,
 ) -> str:
     here = project_dir(payload, ctx.env)
-    project = resolve_project(reads.projects(), here)
+    project = resolve_project(reads.projects(), here, inherit_parent=_inherit(ctx))
     if project is None:
         log.info(f"no sessions recorded for {here}; nothing injected")
         return ""

@@ -39,7 +39,8 @@ INSTRUCTIONS = (
     "Long-term memory of earlier Claude Code sessions (recallbench). Use `search_memory` when the user "
     "refers to earlier work, or before re-deriving a decision, an error's cause, a command or a fix that "
     "may have come up before; read a whole chunk and its neighbours with `get_memory`. Results are "
-    "limited to the current project unless all_projects=true. These tools only read."
+    "limited to the current project; all_projects=true works only where the person allowed it. These "
+    "tools only read."
 )
 
 
@@ -53,10 +54,12 @@ def build_server(
     *,
     project_dir: Path | None = None,
     now: Callable[[], datetime] | None = None,
+    settings: Callable[[], config.Settings] = config.read_settings,
 ) -> MCPServer:
     """The MCP server over the arm `arm_spec` (the default `rrf`, with a notice on stderr, when None).
 
-    `project_dir` defaults to `default_project_dir()` at build time; `now` to the current UTC time.
+    `project_dir` defaults to `default_project_dir()` at build time; `now` to the current UTC time;
+    `settings` (the person's switches in config.toml) is read on every tool call.
 
     Raises:
         ValueError: `arm_spec` does not parse or names an unknown arm or parameter.
@@ -74,6 +77,7 @@ def build_server(
         canonical,
         project_dir=project_dir if project_dir is not None else default_project_dir(),
         clock=now if now is not None else (lambda: datetime.now(UTC)),
+        settings=settings,
     )
     server = MCPServer(OWN_SERVER, instructions=INSTRUCTIONS, log_level="WARNING")
     tools.register(server)

@@ -4,18 +4,22 @@ Every tool is annotated read-only and non-destructive, and none of them can edit
 `MemoryTools` is handed a reader (`ToolReader`, the scoped read methods it needs) and a built arm by
 the wiring in `recallbench.mcp_server`, and this module imports nothing that writes (a test walks its
 imports to keep it that way). Reads are scoped to the Claude Code project (`$CLAUDE_PROJECT_DIR`, else
-the server's cwd) unless a call asks for all projects. Search hits are `recallbench.present` rows.
+the server's cwd, resolved by `engine.scope.resolve_project`). A call may ask for all projects only when
+the person turned `mcp.all_projects` on in config; otherwise it is refused with a tool error, so neither
+the model nor a prompt injection can widen a read. Search hits are `recallbench.present` rows.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Protocol
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -29,6 +33,31 @@ MAX_LIMIT = 50
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
+
+
+ALL_PROJECTS_OFF = (
+    "all_projects=true is turned off: these tools read only the current project. The person using "
+    "recallbench can allow it by running `recallbench config set mcp.all_projects true`."
+)
+ALL_PROJECTS_HELP = (
+    "Read every project instead of the current one; refused unless the person ran "
+    "`recallbench config set mcp.all_projects true`."
+)
+
+
+class ScopeSettings(Protocol):
+    """The person's switches the tools obey (`recallbench.config.Settings`), read on every call."""
+
+    @property
+    def mcp_all_projects(self) -> bool: ...
+    @property
+    def scope_inherit_parent(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class _AllOff:
+    mcp_all_projects: bool = False
+    scope_inherit_parent: bool = False
 
 
 class ToolReader(Protocol):
@@ -125,9 +154,10 @@ def default_project_dir() -> Path:
 class MemoryTools:
     """The four read-only tools over `reader` and `arm`; `register` adds them to a server.
 
-    `arm_spec` is the arm's canonical spec, reported by `search_memory` and `memory_status`. Plain
-    methods run on the server's worker threads; the reader must allow that (`Memory` gives each thread
-    its own connection).
+    `arm_spec` is the arm's canonical spec, reported by `search_memory` and `memory_status`.
+    `settings` gives the person's switches; it is called on every call, so turning one off takes effect
+    at once (default: all off). Plain methods run on the server's worker threads; the reader must allow
+    that (`Memory` gives each thread its own connection).
     """
 
     def __init__(
@@ -138,12 +168,14 @@ class MemoryTools:
         *,
         project_dir: Path,
         clock: Callable[[], datetime],
+        settings: Callable[[], ScopeSettings] = _AllOff,
     ) -> None:
         self._reader = reader
         self._arm = arm
         self._arm_spec = arm_spec
         self._project_dir = project_dir
         self._clock = clock
+        self._settings = settings
 
     def register(self, server: MCPServer) -> None:
         """Add every tool to `server`, annotated read-only."""
@@ -152,18 +184,25 @@ class MemoryTools:
 
     # --- scope ---------------------------------------------------------------------------------
     def current_project(self) -> str | None:
-        """The recorded project holding the project folder, or None."""
-        return resolve_project(self._reader.projects(), self._project_dir)
+        """The recorded project the project folder resolves to, or None."""
+        inherit = self._settings().scope_inherit_parent
+        return resolve_project(self._reader.projects(), self._project_dir, inherit_parent=inherit)
 
     def _scope(self, all_projects: bool) -> tuple[Scope | None, str | None]:
-        """The scope of a call, or None and a message when the project has no memory."""
+        """The scope of a call, or None and a message when the project has no memory.
+
+        Raises:
+            ToolError: the call asks for all projects and the person has not allowed that.
+        """
         if all_projects:
+            if not self._settings().mcp_all_projects:
+                raise ToolError(ALL_PROJECTS_OFF)
             return Scope.everywhere(), None
         project = self.current_project()
         if project is None:
             return None, (
-                f"no sessions are recorded for {self._project_dir} or a folder above it; run "
-                "`recallbench import` (or install the hooks), or pass all_projects=true"
+                f"no sessions are recorded for {self._project_dir}; run `recallbench import` (or "
+                "install the hooks); `recallbench status --project DIR` says why a folder has none"
             )
         return Scope.of(project), None
 
@@ -172,9 +211,7 @@ class MemoryTools:
         self,
         query: Annotated[str, Field(description="What to recall, in plain words.", min_length=1)],
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Hits to return.")] = 5,
-        all_projects: Annotated[
-            bool, Field(description="Search every project instead of the current one.")
-        ] = False,
+        all_projects: Annotated[bool, Field(description=ALL_PROJECTS_HELP)] = False,
     ) -> SearchResult:
         """Search memory of earlier Claude Code sessions of this project for `query`."""
         scope, message = self._scope(all_projects)
@@ -203,9 +240,7 @@ class MemoryTools:
     def get_memory(
         self,
         chunk_id: Annotated[str, Field(description="A chunk id from search_memory.", min_length=1)],
-        all_projects: Annotated[
-            bool, Field(description="Look outside the current project too.")
-        ] = False,
+        all_projects: Annotated[bool, Field(description=ALL_PROJECTS_HELP)] = False,
     ) -> MemoryChunk:
         """One memory chunk in full, with its session, project, timestamps and neighbouring chunk ids."""
         scope, message = self._scope(all_projects)
@@ -214,7 +249,11 @@ class MemoryTools:
         found = self._reader.chunks([chunk_id], scope)
         if not found:
             where = "any project" if scope.all_projects else str(scope)
-            hint = "" if scope.all_projects else " (pass all_projects=true to look everywhere)"
+            hint = (
+                " (pass all_projects=true to look everywhere)"
+                if not scope.all_projects and self._settings().mcp_all_projects
+                else ""
+            )
             return MemoryChunk(
                 found=False, chunk_id=chunk_id, message=f"no chunk {chunk_id} in {where}{hint}"
             )
@@ -243,7 +282,7 @@ class MemoryTools:
     def recent_sessions(
         self,
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Sessions to list.")] = 10,
-        all_projects: Annotated[bool, Field(description="List sessions of every project.")] = False,
+        all_projects: Annotated[bool, Field(description=ALL_PROJECTS_HELP)] = False,
     ) -> RecentSessions:
         """The most recently started sessions of this project, with their chunk counts."""
         scope, message = self._scope(all_projects)

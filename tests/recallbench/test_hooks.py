@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 from engine.embed import HashEmbedder
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN
 from engine.memory import Memory
-from engine.scope import Scope, resolve_project
+from engine.scope import Scope
 from recallbench import hooks
 from recallbench.prompt_search import PromptSearch
 from recallbench.search_service import SearchService, socket_path
@@ -33,6 +33,7 @@ from tests.recallbench.corpus import (
     import_corpus,
     write_corpus,
 )
+from tests.recallbench.scope_corpus import A_TEXT, B_TEXT, PROMPT, two_projects
 
 REPO = Path(__file__).resolve().parents[2]
 INPUTS = Path(__file__).resolve().parent / "hook_inputs"
@@ -304,8 +305,38 @@ def test_prompt_context_is_scoped_to_the_current_project(corpus: Path) -> None:
 def test_claude_project_dir_wins_over_the_hooks_cwd(corpus: Path) -> None:
     stdin = json.dumps(sample("user_prompt_submit", cwd="/somewhere/else"))
     assert run("UserPromptSubmit", stdin).stdout == ""
-    inside = run("UserPromptSubmit", stdin, env={"CLAUDE_PROJECT_DIR": ALPHA + "/src/deep"})
+    inside = run("UserPromptSubmit", stdin, env={"CLAUDE_PROJECT_DIR": ALPHA})
     assert "The retry decorator swallowed the timeout error." in inside.stdout
+
+
+def test_a_sub_folder_gets_its_parents_memory_only_when_the_person_opted_in(
+    corpus: Path, home: Path
+) -> None:
+    stdin = json.dumps(sample("user_prompt_submit", cwd=ALPHA + "/src/deep"))
+    assert run("UserPromptSubmit", stdin).stdout == ""
+    assert f"no sessions recorded for {ALPHA}/src/deep" in log_text(home)
+    (home / "config.toml").write_text("[scope]\ninherit_parent = true\n", encoding="utf-8")
+    assert (
+        "The retry decorator swallowed the timeout error." in run("UserPromptSubmit", stdin).stdout
+    )
+
+
+@pytest.mark.parametrize("through", ["through_dotdot", "through_link"])
+@pytest.mark.parametrize("via", ["CLAUDE_PROJECT_DIR", "cwd"])
+def test_a_prompt_in_a_path_through_another_project_gets_the_project_it_reaches(
+    tmp_path: Path, home: Path, through: str, via: str
+) -> None:
+    projects = two_projects(tmp_path, home / "memory.db")
+    for folder, wanted, unwanted in (
+        (getattr(projects, through), A_TEXT, B_TEXT),
+        (projects.beta, B_TEXT, A_TEXT),  # positive control: B itself gets B's memory
+    ):
+        cwd = str(folder) if via == "cwd" else "/somewhere/else"
+        env = {"CLAUDE_PROJECT_DIR": str(folder)} if via == "CLAUDE_PROJECT_DIR" else {}
+        stdin = json.dumps(sample("user_prompt_submit", prompt=PROMPT, cwd=cwd))
+        out = run("UserPromptSubmit", stdin, env=env).stdout
+        assert wanted in out
+        assert unwanted not in out
 
 
 def test_weakly_related_hits_are_not_injected(corpus: Path, home: Path) -> None:
@@ -358,14 +389,6 @@ def test_every_recorded_sample_exits_zero_through_the_command(
     assert result.exit_code == 0
     if event in hooks.IMPORT_EVENTS:
         assert result.stdout == ""
-
-
-def test_resolve_project_picks_the_longest_recorded_parent() -> None:
-    recorded = ["/w/app", "/w/app/sub", "/w/apple"]
-    assert resolve_project(recorded, Path("/w/app/sub/deep")) == "/w/app/sub"
-    assert resolve_project(recorded, Path("/w/app/other")) == "/w/app"
-    assert resolve_project(recorded, Path("/w/apple")) == "/w/apple"
-    assert resolve_project(recorded, Path("/w/ap")) is None
 
 
 def test_inject_settings_refuse_a_budget_that_cannot_hold_one_entry() -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
+from click.testing import CliRunner
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.server import MCPServer
@@ -25,8 +26,9 @@ from arms.registry import full_canonical
 from engine.chunking import chunk_id
 from engine.embed import HashEmbedder
 from engine.memory import Memory
-from engine.scope import resolve_project
+from recallbench import config
 from recallbench.background_embed import BackgroundEmbedder
+from recallbench.cli import main
 from recallbench.mcp_server import build_server
 from recallbench.search_service import embed_via_socket, socket_path
 from tests.engine.fixtures_transcripts import write_jsonl
@@ -39,6 +41,7 @@ from tests.recallbench.corpus import (
     import_corpus,
     write_corpus,
 )
+from tests.recallbench.scope_corpus import A_TEXT, B_TEXT, PROMPT, two_projects
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = {"search_memory", "get_memory", "recent_sessions", "memory_status"}
@@ -79,6 +82,30 @@ def call(
                 return out
 
     return anyio.run(go)
+
+
+def call_results(server: MCPServer, *calls: tuple[str, dict[str, Any]]) -> list[tuple[bool, Any]]:
+    """Like `call`, but each result is (is_error, structured content or the error's text)."""
+
+    async def go() -> list[tuple[bool, Any]]:
+        with anyio.fail_after(60):
+            async with Client(server, mode="legacy") as client:
+                out: list[tuple[bool, Any]] = []
+                for name, args in calls:
+                    result = await client.call_tool(name, args)
+                    text = " ".join(getattr(c, "text", "") for c in result.content)
+                    out.append(
+                        (result.is_error, text if result.is_error else result.structured_content)
+                    )
+                return out
+
+    return anyio.run(go)
+
+
+def allow(key: str) -> None:
+    """Turn a setting on as the person does, through `recallbench config set`."""
+    result = CliRunner().invoke(main, ["config", "set", key, "true"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
 
 
 # --- tools and annotations ----------------------------------------------------------------------
@@ -150,6 +177,7 @@ def test_get_memory_links_the_previous_and_next_chunk_of_the_same_stream(db: Pat
 
 
 def test_search_never_leaves_the_project_unless_asked(db: Path) -> None:
+    allow("mcp.all_projects")
     beta_chunk = chunk_id(SID_B1, 0)
     scoped, everywhere, get_scoped, get_everywhere = call(
         server_for(db, ALPHA),
@@ -172,6 +200,7 @@ def test_search_never_leaves_the_project_unless_asked(db: Path) -> None:
 def test_an_unrecorded_project_gets_an_empty_result_and_a_message_never_all_projects(
     db: Path,
 ) -> None:
+    allow("mcp.all_projects")
     scoped, recent, everywhere = call(
         server_for(db, "/somewhere/else"),
         "legacy",
@@ -186,11 +215,14 @@ def test_an_unrecorded_project_gets_an_empty_result_and_a_message_never_all_proj
     assert everywhere["hits"] != []
 
 
-def test_the_project_is_claude_project_dir_resolved_to_its_longest_recorded_parent(
+def test_the_project_is_claude_project_dir_and_a_sub_folder_inherits_only_when_allowed(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", ALPHA + "/src/pkg")
     server = build_server(Memory(db, HashEmbedder()), "rrf")
+    (status,) = call(server, "legacy", ("memory_status", {}))
+    assert status["current_project"] is None
+    allow("scope.inherit_parent")  # read on every call: the same server now inherits
     (status,) = call(server, "legacy", ("memory_status", {}))
     assert status["current_project"] == ALPHA
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", BETA)
@@ -229,10 +261,56 @@ def test_an_invalid_arm_spec_is_refused_when_the_server_is_built(db: Path) -> No
         server_for(db, ALPHA, arm="nope(k=1)")
 
 
-def test_project_resolution_picks_the_longest_recorded_parent() -> None:
-    recorded = ["/w/app", "/w/app/sub", "/w/apple"]
-    assert resolve_project(recorded, Path("/w/app/sub/deep")) == "/w/app/sub"
-    assert resolve_project(["/w/app"], Path("/w/ap")) is None
+def test_all_projects_is_a_tool_error_until_the_person_enables_it(db: Path) -> None:
+    server = server_for(db, ALPHA)
+    query = {"query": "the flaky retry test and the postgres backup cron job", "limit": 10}
+    calls = (
+        ("search_memory", {**query, "all_projects": True}),
+        ("get_memory", {"chunk_id": chunk_id(SID_B1, 0), "all_projects": True}),
+        ("recent_sessions", {"all_projects": True}),
+        ("search_memory", query),
+    )
+    *refused, scoped = call_results(server, *calls)
+    for is_error, text in refused:
+        assert is_error is True
+        assert "recallbench config set mcp.all_projects true" in text
+    assert scoped[0] is False  # the current project still answers
+    assert {h["project"] for h in scoped[1]["hits"]} == {ALPHA}
+    # positive control: once the person enables it, the same calls answer across projects
+    allow("mcp.all_projects")
+    search, got, recent, _ = call_results(server, *calls)
+    assert (search[0], got[0], recent[0]) == (False, False, False)
+    assert {h["project"] for h in search[1]["hits"]} == {ALPHA, BETA}
+    assert got[1]["project"] == BETA
+    assert {s["project"] for s in recent[1]["sessions"]} == {ALPHA, BETA}
+    # and turning it off again refuses at once
+    CliRunner().invoke(main, ["config", "set", "mcp.all_projects", "false"], catch_exceptions=False)
+    assert call_results(server, calls[0])[0][0] is True
+    assert config.read_settings().mcp_all_projects is False
+
+
+@pytest.mark.parametrize("through", ["through_dotdot", "through_link"])
+def test_a_project_dir_that_passes_through_another_project_reads_the_project_it_reaches(
+    tmp_path: Path, home: Path, through: str
+) -> None:
+    projects = two_projects(tmp_path, home / "memory.db")
+    for project_dir, expected, text in (
+        (getattr(projects, through), projects.alpha, A_TEXT),
+        (projects.beta, projects.beta, B_TEXT),  # positive control: B itself is B
+    ):
+        server = server_for(projects.db, project_dir)
+        search, status, recent = call(
+            server,
+            "legacy",
+            ("search_memory", {"query": PROMPT, "limit": 10}),
+            ("memory_status", {}),
+            ("recent_sessions", {}),
+        )
+        assert status["current_project"] == str(expected)
+        assert search["scope"] == [str(expected)]
+        assert {h["project"] for h in search["hits"]} == {str(expected)}
+        assert text in search["hits"][0]["text"]
+        assert {s["project"] for s in recent["sessions"]} == {str(expected)}
 
 
 # --- background embedding -----------------------------------------------------------------------
