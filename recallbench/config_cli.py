@@ -6,6 +6,7 @@ keeping every other key in the file (the `[ship]` table above all) as it was.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -16,8 +17,15 @@ from recallbench import config
 KEYS = click.Choice(sorted(config.SETTINGS), case_sensitive=True)
 
 
+def _describe(setting: config.Setting) -> list[str]:
+    """A setting's key, then its help wrapped below it (click keeps `\\b` paragraphs as written)."""
+    return [
+        f"  {setting.key}",
+        *textwrap.wrap(setting.help, 72, initial_indent="      ", subsequent_indent="      "),
+    ]
+
+
 def _group_help() -> str:
-    width = max(len(key) for key in config.SETTINGS)
     lines = [
         "Show and change recallbench's settings (stored in $RECALLBENCH_HOME/config.toml).",
         "",
@@ -25,7 +33,7 @@ def _group_help() -> str:
         "",
         "\b",
         "Settings:",
-        *(f"  {s.key:<{width}}  {s.help}" for s in config.SETTINGS.values()),
+        *(line for s in config.SETTINGS.values() for line in _describe(s)),
         "",
         "\b",
         "Examples:",
@@ -79,7 +87,7 @@ def list_command() -> None:
 
 
 @config_group.command("get")
-@click.argument("key", type=KEYS)
+@click.argument("key", type=KEYS, metavar="KEY")
 def get_command(key: str) -> None:
     """Print the value of KEY (true or false).
 
@@ -99,7 +107,7 @@ def _parse_value(ctx: click.Context, param: click.Parameter, text: str) -> bool:
 
 
 @config_group.command("set")
-@click.argument("key", type=KEYS)
+@click.argument("key", type=KEYS, metavar="KEY")
 @click.argument("value", callback=_parse_value)
 def set_command(key: str, value: bool) -> None:
     """Set KEY to VALUE (true or false; on/off, yes/no and 1/0 also work).
@@ -125,7 +133,7 @@ def set_command(key: str, value: bool) -> None:
 
 
 @config_group.command("unset")
-@click.argument("key", type=KEYS)
+@click.argument("key", type=KEYS, metavar="KEY")
 def unset_command(key: str) -> None:
     """Remove KEY from config.toml, so its default applies again.
 
