@@ -42,9 +42,9 @@ class ShipDecision:
     results: str
     verdicts: Mapping[str, Verdict]
 
-    def config_lines(self, now: datetime) -> list[str]:
-        """The ``[ship]`` table of ``config.toml`` (values as TOML strings)."""
-        provenance = {
+    def config_table(self, now: datetime) -> dict[str, Any]:
+        """The ``[ship]`` table of ``config.toml``: provenance and the gate verdicts."""
+        return {
             "arm": self.arm,
             "canonical": self.canonical,
             "protocol_id": self.protocol_id,
@@ -52,15 +52,8 @@ class ShipDecision:
             "run_id": self.run_id,
             "results": self.results,
             "shipped_at": now.isoformat(timespec="seconds"),
+            "verdicts": dict(sorted(self.verdicts.items())),
         }
-        lines = [f"{key} = {_toml_value(value)}" for key, value in provenance.items()]
-        lines.append("[ship.verdicts]")
-        lines += [f"{k} = {_toml_value(v)}" for k, v in sorted(self.verdicts.items())]
-        return lines
-
-
-def _toml_value(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False)
 
 
 def verify_results(results_dir: Path, key_paths: Mapping[str, Path] | None = None) -> ShipDecision:
@@ -133,17 +126,9 @@ def _check_seals(
 
 
 def write_config(decision: ShipDecision, now: datetime) -> Path:
-    path = config.config_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lines = [
-        "# Written by `recallbench ship`; the arm comes from a registered protocol's ship rule.",
-        "[ship]",
-        *decision.config_lines(now),
-    ]
-    tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    return path
+    """Write the ``[ship]`` table into config.toml, keeping every other setting the person made."""
+    table = decision.config_table(now)
+    return config.update_config(lambda data: data.__setitem__("ship", table))
 
 
 def read_config() -> dict[str, Any] | None:
@@ -178,7 +163,10 @@ def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) ->
         decision = verify_results(results_dir, key_paths(keys))
     except ShipError as exc:
         raise click.ClickException(f"cannot ship {results_dir}: {exc}") from exc
-    path = write_config(decision, datetime.now(UTC))
+    try:
+        path = write_config(decision, datetime.now(UTC))
+    except config.ConfigError as exc:
+        raise click.ClickException(f"cannot ship {results_dir}: {exc}") from exc
     click.echo(f"shipped {decision.arm} from {decision.protocol_id} run {decision.run_id}")
     click.echo("verdicts: " + ", ".join(f"{k}={v}" for k, v in sorted(decision.verdicts.items())))
     click.echo(f"wrote {path}")

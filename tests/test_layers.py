@@ -55,6 +55,7 @@ WRITE_PATHS: frozenset[str] = frozenset(
         "engine.reads",
         "recallbench.ship",
         "recallbench.cli",
+        "recallbench.config_cli",
     }
 )
 
