@@ -138,3 +138,23 @@ def test_a_store_keyed_the_old_way_is_rekeyed_by_the_next_import_without_duplica
     assert len(texts(old, C)) == 1  # the deleted transcript's chunk is kept
     assert int(str(old.status()["files"])) == 3
     assert old.import_paths([root]).files_unchanged == 2  # and the new keys are stable
+
+
+def test_recent_sessions_name_the_opening_chunk_of_the_main_stream(tmp_path: Path) -> None:
+    """The session-start brief quotes it; it used to compute `chunk_id(session id, 0)` itself."""
+    root = tmp_path / "projects" / "alpha"
+    write_jsonl(
+        root / f"{GAMMA}.jsonl",
+        simple_session("Main prompt here", session_id=GAMMA, cwd=A, answer="Main answer."),
+    )
+    agent = [user_line("Agent prompt here", uuid="g1", session_id=GAMMA, cwd=A, sidechain=True)]
+    write_jsonl(root / GAMMA / "subagents" / "agent-a1.jsonl", agent)
+    memory = open_memory(tmp_path)
+    memory.import_paths([root])
+
+    (row,) = memory.recent_sessions(Scope.of(A), 5)
+
+    assert row["chunks"] == 2  # the main stream's chunk and the subagent's
+    (opening,) = memory.chunks([str(row["opening_chunk_id"])], Scope.of(A))
+    assert opening.text.startswith("Main prompt here")
+    assert opening.index == 0
