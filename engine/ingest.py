@@ -5,6 +5,11 @@ written in its own short transaction together with its new offset, so an import 
 nothing already stored and the next import completes the work. A file's head and the tail of its
 imported part are fingerprinted, so a rewritten file is re-imported cleanly instead of appended to.
 
+A file's messages and chunks are kept under a stream keyed by its project and resolved path
+(`engine.transcript_files.stored_stream`), so two files never share one; a file imported under an older
+key is re-imported from the start under its new one, replacing what it had stored. One message stores
+at most `max_message_bytes` of text; the rest is cut, with a marker, and counted as `message_cut`.
+
 Embedding is by content hash: a text stored twice is embedded once, and a text already embedded for
 an embedder is never embedded again.
 """
@@ -15,7 +20,7 @@ import hashlib
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,11 +28,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from engine import reads, store
+from engine.checks import is_int
 from engine.chunking import chunk_stream
 from engine.embed import Embedder
 from engine.model import CleanMessage, Message
+from engine.render import MAX_MESSAGE_BYTES, cap_message, precut_text_blocks
 from engine.sanitize import sanitize
-from engine.transcript_files import StreamState, TranscriptFile, discover
+from engine.transcript_files import StreamState, TranscriptFile, discover, stored_stream
 from engine.transcripts import file_edits, parse_file
 
 # Bytes of a file's head and of the tail of the imported part that fingerprint it.
@@ -81,7 +88,10 @@ class _Resume:
     record: store.FileRecord | None
     start: int = 0
     state: StreamState = field(default_factory=StreamState)
-    rewritten: bool = False  # the stored part changed: forget the stream and import from 0
+    stream: str | None = None  # the stored stream to continue; None: keyed once the project is read
+    rewritten: bool = (
+        False  # the stored part changed or its key is outdated: forget it, import from 0
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,6 +103,7 @@ class _Batch:
     continuation: Message | None
     edits: list[str]
     project: str
+    stream: str
     session_id: str
     end_offset: int
     fingerprint: str
@@ -123,6 +134,11 @@ def _file_key(record: store.FileRecord | None) -> tuple[int, str] | None:
     return None if record is None else (record.offset, record.prefix_sha256)
 
 
+def _project(state: StreamState) -> str:
+    """A stream's project: the first working directory its lines recorded."""
+    return state.cwd or "(unknown)"
+
+
 # --- import -------------------------------------------------------------------------------------
 
 
@@ -132,14 +148,26 @@ def import_paths(
     *,
     progress: bool = False,
     on_file: Callable[[str], None] | None = None,
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
 ) -> ImportReport:
     """Import transcripts under `paths` incrementally (by byte offset); idempotent.
 
-    A file that cannot be read, parsed or written is recorded in `files_failed` and the others go on.
+    A file that cannot be read, parsed or written is recorded in `files_failed`, and so is a folder
+    that cannot be listed; the others go on. One message stores at most `max_message_bytes` bytes of
+    text (UTF-8) and a marker saying how much was cut.
+
+    Raises:
+        ValueError: `max_message_bytes` is not a positive integer.
     """
+    if not is_int(max_message_bytes) or max_message_bytes < 1:
+        msg = f"max_message_bytes must be a positive number of bytes, got {max_message_bytes!r}"
+        raise ValueError(msg)
     report = ImportReport()
-    files, discover_counts = discover([Path(p) for p in paths])
+    unreadable: list[Path] = []
+    files, discover_counts = discover([Path(p) for p in paths], unreadable)
     report.skipped.update(discover_counts)
+    for folder in unreadable:
+        report.files_failed[str(folder)] = "PermissionError: folder could not be listed; skipped"
     report.files_seen = len(files)
     bar = None
     if progress:
@@ -150,7 +178,7 @@ def import_paths(
         if bar is not None:
             bar.update(1)
         try:
-            _import_file(conn, tf, report)
+            _import_file(conn, tf, report, max_message_bytes)
         except (
             OSError,
             UnicodeError,
@@ -166,11 +194,13 @@ def import_paths(
     return report
 
 
-def _import_file(conn: sqlite3.Connection, tf: TranscriptFile, report: ImportReport) -> None:
+def _import_file(
+    conn: sqlite3.Connection, tf: TranscriptFile, report: ImportReport, max_bytes: int
+) -> None:
     """Import what is new in one file; start over if another process imported it meanwhile."""
     for _ in range(_RACE_RETRIES):
         try:
-            _import_file_once(conn, tf, report)
+            _import_file_once(conn, tf, report, max_bytes)
             return
         except _ImportRacedError:
             continue
@@ -178,21 +208,23 @@ def _import_file(conn: sqlite3.Connection, tf: TranscriptFile, report: ImportRep
     raise _ImportRacedError(msg)
 
 
-def _import_file_once(conn: sqlite3.Connection, tf: TranscriptFile, report: ImportReport) -> None:
+def _import_file_once(
+    conn: sqlite3.Connection, tf: TranscriptFile, report: ImportReport, max_bytes: int
+) -> None:
     resume = _resume_point(conn, tf)
     if resume is None:
         report.files_unchanged += 1
         return
-    batch = _read_batch(conn, tf, resume)
+    batch = _read_batch(tf, resume, max_bytes)
     with store.write(conn):
         # The file was parsed outside the write lock; if another process stored its lines since,
         # writing ours too would duplicate its messages' file edits. Roll back and read again.
         if _file_key(store.get_file(conn, resume.key)) != _file_key(resume.record):
             raise _ImportRacedError(resume.key)
-        if resume.rewritten:
-            store.forget_stream(conn, resume.key, tf.stream)
+        if resume.rewritten and resume.record is not None:
+            store.forget_stream(conn, resume.key, resume.record.stream)
             report.files_reimported += 1
-        report.chunks_written += _write_batch(conn, tf.stream, resume, batch)
+        report.chunks_written += _write_batch(conn, resume, batch)
     report.files_imported += 1
     report.messages += len(batch.messages)
     report.skipped.update(batch.skipped)
@@ -209,9 +241,16 @@ def _resume_point(conn: sqlite3.Connection, tf: TranscriptFile) -> _Resume | Non
     resume = _Resume(key=key, record=record)
     if record is not None:
         if size >= record.offset and _fingerprint(tf.path, record.offset) == record.prefix_sha256:
-            if size == record.offset:
+            state = StreamState.from_json(record.state)
+            stream = stored_stream(tf, _project(state), key)
+            if record.stream != stream:
+                # Stored under an older key (the bare session id, which two files could share), or
+                # keyed before the file named its project: re-import it whole under its own key.
+                resume.rewritten = True
+            elif size == record.offset:
                 return None
-            resume.start, resume.state = record.offset, StreamState.from_json(record.state)
+            else:
+                resume.start, resume.state, resume.stream = record.offset, state, stream
         else:
             resume.rewritten = True
     if tf.agent_id is not None and reads.session_flagged(conn, tf.session_id):
@@ -220,18 +259,22 @@ def _resume_point(conn: sqlite3.Connection, tf: TranscriptFile) -> _Resume | Non
     return resume
 
 
-def _read_batch(conn: sqlite3.Connection, tf: TranscriptFile, resume: _Resume) -> _Batch:
+def _read_batch(tf: TranscriptFile, resume: _Resume, max_bytes: int) -> _Batch:
     """Parse and sanitize what follows the resume point (updates `resume.state`)."""
     state = resume.state
     parsed = parse_file(tf.path, resume.start, state, session_id=tf.session_id)
     scrubbed: Counter[str] = Counter()
-    clean = sanitize(parsed.messages, state, scrubbed)
+    precut = [precut_text_blocks(m, max_bytes) for m in parsed.messages]
+    clean = sanitize([m for m, _ in precut], state, scrubbed)
+    clean = _capped(clean, {m.uuid: n for m, n in precut if n}, max_bytes, parsed.skipped)
+    project = _project(state)
     return _Batch(
         messages=clean,
         api_ids={m.uuid: m.api_message_id for m in parsed.messages},
         continuation=parsed.messages[0] if parsed.continues_previous else None,
         edits=[] if state.self_transcript else file_edits(parsed.messages, state),
-        project=state.cwd or parsed.cwd or "(unknown)",
+        project=project,
+        stream=resume.stream or stored_stream(tf, project, resume.key),
         session_id=parsed.session_id or tf.session_id,
         end_offset=parsed.end_offset,
         fingerprint=_fingerprint(tf.path, parsed.end_offset),
@@ -240,9 +283,22 @@ def _read_batch(conn: sqlite3.Connection, tf: TranscriptFile, resume: _Resume) -
     )
 
 
-def _write_batch(conn: sqlite3.Connection, stream: str, resume: _Resume, batch: _Batch) -> int:
+def _capped(
+    clean: list[CleanMessage], precut: dict[str, int], max_bytes: int, skipped: Counter[str]
+) -> list[CleanMessage]:
+    """Messages over `max_bytes` cut to it with a marker (counted `message_cut`); the rest as they are."""
+    out: list[CleanMessage] = []
+    for m in clean:
+        text = cap_message(m.text, max_bytes, precut.get(m.uuid, 0))
+        if text is not None:
+            skipped["message_cut"] += 1
+        out.append(m if text is None else replace(m, text=text))
+    return out
+
+
+def _write_batch(conn: sqlite3.Connection, resume: _Resume, batch: _Batch) -> int:
     """Store one file's batch inside the caller's write transaction; returns chunk rows changed."""
-    state, sid = resume.state, batch.session_id
+    state, sid, stream = resume.state, batch.session_id, batch.stream
     clean = batch.messages
     if batch.continuation is not None:
         clean = _merge_continuation(conn, stream, clean, batch.continuation)

@@ -29,6 +29,7 @@ from engine.catalog import VectorCatalog
 from engine.embed import Embedder
 from engine.ingest import ImportReport
 from engine.lexical_reads import LexicalMode, LexicalReads
+from engine.render import MAX_MESSAGE_BYTES
 from engine.scope import Scope, require_scope
 from engine.vectors import VectorIndex
 
@@ -116,14 +117,22 @@ class Memory:
         embed: bool = True,
         progress: bool = False,
         on_file: Callable[[str], None] | None = None,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
     ) -> ImportReport:
         """Import transcripts under `paths` incrementally (by byte offset); idempotent.
 
         Each file is committed in its own short transaction together with its new offset, so an import
         killed half-way loses nothing already stored and the next import completes the work. With
-        `embed` and an embedder, the new texts are embedded afterwards.
+        `embed` and an embedder, the new texts are embedded afterwards. One message stores at most
+        `max_message_bytes` bytes of text and a marker saying how much was cut.
         """
-        report = ingest.import_paths(self.conn, paths, progress=progress, on_file=on_file)
+        report = ingest.import_paths(
+            self.conn,
+            paths,
+            progress=progress,
+            on_file=on_file,
+            max_message_bytes=max_message_bytes,
+        )
         if embed and self._embedder is not None:
             report.vectors_added = self.embed_pending(progress=progress)
         return report

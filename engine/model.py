@@ -81,7 +81,8 @@ class Chunk:
 
     id: str
     session_id: str
-    stream: str  # the session id, or "<session id>/agent-<agentId>" for a subagent transcript
+    # The stream key: "<session id>[/agent-<agentId>]@<hash of project and file>" (stored_stream).
+    stream: str
     index: int
     text: str
     author: Author

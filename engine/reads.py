@@ -244,18 +244,34 @@ def previous_session(conn: sqlite3.Connection, session_id: str) -> str | None:
 
 
 def recent_sessions(conn: sqlite3.Connection, scope: Scope, limit: int) -> list[dict[str, object]]:
-    """Most recently started sessions in scope with their chunk counts."""
+    """Most recently started sessions in scope with their chunk counts.
+
+    `opening_chunk_id` is the first chunk of the session's main stream in its project (None when it has
+    none): chunk ids are derived from the stream key, which names the file, not the session alone.
+    A main stream's key is `<session id>@<hash>` (a subagent's has `/agent-` before the `@`), or the
+    bare session id in a store not yet re-keyed.
+    """
     where, params = scope_sql(scope, "s.project")
     rows = conn.execute(
         "SELECT s.id, s.project, s.started, s.ended, "
-        "(SELECT COUNT(*) FROM chunks c WHERE c.session_id = s.id) FROM sessions s "
+        "(SELECT COUNT(*) FROM chunks c WHERE c.session_id = s.id), "
+        "(SELECT c.id FROM chunks c WHERE c.session_id = s.id AND c.project = s.project "
+        "AND c.idx = 0 AND (c.stream = s.id OR substr(c.stream, 1, length(s.id) + 1) = s.id || '@') "
+        "ORDER BY c.rowid LIMIT 1) FROM sessions s "
         "WHERE s.self_transcript = 0"
         + where
         + " ORDER BY s.started IS NULL, s.started DESC, s.id LIMIT ?",
         (*params, limit),
     ).fetchall()
     return [
-        {"session_id": r[0], "project": r[1], "started": r[2], "ended": r[3], "chunks": r[4]}
+        {
+            "session_id": r[0],
+            "project": r[1],
+            "started": r[2],
+            "ended": r[3],
+            "chunks": r[4],
+            "opening_chunk_id": r[5],
+        }
         for r in rows
     ]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from engine.model import Author, Block, Message, TextBlock, ToolResult, ToolUse
@@ -20,6 +21,10 @@ MARKER_ARG_CAP = 120  # first characters of a command, pattern or query shown in
 # is still seen whole by the redaction (a PEM block longer than the margin counts as unclosed: redacted
 # to the end). It bounds the work on huge tool outputs.
 TRANSFORM_MARGIN = 2000
+
+# The most UTF-8 bytes of one message's text that are stored by default (`recallbench import
+# --max-message-bytes`); the rest is cut, with a marker that says how much.
+MAX_MESSAGE_BYTES = 64 * 1024
 
 # Tools whose marker shows a file path shortened to its last two parts.
 _PATH_TOOLS = frozenset(
@@ -163,3 +168,47 @@ def is_command_wrapper(text: str) -> bool:
 
 def _identity(text: str) -> str:
     return text
+
+
+def precut_text_blocks(msg: Message, max_bytes: int) -> tuple[Message, int]:
+    """The message with each text block cut to `max_bytes + TRANSFORM_MARGIN` characters, before sanitizing.
+
+    Returns the message (the same object when nothing was cut) and the UTF-8 bytes cut off. Scrubbing
+    50 MB of text only to store its first 64 KiB is wasted work; like the tool-result cap, the margin keeps
+    a secret that straddles the final cut whole for the redaction (tool results and markers are already
+    bounded by their own caps).
+    """
+    keep = max_bytes + TRANSFORM_MARGIN
+    cut_bytes = 0
+    blocks: list[Block] = []
+    for block in msg.blocks:
+        if isinstance(block, TextBlock) and len(block.text) > keep:
+            cut_bytes += len(block.text[keep:].encode("utf-8"))
+            blocks.append(TextBlock(text=block.text[:keep]))
+        else:
+            blocks.append(block)
+    if not cut_bytes:
+        return msg, 0
+    return replace(msg, blocks=blocks), cut_bytes
+
+
+def cap_message(text: str, max_bytes: int, precut_bytes: int = 0) -> str | None:
+    """`text` cut to its first `max_bytes` UTF-8 bytes with a marker saying what was cut; None if it fits.
+
+    `precut_bytes` are the bytes `precut_text_blocks` already took off, so that the marker counts them:
+    `[… 136 KiB cut by recallbench: message over 64 KiB …]`.
+    """
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes and not precut_bytes:
+        return None
+    head = data[:max_bytes].decode("utf-8", errors="ignore")  # never half a character
+    cut = len(data) + precut_bytes - len(head.encode("utf-8"))
+    return f"{head}\n[… {byte_size(cut)} cut by recallbench: message over {byte_size(max_bytes)} …]"
+
+
+def byte_size(n: int) -> str:
+    """`n` bytes for a person: `512 B`, `64 KiB`, `136.5 KiB`, `49.9 MiB`."""
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{n} B"

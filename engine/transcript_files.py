@@ -7,7 +7,9 @@ stream each one feeds; `StreamState` is what one stream carries between incremen
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +40,9 @@ class TranscriptFile:
     path: Path
     session_id: str
     agent_id: str | None  # None for a main session file
-    stream: str  # session_id for main files; f"{session_id}/agent-{agent_id}" for subagent files
+    # The stream's name: session_id for main files, f"{session_id}/agent-{agent_id}" for subagent
+    # files. The store keys the stream by project and file too (`stored_stream`).
+    stream: str
 
     def __post_init__(self) -> None:
         if not self.session_id:
@@ -58,14 +62,29 @@ def stream_key(session_id: str, agent_id: str | None) -> str:
     return session_id if agent_id is None else f"{session_id}/{_AGENT_PREFIX}{agent_id}"
 
 
-def discover(paths: Sequence[Path]) -> tuple[list[TranscriptFile], Counter[str]]:
+def stored_stream(tf: TranscriptFile, project: str, resolved_path: str) -> str:
+    """The key the store files one transcript file's messages and chunks under.
+
+    `<stream name>@<16 hex digits>`, the digits a hash of the project and the file's resolved path, so
+    two files share a stream only when they are the same file: two exported `session.jsonl` of two
+    projects, or a file in one project reusing another project's session id, are kept apart. Chunk ids
+    are derived from it (`engine.chunking.chunk_id`), so re-importing the same file keeps them.
+    """
+    digest = hashlib.sha256(f"{project}\0{resolved_path}".encode()).hexdigest()[:16]
+    return f"{tf.stream}@{digest}"
+
+
+def discover(
+    paths: Sequence[Path], unreadable: list[Path] | None = None
+) -> tuple[list[TranscriptFile], Counter[str]]:
     """Find transcript files under `paths` (files or folders searched recursively).
 
     Understands `~/.claude/projects/<encoded>/<sid>.jsonl`, `<sid>/subagents/agent-*.jsonl` (2.x),
     `agent-*.jsonl` beside the session files (older), and flat folders of `<sid>.jsonl`. Files under a
     `tool-results/` folder and files not ending in `.jsonl` are skipped and counted per reason
     (`tool_results`, `not_jsonl`); a subagent file whose parent session cannot be read is counted as
-    `agent_without_session`; a file reached twice is counted as `duplicate`.
+    `agent_without_session`; a file reached twice is counted as `duplicate`. A folder that cannot be
+    listed is counted as `unreadable_folder` and, when `unreadable` is given, appended to it.
 
     Returns:
         The files, main files first each followed by its subagents, groups ordered by the main file's path
@@ -78,7 +97,7 @@ def discover(paths: Sequence[Path]) -> tuple[list[TranscriptFile], Counter[str]]
     seen: set[Path] = set()
     found: list[TranscriptFile] = []
     for root in paths:
-        for candidate in _candidates(Path(root), skipped):
+        for candidate in _candidates(Path(root), skipped, unreadable):
             resolved = candidate.resolve()
             if resolved in seen:
                 skipped["duplicate"] += 1
@@ -95,7 +114,7 @@ def discover(paths: Sequence[Path]) -> tuple[list[TranscriptFile], Counter[str]]
 # --- discovery helpers ---------------------------------------------------------------------------------
 
 
-def _candidates(root: Path, skipped: Counter[str]) -> Iterator[Path]:
+def _candidates(root: Path, skipped: Counter[str], unreadable: list[Path] | None) -> Iterator[Path]:
     """Every .jsonl file under `root` outside tool-results folders; other files are counted."""
     if not root.exists():
         msg = (
@@ -110,15 +129,30 @@ def _candidates(root: Path, skipped: Counter[str]) -> Iterator[Path]:
         else:
             yield root
         return
-    for p in sorted(root.rglob("*")):
-        if not p.is_file():
-            continue
+    for p in _walk(root, skipped, unreadable):
         if _TOOL_RESULTS_DIR in p.relative_to(root).parts[:-1]:
             skipped["tool_results"] += 1
         elif p.suffix != ".jsonl":
             skipped["not_jsonl"] += 1
         else:
             yield p
+
+
+def _walk(root: Path, skipped: Counter[str], unreadable: list[Path] | None) -> list[Path]:
+    """Every file under `root` (symlinked folders not followed), sorted; unlistable folders counted.
+
+    `Path.rglob` passes over a folder it may not list without a word, which hid whole projects.
+    """
+
+    def failed(exc: OSError) -> None:
+        skipped["unreadable_folder"] += 1
+        if unreadable is not None:
+            unreadable.append(Path(exc.filename) if exc.filename else root)
+
+    found: list[Path] = []
+    for folder, _, names in os.walk(root, onerror=failed):
+        found.extend(p for p in (Path(folder, n) for n in names) if p.is_file())
+    return sorted(found)
 
 
 def _classify(path: Path) -> TranscriptFile | None:
@@ -149,7 +183,7 @@ def _first_session_id(path: Path, max_lines: int = 1000) -> str | None:
                     break
                 try:
                     obj = json.loads(raw.decode("utf-8", errors="replace"))
-                except json.JSONDecodeError:
+                except (json.JSONDecodeError, RecursionError):
                     continue
                 sid = obj.get("sessionId") if isinstance(obj, dict) else None
                 if isinstance(sid, str) and sid:

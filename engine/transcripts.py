@@ -26,6 +26,7 @@ shared id. The caller appends its blocks and `line_uuids` to the stored message 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ from engine.transcript_files import (
 
 __all__ = [
     "EDIT_TOOLS",
+    "MAX_NESTING",
     "PARSER_VERSION",
     "SKIPPED_TYPES",
     "ParseResult",
@@ -62,6 +64,17 @@ PARSER_VERSION = "1"
 SKIPPED_TYPES = frozenset(
     {"summary", "file-history-snapshot", "progress", "queue-operation", "ai-title", "system"}
 )
+
+# A line nested deeper than this is skipped (`nested_too_deep`): Python's JSON parser would raise
+# RecursionError somewhere near 1,000, at a depth that depends on the caller's stack; real transcript
+# lines nest a few dozen levels at most.
+MAX_NESTING = 256
+
+# A `\ud800`-`\udfff` escape (either case); only lines with one are walked for lone surrogates.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(rb"[\[\]{}]")
 
 # Tool calls whose input names a file that the call changes (the store counts edits per file).
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
@@ -143,6 +156,9 @@ def parse_bytes(
     `not_object`, `no_envelope`, `unknown_type`; blocks left out: `thinking_block`,
     `redacted_thinking_block`, `image_block`, `document_block`, `unknown_block`; `empty_message` for a
     message with no block left. `invalid_utf8` counts lines decoded with replacement characters and kept.
+    `nested_too_deep` counts lines nested deeper than `MAX_NESTING` and `lone_surrogate` lines holding a
+    `\\ud83d`-style escape of half a character (Node writes one when it cuts an emoji); both are skipped
+    whole, since neither can be parsed or stored, and the rest of the file is read as usual.
     """
     st = state if state is not None else StreamState()
     parser = _Parser(st, session_id=session_id, default_session_id=default_session_id)
@@ -154,13 +170,21 @@ def parse_bytes(
             continue
         text, bad_utf8 = _decode(line)
         try:
-            obj = json.loads(text)
+            obj = _load(line, text)
         except json.JSONDecodeError:
             if complete:
                 parser.skipped["malformed_json"] += 1
                 consumed = end
             else:
                 parser.skipped["truncated_tail"] += 1
+            continue
+        except _UnusableLineError as exc:
+            if not complete and exc.reason == "nested_too_deep":
+                # Not parsed, so maybe still being written: left for the next call like any tail.
+                parser.skipped["truncated_tail"] += 1
+            else:
+                parser.skipped[exc.reason] += 1
+                consumed = end
             continue
         if bad_utf8:
             parser.skipped["invalid_utf8"] += 1
@@ -212,6 +236,64 @@ def _lines(data: bytes) -> Iterator[tuple[bytes, int, bool]]:
             return
         yield data[pos:nl], nl + 1, True
         pos = nl + 1
+
+
+class _UnusableLineError(ValueError):
+    """A line that is valid JSON but cannot be used; `reason` is its skip count's name."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _load(line: bytes, text: str) -> object:
+    """The line's JSON value.
+
+    Raises:
+        json.JSONDecodeError: the line is not JSON (or not yet complete).
+        _UnusableLineError: nested deeper than `MAX_NESTING`, or holding a lone surrogate.
+    """
+    if line.count(b"[") + line.count(b"{") > MAX_NESTING and _nesting(line) > MAX_NESTING:
+        raise _UnusableLineError("nested_too_deep")
+    try:
+        obj = json.loads(text)
+    except RecursionError:
+        # Reached only when the stack is already deep; the explicit bound above is the rule.
+        raise _UnusableLineError("nested_too_deep") from None
+    if _SURROGATE_ESCAPE.search(line) and _holds_surrogate(obj):
+        raise _UnusableLineError("lone_surrogate")
+    return obj
+
+
+def _nesting(line: bytes) -> int:
+    """The deepest nesting of arrays and objects in a JSON line (brackets inside strings ignored)."""
+    depth = deepest = 0
+    for bracket in _BRACKET.findall(_JSON_STRING.sub(b'""', line)):
+        if bracket in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def _holds_surrogate(obj: object) -> bool:
+    """Whether any string (key or value) of a parsed JSON value holds a lone UTF-16 surrogate.
+
+    Walked with an explicit stack: the value may be nested as deep as `MAX_NESTING`.
+    """
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _decode(line: bytes) -> tuple[str, bool]:

@@ -11,6 +11,7 @@ import click
 
 from engine.checks import is_int
 from engine.memory import Memory
+from engine.render import MAX_MESSAGE_BYTES
 from engine.scope import Resolution, Scope, explain_project, resolve_project
 from recallbench import config
 from recallbench.present import hit_rows, one_line
@@ -70,8 +71,21 @@ def main(ctx: click.Context, db: Path | None) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--no-embed", is_flag=True, help="Store text and FTS rows only; embed later.")
 @click.option("--json", "as_json", is_flag=True, help="Print the import summary as JSON.")
+@click.option(
+    "--max-message-bytes",
+    type=click.IntRange(min=1),
+    default=MAX_MESSAGE_BYTES,
+    show_default=True,
+    help="Store at most this many bytes of one message; the rest is cut, with a marker.",
+)
 @pass_ctx
-def import_cmd(ctx: Context, paths: tuple[Path, ...], no_embed: bool, as_json: bool) -> None:
+def import_cmd(
+    ctx: Context,
+    paths: tuple[Path, ...],
+    no_embed: bool,
+    as_json: bool,
+    max_message_bytes: int,
+) -> None:
     """Import Claude Code transcripts (incremental and idempotent).
 
     PATHS are transcript files or folders searched recursively; the default is
@@ -83,7 +97,15 @@ def import_cmd(ctx: Context, paths: tuple[Path, ...], no_embed: bool, as_json: b
     if missing:
         raise click.ClickException("no such file or folder: " + ", ".join(str(p) for p in missing))
     memory = ctx.memory(embedder=not no_embed)
-    report = memory.import_paths(targets, embed=not no_embed, progress=config.show_progress())
+    report = memory.import_paths(
+        targets,
+        embed=not no_embed,
+        progress=config.show_progress(),
+        max_message_bytes=max_message_bytes,
+    )
+    if report.files_seen == 0:
+        where = ", ".join(str(p) for p in targets)
+        click.echo(f"warning: no transcripts (.jsonl files) found in {where}", err=True)
     data = report.to_dict()
     if as_json:
         click.echo(json.dumps(data, indent=2))

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from engine.checks import is_int, is_number
-from engine.chunking import chunk_id
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_SERVER
 from engine.scope import Scope, resolve_project
 from engine.text_reads import TextReads, is_lock_error, is_lock_message
@@ -358,7 +357,9 @@ def _brief(memory: Memory, payload: Mapping[str, Any], ctx: HookContext, log: Ho
         log.info(f"no earlier sessions in {project}; no brief")
         return ""
     # A main stream's chunk 0 opens the session, usually with the user's first prompt.
-    first = memory.chunks([chunk_id(str(s["session_id"]), 0) for s in sessions], scope)
+    first = memory.chunks(
+        [str(s["opening_chunk_id"]) for s in sessions if s["opening_chunk_id"]], scope
+    )
     openings = {r.session_id: r.text for r in first}
     lines = [f"recallbench remembers earlier Claude Code sessions in {project}. Most recent:"]
     for s in sessions:
