@@ -257,7 +257,7 @@ def parse_payload(stdin: bytes) -> dict[str, Any]:
         msg = f"hook stdin of {len(stdin)} bytes is not JSON (error at {where})"
         raise HookInputError(msg) from None
     if not isinstance(obj, dict):
-        msg = f"hook stdin must be a JSON object, got {type(obj).__name__}"
+        msg = f"hook stdin of {len(stdin)} bytes must be a JSON object, got {type(obj).__name__}"
         raise HookInputError(msg)
     return obj
 
