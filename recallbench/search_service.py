@@ -159,6 +159,9 @@ def search_via_socket(
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             header = _exchange(sock, path, payload, deadline, MAX_REQUEST_BYTES)
+    except home_trust.UntrustedPeerError as exc:
+        tell(str(exc))
+        return None
     except (OSError, ValueError, struct.error) as exc:
         tell(f"no answer within {timeout_s}s ({describe_error(exc)})")
         return None
@@ -218,7 +221,7 @@ def _exchange(
     """
     sock.settimeout(_remaining(deadline))
     sock.connect(str(path))
-    home_trust.check_peer(sock, f"the process serving {path}")
+    home_trust.check_peer(sock, "the server")
     sock.settimeout(_remaining(deadline))
     sock.sendall(_LENGTH.pack(len(payload)) + payload)
     (size,) = _LENGTH.unpack(_recv_exact(sock, _LENGTH.size, deadline))
