@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from recallbench.home_trust import describe_error, make_private_dir, open_private
 
 if TYPE_CHECKING:
     from engine.memory import Memory
@@ -56,10 +59,11 @@ class BackgroundEmbedder:
 
     def run_once(self, memory: Memory) -> int:
         """Embed pending chunks and rebuild the index if the stored vectors changed; returns vectors added."""
-        self._lock_path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock_path.open("a+b") as fh:
+        make_private_dir(self._lock_path.parent)
+        fd = open_private(self._lock_path, os.O_RDWR)  # never through a planted symlink
+        try:
             try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return 0  # another server is on it
             try:
@@ -68,7 +72,9 @@ class BackgroundEmbedder:
                 added = memory.embed_pending()
                 memory.ensure_index()
             finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
         self.passes += 1
         self.embedded += added
         if added:
@@ -82,14 +88,14 @@ class BackgroundEmbedder:
                 # Load the model now, so the first hook query is answered within its short timeout.
                 memory.embedder.embed(["recallbench warm-up"])
         except Exception as exc:
-            log.warning("background embedding disabled: %s", exc)
+            log.warning("background embedding disabled: %s", describe_error(exc))
             return
         try:
             while not self._stop.is_set():
                 try:
                     self.run_once(memory)
                 except Exception as exc:  # a failed pass is retried on the next tick
-                    log.warning("background embedding pass failed: %s", exc)
+                    log.warning("background embedding pass failed: %s", describe_error(exc))
                 self._stop.wait(self._interval_s)
         finally:
             memory.close()

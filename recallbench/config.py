@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recallbench.home_trust import check_home
+
 if TYPE_CHECKING:
     from engine.embed import Embedder
 
@@ -21,6 +23,18 @@ def home() -> Path:
     """`$RECALLBENCH_HOME`, else `~/.local/share/recallbench`."""
     env = os.environ.get("RECALLBENCH_HOME")
     return Path(env).expanduser() if env else Path.home() / ".local" / "share" / "recallbench"
+
+
+def trusted_home() -> Path:
+    """`home()`, once it is known that no other user can change it (the prompt hook's socket is there).
+
+    Raises:
+        recallbench.home_trust.UntrustedHomeError: the folder is not the current user's, or group or
+            others may write it; the message names the folder and the fix (chmod 700 / chown).
+    """
+    path = home()
+    check_home(path)
+    return path
 
 
 def default_db() -> Path:

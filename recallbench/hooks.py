@@ -13,6 +13,12 @@ Handlers (stdin: the hook's JSON):
 A hook must never break the user's session: every handler catches everything, exits 0, prints nothing on
 Stop, and logs failures to `$RECALLBENCH_HOME/hooks.log`. Everything printed is wrapped in the context
 sentinels of `engine.markers`, so the importer scrubs it from later transcripts.
+
+The log records sizes, ids, paths, counts, timings and reasons, never prompt or transcript text: an
+exception is logged by its type and where it was raised (`home_trust.describe_error`), since its message
+can quote the input. The hooks do nothing in a home folder another user could change
+(`home_trust.home_problem`), send the prompt only to a server of the same user, and never write the log
+through a symlink.
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ import contextlib
 import json
 import os
 import re
+import sys
 import time
+import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,6 +41,14 @@ from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_SERVER
 from engine.scope import Scope, resolve_project
 from engine.text_reads import TextReads, is_lock_error, is_lock_message
 from recallbench import config
+from recallbench.home_trust import (
+    LoggableError,
+    append_private,
+    describe_error,
+    home_problem,
+    make_private_dir,
+    open_private,
+)
 from recallbench.present import HitRow, clip, hit_rows, minute, one_line
 from recallbench.search_service import search_via_socket, socket_path
 
@@ -53,6 +69,9 @@ _LOCK_RETRIES = 5
 _IMPORT_LOCK_WAIT_S = 20.0
 _MAX_STDIN_BYTES = 4 << 20
 _TERM = re.compile(r"[\w-]+", re.UNICODE)
+# What a log may quote of the input: an event name, a session id (a UUID). Anything else is counted.
+_EVENT_NAME = re.compile(r"[A-Za-z]{1,40}")
+_SESSION_ID = re.compile(r"[0-9A-Fa-f-]{1,64}")
 # Function words carry no evidence that a memory is about the prompt.
 _STOPWORD_TEXT = """the and for are but not you all any can had her was one our out has him his how man new now
     old see two way who boy did its let put say she too use that with have this will your from they
@@ -101,25 +120,38 @@ class InjectSettings:
             raise ValueError(msg)
 
 
+class HookInputError(LoggableError, ValueError):
+    """The hook's input cannot be handled; the message gives sizes and paths, never the input's text."""
+
+
+def quoted_if(pattern: re.Pattern[str], value: object) -> str:
+    """`value` quoted when it is a str of the harmless shape `pattern`, else only its size."""
+    if isinstance(value, str):
+        return repr(value) if pattern.fullmatch(value) else f"<{len(value)} characters>"
+    return "none" if value is None else f"<{type(value).__name__}>"
+
+
 class HookLog:
-    """Appends one line per record to `hooks.log`; never raises (a hook must not fail on its log)."""
+    """Appends one line per record to `hooks.log`; never raises (a hook must not fail on its log).
+
+    The file is opened with O_NOFOLLOW and created 0600 (`home_trust.open_private`): a planted symlink
+    or another user's file is refused, and the refusal goes to stderr.
+    """
 
     def __init__(self, path: Path, event: str) -> None:
         self.path = path
-        self.event = event
+        self.event = event if _EVENT_NAME.fullmatch(event) else "-"
 
     def write(self, level: str, message: str) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self.path.exists() and self.path.stat().st_size > _LOG_MAX_BYTES:
-                os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+            make_private_dir(self.path.parent)
             stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
-            line = f"{stamp} pid={os.getpid()} {self.event or '-'} {level}: {message}\n"
-            with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(line)
+            line = f"{stamp} pid={os.getpid()} {self.event} {level}: {message}\n"
+            append_private(self.path, line.encode("utf-8"), rotate_over=_LOG_MAX_BYTES)
         except Exception as exc:  # the log is best effort: say so on stderr, never raise
             with contextlib.suppress(Exception):
-                os.write(2, f"recallbench hook: cannot write {self.path}: {exc}\n".encode())
+                reason = describe_error(exc)
+                os.write(2, f"recallbench hook: cannot write {self.path}: {reason}\n".encode())
 
     def info(self, message: str) -> None:
         self.write("INFO", message)
@@ -154,6 +186,12 @@ def run_hook(
     try:
         base = home if home is not None else config.home()
         log = HookLog(base / LOG_NAME, event)
+        problem = home_problem(base)
+        if problem is not None:
+            log.error(f"{problem}. The hooks do nothing until then.")
+            with contextlib.suppress(Exception):
+                print(f"recallbench hook: {problem}", file=sys.stderr)
+            return ""
         default_db = config.default_db() if home is None else base / config.default_db().name
         ctx = HookContext(
             db=db if db is not None else default_db,
@@ -163,12 +201,16 @@ def run_hook(
             settings=settings if settings is not None else InjectSettings(),
         )
         if event not in EVENTS:
-            log.error(f"unknown hook event {event!r}; expected one of {', '.join(EVENTS)}")
+            shown = quoted_if(_EVENT_NAME, event)
+            log.error(f"unknown hook event {shown}; expected one of {', '.join(EVENTS)}")
             return ""
         payload = parse_payload(stdin)
+        session = quoted_if(_SESSION_ID, payload.get("session_id"))
+        log.info(f"stdin: {len(stdin)} bytes, session {session}")
         named = payload.get("hook_event_name")
         if isinstance(named, str) and named and named != event:
-            log.info(f"stdin names event {named!r}; handling it as {event!r} as the command says")
+            shown = quoted_if(_EVENT_NAME, named)
+            log.info(f"stdin names event {shown}; handling it as {event!r} as the command says")
         start = time.monotonic()
         if event in IMPORT_EVENTS:
             import_transcript(payload, ctx, log)
@@ -180,30 +222,42 @@ def run_hook(
         log.info(f"done in {time.monotonic() - start:.3f}s, {len(out)} characters out")
         return out
     except BaseException as exc:  # a hook must never break the session, whatever happened
-        import traceback
-
-        log.error(f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        log.error(f"{describe_error(exc)} (at {_raised_at(exc)})")
         return ""
+
+
+def _raised_at(exc: BaseException) -> str:
+    """Where `exc` was raised, as file:line function steps: a traceback without any message or value."""
+    steps = [
+        f"{Path(frame.f_code.co_filename).name}:{line} {frame.f_code.co_name}"
+        for frame, line in traceback.walk_tb(exc.__traceback__)
+    ]
+    return " > ".join(steps[-4:]) or "?"
 
 
 def parse_payload(stdin: bytes) -> dict[str, Any]:
     """The hook's stdin JSON object.
 
     Raises:
-        ValueError: the input is not a JSON object.
+        HookInputError: the input is not a JSON object (the message gives its size and the position of
+            the error, never its text).
     """
     data = stdin[:_MAX_STDIN_BYTES].decode("utf-8", errors="replace")
     if not data.strip():
         msg = "hook stdin was empty; expected Claude Code's JSON object"
-        raise ValueError(msg)
+        raise HookInputError(msg)
     try:
         obj = json.loads(data)
-    except json.JSONDecodeError as exc:
-        msg = f"hook stdin is not JSON ({exc.msg} at line {exc.lineno}): {data[:200]!r}"
-        raise ValueError(msg) from exc
+    except (json.JSONDecodeError, RecursionError) as exc:
+        # JSONDecodeError's own message can quote the input (an invalid escape), so only its position.
+        where = (
+            f"line {exc.lineno} column {exc.colno}" if isinstance(exc, ValueError) else "nesting"
+        )
+        msg = f"hook stdin of {len(stdin)} bytes is not JSON (error at {where})"
+        raise HookInputError(msg) from None
     if not isinstance(obj, dict):
-        msg = f"hook stdin must be a JSON object, got {type(obj).__name__}"
-        raise ValueError(msg)
+        msg = f"hook stdin of {len(stdin)} bytes must be a JSON object, got {type(obj).__name__}"
+        raise HookInputError(msg)
     return obj
 
 
@@ -235,7 +289,7 @@ def _retry_locked(step: Callable[[], T], log: HookLog, what: str) -> T:
             attempt += 1
             if not is_lock_error(exc) or attempt >= _LOCK_RETRIES:
                 raise
-            log.info(f"{what}: database busy ({exc}); retry {attempt}")
+            log.info(f"{what}: database busy ({type(exc).__name__}); retry {attempt}")
             time.sleep(0.05 * 2**attempt)
 
 
@@ -262,12 +316,13 @@ def _import_lock(home: Path, wait_s: float) -> Iterator[bool]:
     """
     import fcntl
 
-    home.mkdir(parents=True, exist_ok=True)
-    with (home / "import.lock").open("a+b") as fh:
+    make_private_dir(home)
+    fd = open_private(home / "import.lock", os.O_RDWR)
+    try:
         deadline = time.monotonic() + wait_s
         while True:
             try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
@@ -277,7 +332,9 @@ def _import_lock(home: Path, wait_s: float) -> Iterator[bool]:
         try:
             yield True
         finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def transcript_paths(payload: Mapping[str, Any]) -> list[Path]:
@@ -285,11 +342,11 @@ def transcript_paths(payload: Mapping[str, Any]) -> list[Path]:
     raw = _text_field(payload, "transcript_path")
     if not raw:
         msg = "hook stdin has no transcript_path; nothing to import"
-        raise ValueError(msg)
+        raise HookInputError(msg)
     path = Path(raw).expanduser()
     if not path.is_file():
         msg = f"transcript {path} does not exist (yet); nothing to import"
-        raise FileNotFoundError(msg)
+        raise HookInputError(msg)
     paths = [path]
     side = path.with_suffix("")
     if side.is_dir():
@@ -317,7 +374,8 @@ def import_transcript(payload: Mapping[str, Any], ctx: HookContext, log: HookLog
             }
             for path, why in report.files_failed.items():
                 if path not in locked_files:
-                    log.error(f"import of {path} failed: {why}")
+                    # `why` is "Type: message", and the message can quote the transcript.
+                    log.error(f"import of {path} failed: {why.split(':', 1)[0]}")
             log.info(
                 f"imported {report.files_imported} file(s), {report.messages} message(s), "
                 f"{report.chunks_written} chunk(s) written"
@@ -478,10 +536,12 @@ def _served_hits(
     timeout = ctx.settings.search_timeout_s
     started = time.monotonic()
     request = {"text": prompt, "projects": [project], "k": k, "now": ctx.now.isoformat()}
-    answer = search_via_socket(request, timeout, path=sock, embedder_id=base.id)
+    reasons: list[str] = []
+    answer = search_via_socket(request, timeout, path=sock, embedder_id=base.id, why=reasons.append)
     hits = None if answer is None else _parse_hits(answer.get("hits"), answer.get("arm"))
     if answer is None or hits is None:
-        log.info(f"search service at {sock} did not answer within {timeout}s; lexical read only")
+        why = reasons[0] if reasons else "its answer was malformed"
+        log.info(f"search service at {sock}: {why}; lexical read only")
         return None
     log.info(
         f"answered by the server at {sock}: arm {answer.get('arm')} gave {len(hits)} hit(s) "

@@ -4,6 +4,8 @@
 `MCPServer`; `serve` opens the memory database and runs that server on stdio with the helpers that live
 as long as it does: the search service that answers the prompt hook on a Unix socket
 (`recallbench.search_service`) and the background embedder (`recallbench.background_embed`).
+Before anything, `serve` refuses a home folder another user could change and removes what a killed
+server left there (a socket nobody answers on, temporary files of dead processes).
 Logs go to stderr: stdout is the protocol channel.
 """
 
@@ -28,9 +30,15 @@ from engine.markers import OWN_SERVER
 from engine.memory import Memory
 from recallbench import config
 from recallbench.background_embed import BackgroundEmbedder
+from recallbench.home_trust import UntrustedHomeError, describe_error
 from recallbench.mcp_tools import MemoryTools, default_project_dir
 from recallbench.prompt_search import PromptSearch
-from recallbench.search_service import SearchService, SearchServiceError, socket_path
+from recallbench.search_service import (
+    SearchService,
+    SearchServiceError,
+    remove_stale_files,
+    socket_path,
+)
 
 log = logging.getLogger("recallbench.mcp")
 
@@ -88,10 +96,11 @@ def serve(db: Path, *, search_service: bool = True, background_embed: bool = Tru
     """Run the MCP server over the shipped arm on stdio until the client goes away or SIGTERM.
 
     Raises:
-        ServeError: the embedder cannot be set up, the database cannot be opened, or the shipped arm
-            spec is invalid.
+        ServeError: the home folder could be changed by another user, the embedder cannot be set up,
+            the database cannot be opened, or the shipped arm spec is invalid.
     """
     _configure_logging()
+    _tidy_home(db)
     try:
         embedder = config.make_embedder()
     except Exception as exc:
@@ -123,6 +132,27 @@ def serve(db: Path, *, search_service: bool = True, background_embed: bool = Tru
         server.run("stdio")
 
 
+def _tidy_home(db: Path) -> None:
+    """Refuse an untrusted home folder; remove the stale socket and temporary files a killed server left.
+
+    Raises:
+        ServeError: the home folder is another user's or writable by group or others.
+    """
+    try:
+        home = config.trusted_home()
+    except UntrustedHomeError as exc:
+        raise ServeError(str(exc)) from None
+    stale = remove_stale_files(home, db)
+    if stale.sockets or stale.temporary:
+        names = ", ".join(p.name for p in (*stale.sockets, *stale.temporary))
+        log.info(
+            "removed %d stale socket(s) and %d temporary file(s) a stopped server left: %s",
+            len(stale.sockets),
+            len(stale.temporary),
+            names,
+        )
+
+
 def _start_search_service(
     stack: contextlib.ExitStack, memory: Memory, embedder: Embedder, arm_spec: str
 ) -> None:
@@ -145,7 +175,9 @@ def _start_search_service(
             path = socket_path(config.home(), embedder.id)
             services.append(SearchService(embedder, path, search=search).start())
         except (SearchServiceError, OSError, RuntimeError, ValueError) as exc:
-            log.warning("search service not started (hooks will read lexically): %s", exc)
+            log.warning(
+                "search service not started (hooks will read lexically): %s", describe_error(exc)
+            )
 
     threading.Thread(target=start, name="recallbench-warm-up", daemon=True).start()
 

@@ -17,9 +17,14 @@ from arms.registry import build, full_canonical
 from engine.api import ReadAPI
 from engine.checks import is_int
 from engine.scope import Scope
+from recallbench.home_trust import LoggableError
 
 MAX_SEARCH_K = 50
 MAX_PROMPT_CHARS = 20_000
+
+
+class BadSearchRequestError(LoggableError, ValueError):
+    """A malformed search request; the message names the field, never its text."""
 
 
 class PromptSearch:
@@ -56,27 +61,31 @@ def parse_request(request: Mapping[str, Any]) -> tuple[str, list[str], int, date
     """The (text, projects, k, now) of a search request.
 
     Raises:
-        ValueError: a field is missing or out of range; the message names it.
+        BadSearchRequestError: a field is missing or out of range; the message names it.
     """
     text, projects, k, now = (request.get(key) for key in ("text", "projects", "k", "now"))
     if not isinstance(text, str) or not 0 < len(text) <= MAX_PROMPT_CHARS:
         msg = f"text must be a non-empty str of at most {MAX_PROMPT_CHARS} characters"
-        raise ValueError(msg)
+        raise BadSearchRequestError(msg)
     if (
         not isinstance(projects, list)
         or not projects
         or not all(isinstance(p, str) and p for p in projects)
     ):
         msg = "projects must be a non-empty list of project paths"
-        raise ValueError(msg)
+        raise BadSearchRequestError(msg)
     if not is_int(k) or not 0 < k <= MAX_SEARCH_K:
         msg = f"k must be an int in 1..{MAX_SEARCH_K}"
-        raise ValueError(msg)
+        raise BadSearchRequestError(msg)
     if not isinstance(now, str):
         msg = "now must be an ISO-8601 timestamp"
-        raise ValueError(msg)
-    when = datetime.fromisoformat(now)
+        raise BadSearchRequestError(msg)
+    try:
+        when = datetime.fromisoformat(now)
+    except ValueError:
+        msg = "now must be an ISO-8601 timestamp"
+        raise BadSearchRequestError(msg) from None
     if when.tzinfo is None:
         msg = "now must carry a UTC offset"
-        raise ValueError(msg)
+        raise BadSearchRequestError(msg)
     return text, [str(p) for p in projects], k, when

@@ -22,7 +22,11 @@ The socket lives at `$RECALLBENCH_HOME/embed-<embedder id>.sock` (mode 0600; the
 the service only embedded, so running servers and hooks of every version find each other). Several
 servers may run at once (Claude Code starts one per session): the first binds the path, the others stand
 by and take the path over when its owner exits or leaves a stale file behind. A server only ever unlinks
-the socket file it created itself.
+the socket file it created itself; at start-up `remove_stale_files` clears what a killed server left.
+
+Both ends check the other's uid (`SO_PEERCRED`, through `recallbench.home_trust`): a client sends
+nothing to a process of another user, and the service answers no client of another user. Logs name
+exceptions by type (`home_trust.describe_error`), never by a message that could quote a prompt.
 """
 
 from __future__ import annotations
@@ -34,12 +38,17 @@ import os
 import re
 import select
 import socket
+import stat
 import struct
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from recallbench import home_trust
+from recallbench.home_trust import describe_error
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -59,16 +68,25 @@ MAX_TEXTS = 64
 _MAX_HEADER_BYTES = 1 << 16
 _LENGTH = struct.Struct(">I")
 _SAFE_ID = re.compile(r"[^A-Za-z0-9._-]")
+# Our files in the home folder: the socket, and the temporary name it is bound under before the rename.
+_SOCKET_NAME = re.compile(r"embed-[A-Za-z0-9._-]+\.sock")
+_TMP_SOCKET_NAME = re.compile(r"\.embed-[A-Za-z0-9._-]+\.sock\.(?P<pid>[0-9]+)")
 # How often the accept loop wakes to notice stop() and to check that the socket path is still served.
 _POLL_S = 0.1
 
 
 # Answers a search request's JSON object with a JSON-ready mapping; raises ValueError for a bad request.
 SearchHandler = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+# Told why a client got no answer, in words fit for a log (no request text).
+WhyNone = Callable[[str], None]
 
 
-class SearchServiceError(RuntimeError):
+class SearchServiceError(home_trust.LoggableError, RuntimeError):
     """The search service could not bind its socket."""
+
+
+class BadRequestError(home_trust.LoggableError, ValueError):
+    """A request the service cannot read; the message describes its shape, never its text."""
 
 
 def socket_path(home: Path, embedder_id: str) -> Path:
@@ -109,13 +127,13 @@ def embed_via_socket(
     try:
         target = path if path is not None else default_socket_path(embedder_id)
     except Exception as exc:  # an unknown embedder name must not break the caller's fallback
-        log.debug("no socket path: %s", exc)
+        log.debug("no socket path: %s", describe_error(exc))
         return None
     deadline = time.monotonic() + max(timeout_s, 0.0)
     try:
         return _ask(target, items, deadline, embedder_id)
     except (OSError, ValueError, struct.error) as exc:
-        log.debug("embedding service at %s did not answer: %s", target, exc)
+        log.debug("embedding service at %s did not answer: %s", target, describe_error(exc))
         return None
 
 
@@ -125,25 +143,33 @@ def search_via_socket(
     *,
     path: Path,
     embedder_id: str | None = None,
+    why: WhyNone | None = None,
 ) -> dict[str, Any] | None:
     """The service's answer to a search request, or None when none answers (or refuses) in time.
 
-    When `embedder_id` is given, an answer from a service of another embedder is refused (None).
+    When `embedder_id` is given, an answer from a service of another embedder is refused (None). The
+    request is sent only to a process of the current user. `why` is told the reason for a None.
     """
+    tell = why if why is not None else (lambda reason: log.debug("search service: %s", reason))
     payload = json.dumps({"search": dict(request)}, ensure_ascii=False).encode("utf-8")
     if len(payload) > MAX_REQUEST_BYTES:
+        tell(f"request of {len(payload)} bytes is over the {MAX_REQUEST_BYTES}-byte limit")
         return None
     deadline = time.monotonic() + max(timeout_s, 0.0)
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             header = _exchange(sock, path, payload, deadline, MAX_REQUEST_BYTES)
+    except home_trust.UntrustedPeerError as exc:
+        tell(str(exc))
+        return None
     except (OSError, ValueError, struct.error) as exc:
-        log.debug("search service at %s did not answer: %s", path, exc)
+        tell(f"no answer within {timeout_s}s ({describe_error(exc)})")
         return None
     if not isinstance(header, dict) or header.get("ok") is not True:
-        log.debug("search service refused: %r", header)
+        tell("the service refused the request")
         return None
     if embedder_id is not None and header.get("embedder") != embedder_id:
+        tell("the service answers for another embedder")
         return None
     return header
 
@@ -186,9 +212,16 @@ def _recv_exact(sock: socket.socket, size: int, deadline: float) -> bytes:
 def _exchange(
     sock: socket.socket, path: Path, payload: bytes, deadline: float, max_header: int
 ) -> Any:
-    """Connect, send one framed request, and return the decoded JSON header (None if it is too big)."""
+    """Connect, check that the server is ours, send one framed request, and return the decoded JSON
+    header (None if it is too big).
+
+    Raises:
+        home_trust.UntrustedPeerError: the process listening at `path` runs as another user; nothing
+            was sent.
+    """
     sock.settimeout(_remaining(deadline))
     sock.connect(str(path))
+    home_trust.check_peer(sock, "the server")
     sock.settimeout(_remaining(deadline))
     sock.sendall(_LENGTH.pack(len(payload)) + payload)
     (size,) = _LENGTH.unpack(_recv_exact(sock, _LENGTH.size, deadline))
@@ -206,7 +239,7 @@ def _ask(
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         header = _exchange(sock, path, payload, deadline, _MAX_HEADER_BYTES)
         if not isinstance(header, dict) or header.get("ok") is not True:
-            log.debug("embedding service refused: %r", header)
+            log.debug("embedding service refused the request")
             return None
         n, dim = header.get("n"), header.get("dim")
         if not isinstance(n, int) or not isinstance(dim, int) or n != len(texts) or dim < 1:
@@ -228,6 +261,71 @@ def _answers(path: Path, timeout_s: float = 0.2) -> bool:
         except OSError:
             return False
     return True
+
+
+# --- what a killed server left ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class StaleFiles:
+    """What `remove_stale_files` removed."""
+
+    sockets: tuple[Path, ...]
+    temporary: tuple[Path, ...]
+
+
+def remove_stale_files(home: Path, db: Path) -> StaleFiles:
+    """Remove what a killed server left: sockets nobody answers on and temporary files of dead processes.
+
+    Only our files go: owned by the current user, named as we name them (`embed-*.sock` and its
+    temporary `.embed-*.sock.<pid>` under `home`; `.<db stem>.*.<pid>.tmp`, the index writers'
+    temporary files, beside `db`), a temporary file only when process <pid> is gone, and a socket only
+    when nothing accepts on it. A live server's socket, and a file another process is writing, stay.
+    """
+    sockets: list[Path] = []
+    temporary: list[Path] = []
+    tmp_name = re.compile(rf"\.{re.escape(db.stem)}\..+\.(?P<pid>[0-9]+)\.tmp")
+    for folder in dict.fromkeys([Path(home), Path(db).parent]):
+        for path, info in _own_entries(folder):
+            name = path.name
+            if stat.S_ISSOCK(info.st_mode) and folder == home:
+                if _SOCKET_NAME.fullmatch(name) and not _answers(path):
+                    _unlink_unchanged(path, info, sockets)
+                    continue
+                match = _TMP_SOCKET_NAME.fullmatch(name)
+            else:
+                match = tmp_name.fullmatch(name) if stat.S_ISREG(info.st_mode) else None
+            if match is not None and not home_trust.pid_alive(int(match["pid"])):
+                _unlink_unchanged(path, info, temporary)
+    return StaleFiles(sockets=tuple(sockets), temporary=tuple(temporary))
+
+
+def _own_entries(folder: Path) -> Iterator[tuple[Path, os.stat_result]]:
+    """The entries of `folder` that the current user owns, with their lstat."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return
+    me = home_trust.current_uid()
+    for name in names:
+        path = folder / name
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if info.st_uid == me:
+            yield path, info
+
+
+def _unlink_unchanged(path: Path, seen: os.stat_result, removed: list[Path]) -> None:
+    """Unlink `path` if it is still the file `seen` described (a new server may have replaced it)."""
+    try:
+        now = os.lstat(path)
+        if (now.st_ino, now.st_dev) == (seen.st_ino, seen.st_dev):
+            path.unlink()
+            removed.append(path)
+    except OSError as exc:
+        log.debug("cannot remove %s: %s", path, describe_error(exc))
 
 
 # --- server -------------------------------------------------------------------------------------
@@ -271,7 +369,7 @@ class SearchService:
         """Bind (or stand by behind a live service at the same path) and start answering."""
         if self._thread is not None:
             return self
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        home_trust.make_private_dir(self.path.parent)
         self._claim()
         self._thread = threading.Thread(target=self._loop, name="recallbench-search", daemon=True)
         self._thread.start()
@@ -374,24 +472,30 @@ class SearchService:
                             daemon=True,
                         ).start()
                 except (OSError, ValueError) as exc:  # listener closed under us by stop()/reclaim
-                    log.debug("accept failed: %s", exc)
+                    log.debug("accept failed: %s", describe_error(exc))
             if time.monotonic() - last_check >= self.reclaim_interval_s and not self._stop.is_set():
                 last_check = time.monotonic()
                 try:
                     self.reclaim()
                 except OSError as exc:
-                    log.warning("cannot bind %s: %s", self.path, exc)
+                    log.warning("cannot bind %s: %s", self.path, describe_error(exc))
 
     def _handle(self, conn: socket.socket) -> None:
         import numpy as np
 
         with conn:
+            try:
+                # Before reading a byte: a process of another user gets nothing, not even an error.
+                home_trust.check_peer(conn, "a client")
+            except home_trust.UntrustedPeerError as exc:
+                log.warning("%s", exc)
+                return
             conn.setblocking(True)
             conn.settimeout(self.request_timeout_s)
             try:
                 request = self._read_request(conn)
             except (OSError, ValueError, struct.error) as exc:
-                self._send(conn, {"ok": False, "error": f"bad request: {exc}"})
+                self._send(conn, {"ok": False, "error": f"bad request: {describe_error(exc)}"})
                 return
             if isinstance(request, dict):
                 self._answer_search(conn, request)
@@ -400,8 +504,8 @@ class SearchService:
             try:
                 vectors = np.ascontiguousarray(self.embedder.embed(texts), dtype="<f4")
             except Exception as exc:  # the embedder's failure is reported, never kills the thread
-                log.warning("embedding failed: %s", exc)
-                self._send(conn, {"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+                log.warning("embedding failed: %s", describe_error(exc))
+                self._send(conn, {"ok": False, "error": describe_error(exc)})
                 return
             header = {
                 "ok": True,
@@ -418,11 +522,12 @@ class SearchService:
         try:
             answer = dict(self.search(request))
         except ValueError as exc:
-            self._send(conn, {"ok": False, "error": f"bad search request: {exc}"})
+            self._send(conn, {"ok": False, "error": f"bad search request: {describe_error(exc)}"})
             return
         except Exception as exc:  # the handler's failure is reported, never kills the thread
-            log.warning("search failed: %s", exc)
-            self._send(conn, {"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+            # An FTS5 or tokenizer error can quote the prompt: the log names the type only.
+            log.warning("search failed: %s", describe_error(exc))
+            self._send(conn, {"ok": False, "error": describe_error(exc)})
             return
         self._send(conn, {**answer, "ok": True, "embedder": self.embedder.id})
 
@@ -432,21 +537,21 @@ class SearchService:
         (size,) = _LENGTH.unpack(_recv_exact(conn, _LENGTH.size, deadline))
         if size > MAX_REQUEST_BYTES:
             msg = f"request of {size} bytes is over the {MAX_REQUEST_BYTES}-byte limit"
-            raise ValueError(msg)
+            raise BadRequestError(msg)
         data: Any = json.loads(_recv_exact(conn, size, deadline).decode("utf-8"))
         if isinstance(data, dict) and "search" in data:
             search = data["search"]
             if not isinstance(search, dict):
                 msg = 'expected {"search": {...}}'
-                raise ValueError(msg)
+                raise BadRequestError(msg)
             return search
         texts = data.get("texts") if isinstance(data, dict) else None
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             msg = 'expected {"texts": [str, ...]}'
-            raise ValueError(msg)
+            raise BadRequestError(msg)
         if not texts or len(texts) > MAX_TEXTS:
             msg = f"expected 1 to {MAX_TEXTS} texts, got {len(texts)}"
-            raise ValueError(msg)
+            raise BadRequestError(msg)
         return [str(t) for t in texts]
 
     @staticmethod

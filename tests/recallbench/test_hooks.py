@@ -174,7 +174,7 @@ def test_every_injected_fault_exits_zero_and_prints_nothing(tmp_path: Path, home
             "",
         )
     log = log_text(home)
-    assert "hook stdin is not JSON" in log
+    assert "bytes is not JSON (error at line 1 column" in log
     assert "hook stdin was empty" in log
     assert "must be a JSON object" in log
     assert "does not exist" in log
