@@ -105,7 +105,7 @@ def test_search_outside_any_project_asks_for_a_scope(
     assert "--all-projects" in result.output
 
 
-def test_search_with_the_walk_arm_shows_score_via_session_id_project_timestamp_and_text(
+def test_search_shows_rank_and_channel_who_when_session_project_and_a_snippet(
     projects: tuple[Path, Path, Path],
 ) -> None:
     root, alpha, _ = projects
@@ -115,11 +115,15 @@ def test_search_with_the_walk_arm_shows_score_via_session_id_project_timestamp_a
     )
     assert out.startswith("arm: walk")
     first = out.splitlines()[1]
-    assert "via=" in first
-    assert "session_id=55555555-0000-4000-8000-000000000001" in first
-    assert f"project={alpha}" in first
-    assert "timestamp=2026-03-01T10:00:00.000Z" in first
+    assert first.startswith("#1 via ")  # a rank and a channel a person reads, not a raw score
+    assert " · User · 2026-03-01 10:00 · " in first
+    assert "session 55555555-0000-4000-8000-000000000001" in first
+    assert first.endswith(f" · {alpha}")
     assert "retry" in out.splitlines()[2]
+    fused = invoke("search", "--project", str(alpha), "retry flake")
+    # the default arm (rrf): the channels that found the hit, never the fused value (about 0.03)
+    assert fused.splitlines()[1].startswith("#1 via rrf (fts+vector) · ")
+    assert "0.03" not in fused.splitlines()[1]
 
 
 def test_search_json_rows_carry_the_same_fields_as_the_mcp_tool(
