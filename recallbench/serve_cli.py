@@ -18,7 +18,7 @@ import click
 
 from engine.markers import OWN_SERVER
 from recallbench import config, hook_settings
-from recallbench.cli_options import chosen_db, db_option
+from recallbench.cli_options import HelpGroup, chosen_db, db_option
 from recallbench.hooks import EVENTS, run_hook
 
 # --- serve --------------------------------------------------------------------------------------
@@ -61,9 +61,7 @@ def serve_command(ctx: click.Context, no_search_service: bool, no_background_emb
 # --- hooks install / uninstall --------------------------------------------------------------------
 
 
-@click.group(
-    "hooks",
-)
+@click.group("hooks", cls=HelpGroup)
 def hooks_group() -> None:
     """Install or remove recallbench's Claude Code hooks."""
 
