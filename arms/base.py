@@ -21,6 +21,10 @@ class Query:
         if not isinstance(scope, Scope):
             msg = f"Query.scope must be a Scope, got {self.scope!r}"
             raise TypeError(msg)
+        text: object = self.text
+        if not isinstance(text, str) or not text.strip():
+            msg = f"the query is empty ({self.text!r}); say what to look for, in plain words"
+            raise ValueError(msg)
         if self.k < 1:
             msg = f"Query.k must be >= 1, got {self.k}"
             raise ValueError(msg)

@@ -33,14 +33,14 @@ class FallbackParams:
     fetch_factor: int = 3
 
     def __post_init__(self) -> None:
-        check_float("FallbackParams", "gate", self.gate)
-        check_float("FallbackParams", "lexical_score", self.lexical_score)
-        check_float("FallbackParams", "lexical_score_undated", self.lexical_score_undated)
-        check_float("FallbackParams", "min_score", self.min_score, low=-1.0, high=1.0)
-        check_float("FallbackParams", "decay_w", self.decay_w, low=0.0, high=1.0)
-        check_float("FallbackParams", "decay_half_life_days", self.decay_half_life_days, low=1e-9)
-        check_int("FallbackParams", "fetch_pool", self.fetch_pool, minimum=1)
-        check_int("FallbackParams", "fetch_factor", self.fetch_factor, minimum=1)
+        check_float("fallback", "gate", self.gate)
+        check_float("fallback", "lexical_score", self.lexical_score)
+        check_float("fallback", "lexical_score_undated", self.lexical_score_undated)
+        check_float("fallback", "min_score", self.min_score, low=-1.0, high=1.0)
+        check_float("fallback", "decay_w", self.decay_w, low=0.0, high=1.0)
+        check_float("fallback", "decay_half_life_days", self.decay_half_life_days, low=1e-9)
+        check_int("fallback", "fetch_pool", self.fetch_pool, minimum=1)
+        check_int("fallback", "fetch_factor", self.fetch_factor, minimum=1)
 
 
 class FallbackArm:

@@ -21,9 +21,9 @@ class FtsParams:
     score: ScoreMode = "rank"
 
     def __post_init__(self) -> None:
-        check_int("FtsParams", "pool", self.pool, minimum=1)
+        check_int("fts", "pool", self.pool, minimum=1)
         if self.score not in SCORE_MODES:
-            msg = f"FtsParams.score must be one of {', '.join(SCORE_MODES)}, got {self.score!r}"
+            msg = f"fts: score must be one of {', '.join(SCORE_MODES)}, got {self.score!r}"
             raise SpecError(msg)
 
 

@@ -106,7 +106,7 @@ def make_params(spec: ArmSpec | str) -> Any:
     for key, value in spec.params:
         if key not in known:
             valid = ", ".join(sorted(known)) or "(none)"
-            msg = f"arm {spec.name!r} has no parameter {key!r}; valid parameters: {valid}"
+            msg = f"{spec.name}: no parameter {key!r}; valid parameters: {valid}"
             raise SpecError(msg)
         values[key] = _coerce(spec.name, key, value, known[key])
     return entry(spec.name).params_cls(**values)
@@ -162,7 +162,7 @@ def _coerce(arm: str, key: str, value: ParamValue, declared: Any) -> ParamValue:
             if typing.get_origin(declared) is typing.Literal
             else " or ".join(t.__name__ for t in allowed)
         )
-        msg = f"arm {arm!r} parameter {key} must be {expected}, got {value!r}"
+        msg = f"{arm}: {key} must be {expected}, got {value!r}"
         raise SpecError(msg)
     return value
 

@@ -15,9 +15,8 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from arms.decay import parse_ts
-from arms.spec import check_float
+from arms.spec import check_float, check_int
 from engine.api import ChunkRecord
-from engine.checks import is_int
 from engine.markers import CONTEXT_OPEN
 from engine.model import Author
 
@@ -65,12 +64,9 @@ class RerankWeights:
         for f in fields(self):
             if f.name == "mechanic_min_markers":
                 continue
-            check_float("RerankWeights", f.name, getattr(self, f.name))
-        check_float("RerankWeights", "primacy_window", self.primacy_window, low=0.0)
-        value = self.mechanic_min_markers
-        if not is_int(value) or value < 1:
-            msg = f"RerankWeights.mechanic_min_markers must be an int >= 1, got {value!r}"
-            raise ValueError(msg)
+            check_float("rerank", f.name, getattr(self, f.name))
+        check_float("rerank", "primacy_window", self.primacy_window, low=0.0)
+        check_int("rerank", "mechanic_min_markers", self.mechanic_min_markers, minimum=1)
 
 
 @dataclass(frozen=True, kw_only=True)

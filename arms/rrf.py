@@ -12,23 +12,27 @@ from engine.api import ReadAPI, Scored
 
 @dataclass(frozen=True, kw_only=True)
 class RRFParams:
-    """`pool`: hits per channel; `rrf_k`: the RRF constant; `min_score`: the vector channel's cosine floor."""
+    """`pool`: hits per channel; `rrf_k`: the RRF constant (>= 1); `min_score`: the vector channel's cosine floor.
+
+    `rrf_k=0` is refused: it turns fusion into 1/rank, which the published method never uses.
+    """
 
     pool: int = 20
     rrf_k: int = 60
     min_score: float = 0.20
 
     def __post_init__(self) -> None:
-        check_int("RRFParams", "pool", self.pool, minimum=1)
-        check_int("RRFParams", "rrf_k", self.rrf_k, minimum=0)
-        check_float("RRFParams", "min_score", self.min_score, low=-1.0, high=1.0)
+        check_int("rrf", "pool", self.pool, minimum=1)
+        check_int("rrf", "rrf_k", self.rrf_k, minimum=1)
+        check_float("rrf", "min_score", self.min_score, low=-1.0, high=1.0)
 
 
 class RRFArm:
     """`score(c) = Σ over pools holding c of 1 / (rrf_k + rank)`, rank 1-based; no rerank, no decay.
 
     Cormack, Clarke & Büttcher (2009), "Reciprocal rank fusion outperforms Condorcet and individual rank
-    learning methods", SIGIR. Returned score is the fused RRF score; `via` is "rrf".
+    learning methods", SIGIR. Returned score is the fused RRF score; `via` is "rrf" and the channels
+    whose pools held the chunk: "rrf (fts+vector)", "rrf (fts)" or "rrf (vector)".
     """
 
     name = "rrf"
@@ -44,11 +48,21 @@ class RRFArm:
         vector_pool = self.memory.nearest(q, query.scope, p.pool, p.min_score)
         lexical_pool = self.memory.lexical(query.text, query.scope, p.pool)
         fused: dict[str, float] = {}
-        for pool in (vector_pool, lexical_pool):
+        channels: dict[str, list[str]] = {}
+        for channel, pool in (("vector", vector_pool), ("fts", lexical_pool)):
             for rank, scored in enumerate(_ordered(pool)[: p.pool], start=1):
                 fused[scored.chunk_id] = fused.get(scored.chunk_id, 0.0) + 1.0 / (p.rrf_k + rank)
+                channels.setdefault(scored.chunk_id, []).append(channel)
         ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[: query.k]
-        return [Hit(chunk_id=cid, score=score, via="rrf") for cid, score in ranked]
+        return [
+            Hit(chunk_id=cid, score=score, via=via_label(channels[cid])) for cid, score in ranked
+        ]
+
+
+def via_label(channels: Sequence[str]) -> str:
+    """`rrf (fts+vector)`, `rrf (fts)` or `rrf (vector)`: the fused score means little to a person,
+    the channels that found the chunk do."""
+    return f"rrf ({'+'.join(sorted(channels))})"
 
 
 def _ordered(pool: Sequence[Scored]) -> list[Scored]:

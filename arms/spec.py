@@ -124,39 +124,43 @@ def _literal(text: str, key: str, node: ast.expr) -> ParamValue:
 
 def _check_value(arm: str, key: str, value: object) -> None:
     if not isinstance(value, bool | int | float | str):
-        msg = f"arm {arm!r} parameter {key} must be int, float, str or bool, got {value!r}"
+        msg = f"{arm}: {key} must be an int, float, str or bool, got {value!r}"
         raise SpecError(msg)
     if isinstance(value, float) and not math.isfinite(value):
-        msg = f"arm {arm!r} parameter {key} must be a finite number, got {value!r}"
+        msg = f"{arm}: {key} must be a finite number, got {value!r}"
         raise SpecError(msg)
 
 
 # --- checks shared by the params dataclasses' __post_init__ -------------------------------------
 
 
-def check_int(owner: str, field: str, value: object, *, minimum: int) -> None:
-    """Refuse a non-int (bool included) or a value below `minimum`."""
+def check_int(arm: str, field: str, value: object, *, minimum: int) -> None:
+    """Refuse a non-int (bool included) or a value below `minimum`.
+
+    `arm` and `field` are the names a user writes in a spec (`rrf`, `rrf_k`), so the message reads
+    `rrf: rrf_k must be >= 1, got 0` rather than naming the params class.
+    """
     if not is_int(value):
-        msg = f"{owner}.{field} must be an int, got {value!r} ({type(value).__name__})"
+        msg = f"{arm}: {field} must be an int, got {value!r} ({type(value).__name__})"
         raise SpecError(msg)
     if value < minimum:
-        msg = f"{owner}.{field} must be >= {minimum}, got {value}"
+        msg = f"{arm}: {field} must be >= {minimum}, got {value}"
         raise SpecError(msg)
 
 
 def check_float(
-    owner: str, field: str, value: object, *, low: float | None = None, high: float | None = None
+    arm: str, field: str, value: object, *, low: float | None = None, high: float | None = None
 ) -> None:
-    """Refuse a non-number, a non-finite number, or one outside [low, high]."""
+    """Refuse a non-number, a non-finite number, or one outside [low, high]; names as in `check_int`."""
     if not is_number(value):
-        msg = f"{owner}.{field} must be a number, got {value!r} ({type(value).__name__})"
+        msg = f"{arm}: {field} must be a number, got {value!r} ({type(value).__name__})"
         raise SpecError(msg)
     if not math.isfinite(value):
-        msg = f"{owner}.{field} must be finite, got {value!r}"
+        msg = f"{arm}: {field} must be finite, got {value!r}"
         raise SpecError(msg)
     if low is not None and value < low:
-        msg = f"{owner}.{field} must be >= {low}, got {value}"
+        msg = f"{arm}: {field} must be >= {low}, got {value}"
         raise SpecError(msg)
     if high is not None and value > high:
-        msg = f"{owner}.{field} must be <= {high}, got {value}"
+        msg = f"{arm}: {field} must be <= {high}, got {value}"
         raise SpecError(msg)

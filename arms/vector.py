@@ -17,8 +17,8 @@ class VectorParams:
     min_score: float = 0.20
 
     def __post_init__(self) -> None:
-        check_int("VectorParams", "pool", self.pool, minimum=1)
-        check_float("VectorParams", "min_score", self.min_score, low=-1.0, high=1.0)
+        check_int("vector", "pool", self.pool, minimum=1)
+        check_float("vector", "min_score", self.min_score, low=-1.0, high=1.0)
 
 
 class VectorArm:

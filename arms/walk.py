@@ -35,6 +35,9 @@ class WalkParams:
     are scored `graph_boost ×` their cosine, at most `graph_cap` per seed, over `files_per_seed` files and
     `sessions_per_file` sessions per file; the episode hit is scored `episode_boost ×` its cosine. Echoes
     (query of at least `echo_min_len` characters found verbatim in the chunk) lose `echo_penalty`.
+
+    A walk needs at least one seed, file and session (0 would be a walk that never starts); the one
+    switch for each hop is its own count: `blend_k=0` turns the blend hop off, `graph_cap=0` the graph hop.
     """
 
     seeds: int = 3
@@ -51,18 +54,18 @@ class WalkParams:
     hop_factor: int = 2
 
     def __post_init__(self) -> None:
-        check_int("WalkParams", "seeds", self.seeds, minimum=0)
-        check_float("WalkParams", "blend_q", self.blend_q, low=0.0, high=1.0)
-        check_float("WalkParams", "graph_boost", self.graph_boost, low=0.0)
-        check_int("WalkParams", "graph_cap", self.graph_cap, minimum=0)
-        check_int("WalkParams", "files_per_seed", self.files_per_seed, minimum=0)
-        check_int("WalkParams", "sessions_per_file", self.sessions_per_file, minimum=0)
-        check_float("WalkParams", "min_score", self.min_score, low=-1.0, high=1.0)
-        check_float("WalkParams", "echo_penalty", self.echo_penalty, low=0.0)
-        check_int("WalkParams", "echo_min_len", self.echo_min_len, minimum=1)
-        check_int("WalkParams", "blend_k", self.blend_k, minimum=0)
-        check_float("WalkParams", "episode_boost", self.episode_boost, low=0.0)
-        check_int("WalkParams", "hop_factor", self.hop_factor, minimum=1)
+        check_int("walk", "seeds", self.seeds, minimum=1)
+        check_float("walk", "blend_q", self.blend_q, low=0.0, high=1.0)
+        check_float("walk", "graph_boost", self.graph_boost, low=0.0)
+        check_int("walk", "graph_cap", self.graph_cap, minimum=0)
+        check_int("walk", "files_per_seed", self.files_per_seed, minimum=1)
+        check_int("walk", "sessions_per_file", self.sessions_per_file, minimum=1)
+        check_float("walk", "min_score", self.min_score, low=-1.0, high=1.0)
+        check_float("walk", "echo_penalty", self.echo_penalty, low=0.0)
+        check_int("walk", "echo_min_len", self.echo_min_len, minimum=1)
+        check_int("walk", "blend_k", self.blend_k, minimum=0)
+        check_float("walk", "episode_boost", self.episode_boost, low=0.0)
+        check_int("walk", "hop_factor", self.hop_factor, minimum=1)
 
 
 class WalkArm:

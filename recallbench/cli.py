@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,8 @@ from engine.memory import Memory
 from engine.render import MAX_MESSAGE_BYTES
 from engine.scope import Resolution, Scope, explain_project, resolve_project
 from recallbench import config
-from recallbench.present import hit_rows, one_line
+from recallbench.cli_options import HelpGroup, chosen_db, db_option
+from recallbench.present import header, hit_rows, snippet
 
 # Characters of a hit's text the plain-text listing shows on one line (`--json` gives it whole).
 SNIPPET_CHARS = 200
@@ -23,9 +26,14 @@ SNIPPET_CHARS = 200
 class Context:
     """Lazily opened state shared by the commands of one invocation."""
 
-    def __init__(self, db: Path | None) -> None:
-        self.db = db or config.default_db()
+    def __init__(self, click_ctx: click.Context) -> None:
+        self._click_ctx = click_ctx
         self._memory: Memory | None = None
+
+    @property
+    def db(self) -> Path:
+        """`--db` (given before or after the command), else the default database."""
+        return chosen_db(self._click_ctx) or config.default_db()
 
     def memory(self, *, embedder: bool = True) -> Memory:
         if self._memory is None:
@@ -41,17 +49,27 @@ class Context:
 pass_ctx = click.make_pass_decorator(Context)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Database file (default: $RECALLBENCH_HOME/memory.db, "
-    "$RECALLBENCH_HOME defaulting to ~/.local/share/recallbench).",
-)
+class MainGroup(HelpGroup):
+    """The main group; a reader that closes the pipe early (`recallbench search q | head -1`) ends the
+    command quietly with exit 0, as `head` expects, instead of a BrokenPipeError traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # a closed pipe surfaces here rather than at interpreter exit
+        except BrokenPipeError:
+            # What is still buffered goes nowhere; flushing it at exit would raise again.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            ctx.exit(0)
+        return result
+
+
+@click.group(cls=MainGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@db_option
 @click.version_option(package_name="recallbench")
 @click.pass_context
-def main(ctx: click.Context, db: Path | None) -> None:
+def main(ctx: click.Context) -> None:
     """recallbench: long-term memory for Claude Code, and the pre-registered benchmark that decides
     which retrieval method serves it.
 
@@ -61,13 +79,17 @@ def main(ctx: click.Context, db: Path | None) -> None:
       recallbench search "why did the retry test flake"
       nox -s bench                       # run the registered default benchmark
     """
-    ctx.obj = Context(db)
+    ctx.obj = Context(ctx)
 
 
 # --- import / status -----------------------------------------------------------------------------
 
 
-@main.command("import")
+@main.command(
+    "import",
+    short_help="Import Claude Code transcripts (incremental).",
+)
+@db_option
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--no-embed", is_flag=True, help="Store text and FTS rows only; embed later.")
 @click.option("--json", "as_json", is_flag=True, help="Print the import summary as JSON.")
@@ -136,7 +158,10 @@ def _echo_counts(label: str, counts: Any) -> None:
         click.echo(f"{label}: none")
 
 
-@main.command()
+@main.command(
+    short_help="Show what the memory holds.",
+)
+@db_option
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.option(
     "--project",
@@ -189,7 +214,11 @@ def _index_note(info: dict[str, object]) -> str:
 
 
 def resolve_scope(memory: Memory, project: tuple[str, ...], all_projects: bool, cwd: Path) -> Scope:
-    """--project P (repeatable), --all-projects, or the project holding the current directory."""
+    """--project P (repeatable), --all-projects, or the project holding the current directory.
+
+    A `--project` with no recorded sessions is searched all the same (it finds nothing), with a
+    one-line warning on stderr: a typo must not look like "nothing relevant".
+    """
     if all_projects and project:
         raise click.UsageError("use either --project or --all-projects, not both")
     if all_projects:
@@ -197,7 +226,16 @@ def resolve_scope(memory: Memory, project: tuple[str, ...], all_projects: bool, 
     if project:
         # A folder given by any path (`..`, a symlink) names the recorded project it physically is.
         recorded = memory.projects()
-        return Scope.of(resolve_project(recorded, p) or p for p in project)
+        resolved = [resolve_project(recorded, p) or p for p in project]
+        known = set(recorded)
+        for name in resolved:
+            if name not in known:
+                click.echo(
+                    f"warning: no sessions are recorded for project {name}; "
+                    "`recallbench status` counts the projects that are",
+                    err=True,
+                )
+        return Scope.of(resolved)
     found = resolve_here(memory, cwd)
     if found.project is None:
         raise click.UsageError(
@@ -220,7 +258,10 @@ def explain(found: Resolution) -> str:
     return f"{found.reason}; `recallbench config set scope.inherit_parent true` would use it"
 
 
-@main.command()
+@main.command(
+    short_help="Search memory (the current project unless told otherwise).",
+)
+@db_option
 @click.argument("query")
 @click.option(
     "--arm",
@@ -232,7 +273,13 @@ def explain(found: Resolution) -> str:
     "--project", multiple=True, help="Search this project (its recorded cwd); repeatable."
 )
 @click.option("--all-projects", is_flag=True, help="Search every project (must be asked for).")
-@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 100))
+@click.option(
+    "--limit",
+    default=10,
+    show_default=True,
+    type=click.IntRange(1, 100),
+    help="How many hits to show.",
+)
 @click.option(
     "--json",
     "as_json",
@@ -250,10 +297,16 @@ def search(
     limit: int,
     as_json: bool,
 ) -> None:
-    """Search memory with a retrieval arm, scoped to the current project unless told otherwise."""
+    """Search memory with a retrieval arm, scoped to the current project unless told otherwise.
+
+    Each hit shows its rank and the channel that found it (e.g. `#1 via rrf (fts+vector)`), who wrote
+    it, when, its session and project, then the part of the chunk around the query's words.
+    """
     from arms.base import Query
     from arms.registry import build
 
+    if not query.strip():
+        raise click.UsageError('the query is empty; say what to look for, e.g. "retry flake"')
     if not ctx.db.exists():
         raise click.ClickException(f"no database at {ctx.db}; run `recallbench import` first")
     memory = ctx.memory()
@@ -271,14 +324,14 @@ def search(
         return
     click.echo(f"arm: {spec}  scope: {scope}  hits: {len(rows)}")
     for row in rows:
-        click.echo(
-            f"{row.rank:>2}. {row.score:.4f} via={row.via} session_id={row.session_id} "
-            f"project={row.project} timestamp={row.timestamp}"
-        )
-        click.echo(f"    {one_line(row.text)[:SNIPPET_CHARS]}")
+        click.echo(header(row))
+        click.echo(f"    {snippet(row.text, query, SNIPPET_CHARS)}")
 
 
-@main.command("arms")
+@main.command(
+    "arms",
+    short_help="List the registered retrieval arms.",
+)
 def arms_cmd() -> None:
     """List the registered retrieval arms: name, canonical default spec, and what each does."""
     from arms.registry import default_spec, entry, names
@@ -288,6 +341,64 @@ def arms_cmd() -> None:
     spec_width = max(len(spec) for _, spec, _ in listed)
     for name, spec, description in listed:
         click.echo(f"{name:<{name_width}}  {spec:<{spec_width}}  {description}")
+
+
+# One example per command, shown under its --help; keyed by the command's path below `recallbench`.
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "config": (
+        "recallbench config list",
+        "recallbench config set mcp.all_projects true",
+        "recallbench config unset mcp.all_projects",
+    ),
+    "config list": ("recallbench config list",),
+    "config get": ("recallbench config get scope.inherit_parent",),
+    "config set": ("recallbench config set mcp.all_projects true",),
+    "config unset": ("recallbench config unset mcp.all_projects",),
+    "import": (
+        "recallbench import",
+        "recallbench import ~/.claude/projects/-home-me-app --no-embed",
+    ),
+    "status": ("recallbench status", "recallbench --db /tmp/memory.db status --json"),
+    "search": (
+        'recallbench search "why did the retry test flake"',
+        'recallbench search --db /tmp/memory.db --arm fts --all-projects --json "signing key"',
+    ),
+    "arms": ("recallbench arms",),
+    "protocol": ("recallbench protocol verify protocols/default.toml",),
+    "protocol register": (
+        "recallbench protocol register protocols/mine.toml --key receipts=~/keys/key.json",
+    ),
+    "protocol amend": (
+        'recallbench protocol amend protocols/mine.toml --reason "k=20 was a typo"',
+    ),
+    "protocol verify": ("recallbench protocol verify protocols/default.toml",),
+    "protocol instantiate": (
+        "recallbench protocol instantiate protocols/private.toml --corpus ~/bench/corpus "
+        "--roster sealed/mine --out protocols/mine.toml --key receipts=~/keys/key.json",
+    ),
+    "roster": ("recallbench roster verify sealed/default/receipts",),
+    "roster seal": (
+        "recallbench roster seal rosters/receipts-mined.json --out sealed/mine --key-out ~/keys/key.json",
+    ),
+    "roster verify": ("recallbench roster verify sealed/mine --key receipts=~/keys/key.json",),
+    "roster mine": (
+        "recallbench roster mine ~/.claude/projects --out rosters/receipts-mined.json",
+    ),
+    "corpus": ("recallbench corpus synthetic --out corpora/synthetic",),
+    "corpus freeze": (
+        "recallbench corpus freeze corpora/synthetic --roster sealed/default/receipts",
+    ),
+    "corpus synthetic": ("recallbench corpus synthetic --out corpora/synthetic --seed 1234",),
+    "corpus locomo": ("recallbench corpus locomo locomo10.json --out corpora/locomo",),
+    "bench": ("recallbench bench run protocols/default.toml",),
+    "bench run": ("recallbench bench run protocols/default.toml",),
+    "ship": ("recallbench ship results/default/<run-id>", "recallbench ship --show"),
+    "serve": ("claude mcp add recallbench -- recallbench serve",),
+    "hooks": ("recallbench hooks install --scope project --dry-run",),
+    "hooks install": ("recallbench hooks install", "recallbench hooks install --scope project"),
+    "hooks uninstall": ("recallbench hooks uninstall",),
+    "hook": ("echo '{}' | recallbench hook SessionStart    # what Claude Code runs",),
+}
 
 
 def _attach() -> None:
@@ -310,7 +421,20 @@ def _attach() -> None:
         main.add_command(command)
 
 
+def _add_examples(group: click.Group, prefix: str = "") -> None:
+    """Put each command's examples in its epilog (Click prints it at the end of --help)."""
+    for name, command in group.commands.items():
+        path = f"{prefix}{name}"
+        examples = EXAMPLES.get(path)
+        if examples and not command.epilog:
+            label = "Example:" if len(examples) == 1 else "Examples:"
+            command.epilog = "\b\n" + label + "\n" + "\n".join(f"  {e}" for e in examples)
+        if isinstance(command, click.Group):
+            _add_examples(command, f"{path} ")
+
+
 _attach()
+_add_examples(main)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

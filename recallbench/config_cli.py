@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from recallbench import config
+from recallbench.cli_options import HelpGroup
 
 KEYS = click.Choice(sorted(config.SETTINGS), case_sensitive=True)
 
@@ -34,18 +35,11 @@ def _group_help() -> str:
         "\b",
         "Settings:",
         *(line for s in config.SETTINGS.values() for line in _describe(s)),
-        "",
-        "\b",
-        "Examples:",
-        "  recallbench config list",
-        "  recallbench config set mcp.all_projects true",
-        "  recallbench config get scope.inherit_parent",
-        "  recallbench config unset mcp.all_projects",
     ]
     return "\n".join(lines)
 
 
-@click.group("config", help=_group_help())
+@click.group("config", cls=HelpGroup, help=_group_help())
 def config_group() -> None:
     pass
 
@@ -74,12 +68,7 @@ def _word(value: bool) -> str:
 
 @config_group.command("list")
 def list_command() -> None:
-    """List every setting with its value, and whether it is the default.
-
-    \b
-    Example:
-      recallbench config list
-    """
+    """List every setting with its value, and whether it is the default."""
     data = _load()
     for key in sorted(config.SETTINGS):
         value, default = _value(data, key)
@@ -89,12 +78,7 @@ def list_command() -> None:
 @config_group.command("get")
 @click.argument("key", type=KEYS, metavar="KEY")
 def get_command(key: str) -> None:
-    """Print the value of KEY (true or false).
-
-    \b
-    Example:
-      recallbench config get mcp.all_projects
-    """
+    """Print the value of KEY (true or false)."""
     value, _ = _value(_load(), key)
     click.echo(_word(value))
 
@@ -110,12 +94,7 @@ def _parse_value(ctx: click.Context, param: click.Parameter, text: str) -> bool:
 @click.argument("key", type=KEYS, metavar="KEY")
 @click.argument("value", callback=_parse_value)
 def set_command(key: str, value: bool) -> None:
-    """Set KEY to VALUE (true or false; on/off, yes/no and 1/0 also work).
-
-    \b
-    Example:
-      recallbench config set mcp.all_projects true
-    """
+    """Set KEY to VALUE (true or false; on/off, yes/no and 1/0 also work)."""
     path = config.SETTINGS[key].path
 
     def change(data: dict[str, Any]) -> None:
@@ -135,12 +114,7 @@ def set_command(key: str, value: bool) -> None:
 @config_group.command("unset")
 @click.argument("key", type=KEYS, metavar="KEY")
 def unset_command(key: str) -> None:
-    """Remove KEY from config.toml, so its default applies again.
-
-    \b
-    Example:
-      recallbench config unset mcp.all_projects
-    """
+    """Remove KEY from config.toml, so its default applies again."""
     path = config.SETTINGS[key].path
     default = _word(config.SETTINGS[key].default)
     if not _is_set(_load(), path):

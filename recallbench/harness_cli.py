@@ -1,10 +1,16 @@
-"""CLI groups for the pre-registered harness: protocol, roster, corpus, bench."""
+"""CLI groups for the pre-registered harness: protocol, roster, corpus, bench.
+
+A roster key kept outside the repository is given one way everywhere: `--key ROSTER=PATH` (repeatable),
+ROSTER being the protocol's `[[rosters]]` name (for `roster verify`, the sealed folder's name).
+"""
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
 import sys
+import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,6 +18,7 @@ import click
 
 from harness import freeze
 from recallbench import config
+from recallbench.cli_options import HelpGroup
 
 
 def _fail(exc: Exception) -> click.ClickException:
@@ -21,19 +28,34 @@ def _fail(exc: Exception) -> click.ClickException:
 # --- protocol --------------------------------------------------------------------------------------
 
 
-@click.group()
+@click.group(cls=HelpGroup)
 def protocol() -> None:
     """Register, verify and instantiate pre-registered protocols (protocols/*.toml)."""
 
 
 def key_paths(keys: tuple[str, ...]) -> dict[str, Path]:
+    """`--key ROSTER=PATH` values by roster name."""
     out: dict[str, Path] = {}
     for item in keys:
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
-            raise click.UsageError(f"--key takes ROSTER=PATH, got {item!r}")
+            raise click.UsageError(
+                f"--key takes ROSTER=PATH (e.g. --key receipts=~/keys/key.json), got {item!r}"
+            )
         out[name] = Path(value).expanduser()
     return out
+
+
+def one_key(keys: tuple[str, ...], roster_name: str) -> Path | None:
+    """The key of the one roster a command works on; a `--key` naming another roster is an error."""
+    paths = key_paths(keys)
+    others = sorted(set(paths) - {roster_name})
+    if others:
+        raise click.UsageError(
+            f"--key names roster(s) {', '.join(others)}, but this roster is {roster_name!r}; "
+            f"write --key {roster_name}=PATH"
+        )
+    return paths.get(roster_name)
 
 
 key_option = click.option(
@@ -132,23 +154,25 @@ def protocol_verify(path: Path, keys: tuple[str, ...]) -> None:
     "corpus",
     required=True,
     type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The frozen corpus folder (its manifest hash is computed now).",
 )
 @click.option(
     "--roster",
     "roster",
     required=True,
     type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The sealed roster folder (its seal is verified now).",
 )
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
-    "--key",
-    "key",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="The roster's key if it is kept outside the repository.",
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The new protocol file (never overwritten); its stem becomes the protocol id.",
 )
+@key_option
 def protocol_instantiate(
-    template: Path, corpus: Path, roster: Path, out: Path, key: Path | None
+    template: Path, corpus: Path, roster: Path, out: Path, keys: tuple[str, ...]
 ) -> None:
     """Fill a template's corpus (path + fresh manifest hash) and roster (path + seal), keep the rest.
 
@@ -160,13 +184,15 @@ def protocol_instantiate(
 
     if out.exists():
         raise click.ClickException(f"{out} exists; protocols are not overwritten")
+    text = template.read_text(encoding="utf-8")
+    roster_name = _template_roster(text, template)
+    key = one_key(keys, roster_name)
     try:
         manifest = freeze.manifest(corpus).sha256
         seal = verify_sealed(roster, key).seal
     except (freeze.FreezeError, SealError) as exc:
         raise _fail(exc) from exc
     root = find_root(out.resolve().parent)
-    text = template.read_text(encoding="utf-8")
     text = _set_top(text, "id", out.stem)
     text = _set_in_section(
         text, "[corpus]", {"path": _rel(corpus, root), "manifest_sha256": manifest}
@@ -180,7 +206,28 @@ def protocol_instantiate(
         out.unlink()
         raise _fail(exc) from exc
     click.echo(f"wrote {out} (corpus {manifest[:16]}…, roster seal {seal[:16]}…)")
-    click.echo(f"next: recallbench protocol register {out}")
+    click.echo("next: " + register_line(out, roster_name, key))
+
+
+def register_line(out: Path, roster_name: str, key: Path | None) -> str:
+    """The `protocol register` command for the new protocol, quoted for the shell and runnable as is."""
+    words = ["recallbench", "protocol", "register", str(out)]
+    if key is not None:
+        words += ["--key", f"{roster_name}={key.resolve()}"]
+    return shlex.join(words)
+
+
+def _template_roster(text: str, template: Path) -> str:
+    """The name of the template's (first) `[[rosters]]` entry: the roster this command fills in."""
+    try:
+        rosters = tomllib.loads(text).get("rosters")
+    except tomllib.TOMLDecodeError as exc:
+        raise click.ClickException(f"{template} is not valid TOML: {exc}") from exc
+    first = rosters[0] if isinstance(rosters, list) and rosters else None
+    name = first.get("name") if isinstance(first, dict) else None
+    if not isinstance(name, str):
+        raise click.ClickException(f"{template} has no [[rosters]] entry with a name to fill in")
+    return name
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -232,7 +279,7 @@ def _set_in_section(text: str, header: str, values: dict[str, object]) -> str:
 # --- roster ----------------------------------------------------------------------------------------
 
 
-@click.group()
+@click.group(cls=HelpGroup)
 def roster() -> None:
     """Seal and verify question rosters; mine draft rosters from your own history."""
 
@@ -244,7 +291,7 @@ def roster() -> None:
     "out",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="sealed/NAME",
+    help="The sealed roster folder to write, e.g. sealed/NAME.",
 )
 @click.option(
     "--key-out",
@@ -268,17 +315,15 @@ def roster_seal(draft: Path, out: Path, key_out: Path | None) -> None:
 
 @roster.command("verify")
 @click.argument("sealed", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--key",
-    "key",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="A key kept outside the repository, checked against the seal.",
-)
-def roster_verify(sealed: Path, key: Path | None) -> None:
-    """Check a sealed roster against its SEAL.sha256; exit 1 naming the file on any mismatch."""
+@key_option
+def roster_verify(sealed: Path, keys: tuple[str, ...]) -> None:
+    """Check a sealed roster against its SEAL.sha256; exit 1 naming the file on any mismatch.
+
+    A key kept outside the repository is given as --key NAME=PATH, NAME being SEALED's folder name.
+    """
     from harness.seal import SealError, verify_sealed
 
+    key = one_key(keys, sealed.name)
     try:
         info = verify_sealed(sealed, key)
     except SealError as exc:
@@ -290,7 +335,7 @@ def roster_verify(sealed: Path, key: Path | None) -> None:
 # --- corpus ----------------------------------------------------------------------------------------
 
 
-@click.group()
+@click.group(cls=HelpGroup)
 def corpus() -> None:
     """Freeze corpora and build benchmark corpora (synthetic, LoCoMo)."""
 
@@ -347,8 +392,20 @@ def corpus_freeze(
 
 
 @corpus.command("synthetic")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--seed", default=1234, show_default=True, type=int)
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write the corpus and its draft rosters into.",
+)
+@click.option(
+    "--seed",
+    default=1234,
+    show_default=True,
+    type=int,
+    help="Seed of the generator (same seed, same bytes).",
+)
 @click.option(
     "--sessions", default=None, type=int, help="Number of sessions (default: the generator's)."
 )
@@ -372,7 +429,13 @@ def corpus_synthetic(out: Path, seed: int, sessions: int | None) -> None:
 
 @corpus.command("locomo")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for the transcript tree and roster.json (keep it out of repositories).",
+)
 @click.option("--conversations", default=None, help="Comma-separated sample ids (default: all).")
 def corpus_locomo(path: Path, out: Path, conversations: str | None) -> None:
     """Convert a LoCoMo JSON file into a Claude Code transcript tree plus OUT/roster.json (draft,
@@ -403,7 +466,13 @@ def corpus_locomo(path: Path, out: Path, conversations: str | None) -> None:
 
 @roster.command("mine")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
-@click.option("--kind", type=click.Choice(["receipts"]), default="receipts", show_default=True)
+@click.option(
+    "--kind",
+    type=click.Choice(["receipts"]),
+    default="receipts",
+    show_default=True,
+    help="What to mine: receipts are commit messages paired with the session that made the commit.",
+)
 @click.option(
     "--out",
     "out",
@@ -435,7 +504,7 @@ def roster_mine(paths: tuple[Path, ...], kind: str, out: Path) -> None:
 # --- bench -----------------------------------------------------------------------------------------
 
 
-@click.group()
+@click.group(cls=HelpGroup)
 def bench() -> None:
     """Run registered protocols."""
 
@@ -447,13 +516,7 @@ def bench() -> None:
     default=None,
     help="Run despite a mismatch; the reason is recorded first in the results.",
 )
-@click.option(
-    "--key",
-    "keys",
-    multiple=True,
-    metavar="ROSTER=PATH",
-    help="A roster's key kept outside the repository (checked against the seal); repeatable.",
-)
+@key_option
 @click.option(
     "--results",
     "results_root",

@@ -35,6 +35,7 @@ READ_ONLY = ToolAnnotations(
 )
 
 
+EMPTY_QUERY = 'the query is empty; say what to look for, e.g. "retry flake"'
 ALL_PROJECTS_OFF = (
     "all_projects=true is turned off: these tools read only the current project. The person using "
     "recallbench can allow it by running `recallbench config set mcp.all_projects true`."
@@ -214,6 +215,8 @@ class MemoryTools:
         all_projects: Annotated[bool, Field(description=ALL_PROJECTS_HELP)] = False,
     ) -> SearchResult:
         """Search memory of earlier Claude Code sessions of this project for `query`."""
+        if not query.strip():
+            raise ToolError(EMPTY_QUERY)
         scope, message = self._scope(all_projects)
         projects, everywhere = _scope_fields(scope)
         if scope is None:

@@ -5,19 +5,23 @@ injected context all show hits as `HitRow`s, with these fields and no other name
 
 - `rank`: 1-based position among the hits shown.
 - `chunk_id`: the chunk's id (`get_memory` reads it whole).
-- `score`: the arm's score (higher is better), rounded to `SCORE_DIGITS` decimals.
-- `via`: how the hit was found: the arm's label for it (`fts`, `vector`, `rrf`, `seed`, ...).
+- `score`: the arm's score (higher is better), rounded to `SCORE_DIGITS` decimals. It orders hits within
+  one answer and means nothing across arms (an RRF score of 0.0325 is "first in both channels"), so the
+  text views show `rank` and `via` instead (`header`).
+- `via`: how the hit was found: the arm's label for it (`fts`, `vector`, `rrf (fts+vector)`, `seed`, ...).
 - `session_id`: the Claude Code session the chunk belongs to.
 - `project`: the project (recorded working directory) of that session.
 - `author`: who wrote the chunk (`User`, `Claude`, ...).
 - `timestamp`: the chunk's first timestamp (ISO 8601), or None when the transcript had none.
-- `text`: the chunk's whole text; a view that shows less clips it with `one_line` and `clip`.
+- `text`: the chunk's whole text; a view that shows less clips it with `one_line` and `clip`, or shows
+  the part around the query's words with `snippet`.
 
 Only the standard library is imported at run time: the prompt hook renders rows without numpy.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -93,3 +97,51 @@ def minute(iso: object) -> str:
     if not isinstance(iso, str) or not iso:
         return "unknown time"
     return iso.replace("T", " ")[:16]
+
+
+def header(row: HitRow) -> str:
+    """The line a person reads above a hit: rank and channel, then who, when, which session and project.
+
+    `#1 via rrf (fts+vector) · User · 2026-03-01 10:00 · session 5555… · /home/dev/alpha`
+    """
+    return " · ".join(
+        (
+            f"#{row.rank} via {row.via}",
+            row.author,
+            minute(row.timestamp),
+            f"session {row.session_id}",
+            row.project,
+        )
+    )
+
+
+def snippet(text: str, query: str, size: int) -> str:
+    """About `size` characters of `text` on one line, around the first of the query's words it holds.
+
+    The window starts a quarter of `size` before that word and never inside a word it cut (it moves on
+    to the next word), and ends at a word boundary; "…" marks each side that was cut. Without a
+    query word in the text the window starts at the beginning.
+    """
+    flat = one_line(text)
+    start = _window_start(flat, query, size)
+    end = start + size
+    if end >= len(flat):
+        body, tail = flat[start:], ""
+    else:
+        space = flat.rfind(" ", start + 1, end + 1)
+        body, tail = flat[start : space if space > start else end].rstrip(), "…"
+    return ("…" if start > 0 else "") + body + tail
+
+
+def _window_start(flat: str, query: str, size: int) -> int:
+    words = sorted(set(re.findall(r"\w{2,}", query.lower())), key=len, reverse=True)
+    if not words:
+        return 0
+    found = re.search(r"\b(?:" + "|".join(map(re.escape, words)) + ")", flat, re.IGNORECASE)
+    if found is None:
+        return 0
+    start = max(0, found.start() - size // 4)
+    if start == 0 or flat[start - 1] == " ":
+        return start
+    space = flat.find(" ", start, found.start())
+    return found.start() if space == -1 else space + 1

@@ -9,7 +9,7 @@ wiring is `recallbench.mcp_server`, the settings editing `recallbench.hook_setti
 from __future__ import annotations
 
 import contextlib
-import shutil
+import os
 import sys
 from pathlib import Path
 from typing import Literal
@@ -18,20 +18,17 @@ import click
 
 from engine.markers import OWN_SERVER
 from recallbench import config, hook_settings
+from recallbench.cli_options import HelpGroup, chosen_db, db_option
 from recallbench.hooks import EVENTS, run_hook
-
-
-def _db_option(ctx: click.Context) -> Path | None:
-    """The main group's `--db`, when the command runs under it."""
-    root = ctx.find_root().obj
-    db = getattr(root, "db", None)
-    return db if isinstance(db, Path) else None
-
 
 # --- serve --------------------------------------------------------------------------------------
 
 
-@click.command("serve")
+@click.command(
+    "serve",
+    short_help="Run the MCP server over the shipped arm (for claude mcp add).",
+)
+@db_option
 @click.option(
     "--no-embed-service",  # the flag's name predates the search requests; kept for users' commands
     "no_search_service",
@@ -54,7 +51,7 @@ def serve_command(ctx: click.Context, no_search_service: bool, no_background_emb
     # Imported here: the MCP SDK and the engine are heavy, and `recallbench hook` must stay quick.
     from recallbench.mcp_server import ServeError, serve
 
-    db = _db_option(ctx) or config.default_db()
+    db = chosen_db(ctx) or config.default_db()
     try:
         serve(db, search_service=not no_search_service, background_embed=not no_background_embed)
     except ServeError as exc:
@@ -64,7 +61,7 @@ def serve_command(ctx: click.Context, no_search_service: bool, no_background_emb
 # --- hooks install / uninstall --------------------------------------------------------------------
 
 
-@click.group("hooks")
+@click.group("hooks", cls=HelpGroup)
 def hooks_group() -> None:
     """Install or remove recallbench's Claude Code hooks."""
 
@@ -75,75 +72,94 @@ _SCOPE = click.option(
     default="user",
     show_default=True,
     help="user: $CLAUDE_CONFIG_DIR/settings.json (else ~/.claude/settings.json); "
-    "project: .claude/settings.json of $CLAUDE_PROJECT_DIR or the current directory.",
+    "project: .claude/settings.json at the project root ($CLAUDE_PROJECT_DIR, else the git root "
+    "above the current directory, else the current directory).",
 )
 _DRY_RUN = click.option(
     "--dry-run", is_flag=True, help="Print the resulting settings JSON and write nothing."
 )
 
 
-def _update_settings(
-    scope: Literal["user", "project"], dry_run: bool, install: bool
-) -> tuple[Path, bool]:
-    """Apply the install or uninstall to the settings file; returns (path, changed)."""
+def _settings_path(scope: Literal["user", "project"]) -> Path:
     path = hook_settings.settings_path(scope)
-    try:
-        current = hook_settings.load_settings(path)
-    except hook_settings.SettingsError as exc:
-        raise click.ClickException(str(exc)) from exc
-    updated = (
-        hook_settings.with_our_hooks(current)
-        if install
-        else hook_settings.without_our_hooks(current)
-    )
+    if scope == "project" and "CLAUDE_PROJECT_DIR" not in os.environ:
+        root = path.parent.parent
+        if not (root / ".git").exists():
+            click.echo(
+                f"note: no git repository at or above {root}; its project settings are used",
+                err=True,
+            )
+    return path
+
+
+def _show(outcome: hook_settings.Outcome, dry_run: bool) -> None:
+    """In a dry run stdout holds only the resulting file, so everything else goes to stderr."""
     if dry_run:
-        click.echo(hook_settings.render_settings(updated), nl=False)
-        click.echo(f"(dry run: {path} was not changed)", err=True)
-        return path, updated != current
-    if updated == current:
-        return path, False
-    backup = hook_settings.write_settings(path, updated)
-    if backup is not None:
-        click.echo(f"previous settings kept in {backup}")
-    return path, True
+        if outcome.text is not None:
+            click.echo(outcome.text, nl=False)
+        click.echo(f"(dry run: {outcome.message}; {outcome.path} was not changed)", err=True)
+    else:
+        click.echo(f"recallbench hooks {outcome.message}")
 
 
-@hooks_group.command("install")
+@hooks_group.command(
+    "install",
+)
 @_SCOPE
 @_DRY_RUN
 def install_command(scope: Literal["user", "project"], dry_run: bool) -> None:
-    """Add recallbench's hooks to Claude Code's settings, keeping every other tool's hooks."""
-    path, changed = _update_settings(scope, dry_run, install=True)
+    """Add recallbench's hooks to Claude Code's settings, keeping every other tool's hooks.
+
+    The hooks run this recallbench by its absolute path. The first install keeps the file as it was
+    in settings.json.recallbench.bak, so that `hooks uninstall` can give it back byte for byte.
+    """
+    executable = hook_settings.hook_executable()
+    try:
+        outcome = hook_settings.install(_settings_path(scope), executable, dry_run=dry_run)
+    except hook_settings.SettingsError as exc:
+        raise click.ClickException(str(exc)) from exc
+    _show(outcome, dry_run)
     if not dry_run:
-        state = "installed in" if changed else "already installed in"
-        click.echo(f"recallbench hooks {state} {path}: {', '.join(EVENTS)}")
-    if shutil.which(hook_settings.COMMAND) is None:
+        click.echo(f"events: {', '.join(EVENTS)}")
+    if not os.path.isabs(executable):
         click.echo(
             f"note: `{hook_settings.COMMAND}` is not on PATH; Claude Code runs hooks and MCP servers through "
             "it, so install recallbench where the shell finds it",
             err=True,
         )
-    # In a dry run stdout holds only the JSON, so the reminder goes to stderr.
     click.echo("Register the MCP server with:", err=dry_run)
-    click.echo(f"  {hook_settings.MCP_ADD_LINE}", err=dry_run)
+    click.echo(f"  {hook_settings.mcp_add_line(executable)}", err=dry_run)
 
 
-@hooks_group.command("uninstall")
+@hooks_group.command(
+    "uninstall",
+)
 @_SCOPE
 @_DRY_RUN
 def uninstall_command(scope: Literal["user", "project"], dry_run: bool) -> None:
-    """Remove exactly recallbench's hooks from Claude Code's settings."""
-    path, changed = _update_settings(scope, dry_run, install=False)
+    """Remove recallbench's hooks, restoring settings.json exactly as install found it.
+
+    When the file is still what install wrote, the original bytes come back (or the file is deleted if
+    install created it). When it was edited since, only recallbench's entries are removed and the rest
+    keeps its indentation, key order and line endings.
+    """
+    try:
+        outcome = hook_settings.uninstall(_settings_path(scope), dry_run=dry_run)
+    except hook_settings.SettingsError as exc:
+        raise click.ClickException(str(exc)) from exc
+    _show(outcome, dry_run)
     if not dry_run:
-        state = "removed from" if changed else "were not present in"
-        click.echo(f"recallbench hooks {state} {path}")
         click.echo(f"To remove the MCP server too: claude mcp remove {OWN_SERVER}")
 
 
 # --- hook EVENT ---------------------------------------------------------------------------------
 
 
-@click.command("hook")
+@click.command(
+    "hook",
+    short_help="Handle one Claude Code hook event (run by Claude Code).",
+)
+@db_option
 @click.argument("event", required=False, default="")
 @click.pass_context
 def hook_command(ctx: click.Context, event: str) -> None:
@@ -158,7 +174,7 @@ def hook_command(ctx: click.Context, event: str) -> None:
         data = b""
     # Anything a library prints while handling goes to stderr: stdout is what Claude Code injects.
     with contextlib.redirect_stdout(sys.stderr):
-        out = run_hook(event, data, db=_db_option(ctx))
+        out = run_hook(event, data, db=chosen_db(ctx))
     if out:
         with contextlib.suppress(Exception):
             click.echo(out, nl=False)  # no newline: the budget counts every character printed

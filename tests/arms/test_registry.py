@@ -71,7 +71,7 @@ def test_an_int_is_accepted_for_a_float_parameter_and_stored_as_float() -> None:
 def test_an_unknown_parameter_is_refused_with_the_valid_ones() -> None:
     with pytest.raises(
         SpecError,
-        match="arm 'rrf' has no parameter 'depth'; valid parameters: min_score, pool, rrf_k",
+        match="rrf: no parameter 'depth'; valid parameters: min_score, pool, rrf_k",
     ):
         build("rrf(depth=3)", FakeMemory())
     assert isinstance(build("rrf(pool=3)", FakeMemory()), RRFArm)  # control
@@ -80,19 +80,38 @@ def test_an_unknown_parameter_is_refused_with_the_valid_ones() -> None:
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ("rrf(pool=0.5)", "parameter pool must be int"),
-        ("rrf(pool='20')", "parameter pool must be int"),
-        ("rrf(pool=True)", "parameter pool must be int"),
-        ("fts(score='tfidf')", "parameter score must be 'rank' or 'bm25'"),
-        ("rrf(pool=0)", "RRFParams.pool must be >= 1"),
-        ("walk(blend_q=1.5)", "WalkParams.blend_q must be <= 1.0"),
-        ("fallback(decay_w=-0.1)", "FallbackParams.decay_w must be >= 0.0"),
+        ("rrf(pool=0.5)", "rrf: pool must be int, got 0.5"),
+        ("rrf(pool='20')", "rrf: pool must be int, got '20'"),
+        ("rrf(pool=True)", "rrf: pool must be int, got True"),
+        ("fts(score='tfidf')", "fts: score must be 'rank' or 'bm25', got 'tfidf'"),
+        ("rrf(pool=0)", "rrf: pool must be >= 1, got 0"),
+        ("rrf(rrf_k=0)", "rrf: rrf_k must be >= 1, got 0"),
+        ("walk(seeds=0)", "walk: seeds must be >= 1, got 0"),
+        ("walk(files_per_seed=0)", "walk: files_per_seed must be >= 1, got 0"),
+        ("walk(sessions_per_file=0)", "walk: sessions_per_file must be >= 1, got 0"),
+        ("walk(blend_q=1.5)", "walk: blend_q must be <= 1.0, got 1.5"),
+        ("vector(min_score=-2)", "vector: min_score must be >= -1.0, got -2.0"),
+        ("fts(pool=-1)", "fts: pool must be >= 1, got -1"),
+        ("fallback(decay_w=-0.1)", "fallback: decay_w must be >= 0.0, got -0.1"),
+        ("fallback(fetch_pool=0)", "fallback: fetch_pool must be >= 1, got 0"),
     ],
 )
-def test_ill_typed_or_out_of_range_values_are_refused(text: str, fragment: str) -> None:
+def test_ill_typed_or_out_of_range_values_are_refused_naming_the_arm_and_parameter(
+    text: str, fragment: str
+) -> None:
     with pytest.raises(SpecError) as info:
         build(text, FakeMemory())
-    assert fragment in str(info.value)
+    message = str(info.value)
+    assert message.startswith(fragment)  # the arm and parameter as the user wrote them, first
+    assert "Params" not in message  # never an internal class such as RRFParams.pool
+
+
+@pytest.mark.parametrize(
+    "text", ["rrf(rrf_k=1)", "walk(seeds=1)", "walk(blend_k=0)", "walk(graph_cap=0)"]
+)
+def test_the_smallest_meaningful_values_are_accepted(text: str) -> None:
+    # control for the refusals above: one more (or the documented off switch) is fine
+    assert build(text, FakeMemory()) is not None
 
 
 def test_resolve_spells_out_every_parameter_and_round_trips() -> None:

@@ -26,14 +26,14 @@ def memory() -> FakeMemory:
     return mem
 
 
-def test_rrf_sums_one_over_sixty_plus_rank_across_pools() -> None:
+def test_rrf_sums_one_over_sixty_plus_rank_across_pools_and_names_the_channels() -> None:
     hits = RRFArm(memory()).search(Query(text="commit deadbeef", scope=A, now=NOW))
     assert hits == [
-        Hit(chunk_id="x", score=1 / (60 + 3) + 1 / (60 + 1), via="rrf"),
-        Hit(chunk_id="v1", score=1 / (60 + 1), via="rrf"),
+        Hit(chunk_id="x", score=1 / (60 + 3) + 1 / (60 + 1), via="rrf (fts+vector)"),
+        Hit(chunk_id="v1", score=1 / (60 + 1), via="rrf (vector)"),
         # l2 (lexical rank 2) and v2 (vector rank 2) tie at 1/62: chunk id breaks the tie.
-        Hit(chunk_id="l2", score=1 / (60 + 2), via="rrf"),
-        Hit(chunk_id="v2", score=1 / (60 + 2), via="rrf"),
+        Hit(chunk_id="l2", score=1 / (60 + 2), via="rrf (fts)"),
+        Hit(chunk_id="v2", score=1 / (60 + 2), via="rrf (vector)"),
     ]
 
 
@@ -56,7 +56,7 @@ def test_rrf_pools_are_twenty_deep_whatever_k_and_the_result_is_truncated_to_k()
 
 
 def test_the_rrf_constant_is_a_parameter() -> None:
-    hits = RRFArm(memory(), RRFParams(rrf_k=0)).search(
+    hits = RRFArm(memory(), RRFParams(rrf_k=1)).search(
         Query(text="commit deadbeef", scope=A, now=NOW, k=1)
     )
-    assert hits == [Hit(chunk_id="x", score=1 / (0 + 3) + 1 / (0 + 1), via="rrf")]
+    assert hits == [Hit(chunk_id="x", score=1 / (1 + 3) + 1 / (1 + 1), via="rrf (fts+vector)")]

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
+import click
 import pytest
 from click.testing import CliRunner
+from mcp.client import Client
 
+from engine.embed import HashEmbedder
+from engine.memory import Memory
 from recallbench.cli import main
+from recallbench.mcp_server import build_server
 from tests.engine.fixtures_transcripts import simple_session, write_jsonl
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -105,7 +116,7 @@ def test_search_outside_any_project_asks_for_a_scope(
     assert "--all-projects" in result.output
 
 
-def test_search_with_the_walk_arm_shows_score_via_session_id_project_timestamp_and_text(
+def test_search_shows_rank_and_channel_who_when_session_project_and_a_snippet(
     projects: tuple[Path, Path, Path],
 ) -> None:
     root, alpha, _ = projects
@@ -115,11 +126,15 @@ def test_search_with_the_walk_arm_shows_score_via_session_id_project_timestamp_a
     )
     assert out.startswith("arm: walk")
     first = out.splitlines()[1]
-    assert "via=" in first
-    assert "session_id=55555555-0000-4000-8000-000000000001" in first
-    assert f"project={alpha}" in first
-    assert "timestamp=2026-03-01T10:00:00.000Z" in first
+    assert first.startswith("#1 via ")  # a rank and a channel a person reads, not a raw score
+    assert " · User · 2026-03-01 10:00 · " in first
+    assert "session 55555555-0000-4000-8000-000000000001" in first
+    assert first.endswith(f" · {alpha}")
     assert "retry" in out.splitlines()[2]
+    fused = invoke("search", "--project", str(alpha), "retry flake")
+    # the default arm (rrf): the channels that found the hit, never the fused value (about 0.03)
+    assert fused.splitlines()[1].startswith("#1 via rrf (fts+vector) · ")
+    assert "0.03" not in fused.splitlines()[1]
 
 
 def test_search_json_rows_carry_the_same_fields_as_the_mcp_tool(
@@ -200,3 +215,165 @@ def test_roster_seal_and_verify_name_the_changed_file(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["roster", "verify", str(sealed)])
     assert result.exit_code == 1
     assert "key.json" in result.output
+
+
+# --- item: empty queries, unknown projects ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\t\n"])
+def test_a_blank_query_is_refused_by_the_cli_and_the_mcp_tool(
+    projects: tuple[Path, Path, Path], query: str
+) -> None:
+    root, alpha, _ = projects
+    invoke("import", str(root))
+    result = CliRunner().invoke(main, ["search", query, "--all-projects"])
+    assert result.exit_code == 2
+    assert "the query is empty" in result.output
+    assert "hits:" not in result.output
+    assert "hits: 2" in invoke("search", "retry", "--all-projects")  # control: a word finds hits
+
+    async def ask(text: str) -> tuple[bool, str]:
+        with anyio.fail_after(60):
+            server = build_server(
+                Memory(Path(invoke_db()), HashEmbedder()), "rrf", project_dir=alpha
+            )
+            async with Client(server, mode="legacy") as client:
+                answer = await client.call_tool("search_memory", {"query": text})
+                return answer.is_error, str(answer.content)
+
+    # "" is refused by the tool's schema already; a blank one by the tool, which says why.
+    refused, message = anyio.run(ask, query or " ")
+    assert refused
+    assert "the query is empty" in message
+    assert anyio.run(ask, "retry")[0] is False  # control
+
+
+def invoke_db() -> str:
+    import os
+
+    return str(Path(os.environ["RECALLBENCH_HOME"]) / "memory.db")
+
+
+def test_a_project_with_no_sessions_is_warned_about_on_stderr(
+    projects: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    root, alpha, _ = projects
+    invoke("import", str(root))
+    typo = str(tmp_path / "work" / "alpah")
+    result = CliRunner().invoke(main, ["search", "retry", "--project", typo])
+    assert result.exit_code == 0
+    assert result.stderr.splitlines() == [
+        f"warning: no sessions are recorded for project {typo}; "
+        "`recallbench status` counts the projects that are"
+    ]
+    known = CliRunner().invoke(main, ["search", "retry", "--project", str(alpha)])
+    assert known.stderr == ""  # control: a recorded project draws no warning
+    assert "hits: 1" in known.stdout
+
+
+# --- item: the command line's help, --db, --key, next lines, closed pipes -----------------------------
+
+
+def all_commands(
+    command: click.Command = main, path: str = "recallbench"
+) -> Iterator[tuple[str, click.Command]]:
+    yield path, command
+    if isinstance(command, click.Group):
+        for name, sub in command.commands.items():
+            yield from all_commands(sub, f"{path} {name}")
+
+
+def test_no_command_summary_is_cut_off_in_any_groups_help() -> None:
+    groups = [(p, c) for p, c in all_commands() if isinstance(c, click.Group)]
+    assert len(groups) == 7  # recallbench, protocol, roster, corpus, bench, hooks, config
+    for path, _ in groups:
+        out = invoke(*path.split()[1:], "--help")
+        listing = out.split("Commands:", 1)[1]
+        assert "..." not in listing, (path, listing)
+    top = " ".join(invoke("--help").split())
+    # control: a summary longer than a line is there whole, wrapped
+    assert "Ship the arm that RESULTS_DIR's pre-registered ship rule chose (written to" in top
+    assert "read by `search`, `serve` and the hooks). status" in top
+
+
+def test_every_command_has_an_example_and_every_option_has_help() -> None:
+    commands = list(all_commands())
+    assert len(commands) > 20
+    for path, command in commands[1:]:
+        assert command.epilog, path
+        assert "Example" in command.epilog, path
+        out = invoke(*path.split()[1:], "--help")
+        assert command.epilog.splitlines()[-1] in out, path  # the example is printed
+        for param in command.params:
+            if isinstance(param, click.Option):
+                assert param.help, f"{path} {param.opts[0]} has no help"
+
+
+def test_db_is_accepted_before_and_after_the_command(
+    projects: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    root, _, _ = projects
+    db = tmp_path / "elsewhere.db"
+    invoke("import", "--db", str(db), str(root))
+    after = json.loads(invoke("search", "--db", str(db), "retry", "--all-projects", "--json"))
+    before = json.loads(invoke("--db", str(db), "search", "retry", "--all-projects", "--json"))
+    assert after == before
+    assert len(after["hits"]) == 2
+    # control: without --db the default database is used, and it was never created
+    result = CliRunner().invoke(main, ["search", "retry", "--all-projects"])
+    assert result.exit_code == 1
+    assert "no database at" in result.output
+
+
+def test_key_takes_one_form_everywhere() -> None:
+    for path, command in all_commands():
+        for param in command.params:
+            if isinstance(param, click.Option) and "--key" in param.opts:
+                assert param.metavar == "ROSTER=PATH", path
+                assert param.multiple, path
+
+
+def test_instantiates_next_line_is_a_command_that_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "protocols").mkdir(parents=True)
+    (repo / "pyproject.toml").write_text("")
+    shutil.copy(ROOT / "protocols" / "private.toml", repo / "protocols" / "private.toml")
+    corpus = repo / "corpora" / "mine"
+    sid = "66666666-0000-4000-8000-000000000001"
+    write_jsonl(
+        corpus / "projects" / "p" / f"{sid}.jsonl",
+        simple_session("commit: fix flaky retry", session_id=sid, cwd="/w/p", answer="done"),
+    )
+    draft = repo / "rosters" / "mine.json"
+    draft.parent.mkdir()
+    question = {
+        "qid": "q1",
+        "text": "fix flaky retry",
+        "scope": "*",
+        "category": "receipt",
+        "tags": {},
+        "gold": {"relevant": {sid: 1}, "forbidden": [], "control": None},
+    }
+    draft.write_text(
+        json.dumps(
+            {"name": "receipts", "unit": "session", "description": "", "questions": [question]}
+        )
+    )
+    key = tmp_path / "keys" / "mine key.json"  # outside the repository, with a space in its name
+    monkeypatch.chdir(repo)
+    invoke("roster", "seal", str(draft), "--out", "sealed/mine", "--key-out", str(key))
+    out = invoke(
+        "protocol", "instantiate", "protocols/private.toml", "--corpus", str(corpus),
+        "--roster", "sealed/mine", "--out", "protocols/mine.toml", "--key", f"receipts={key}",
+    )  # fmt: skip
+    next_line = out.splitlines()[-1]
+    assert next_line.startswith("next: recallbench protocol register ")
+    words = shlex.split(next_line.removeprefix("next: "))
+    assert words[:4] == ["recallbench", "protocol", "register", "protocols/mine.toml"]
+    assert "registered protocols/mine.toml" in invoke(*words[1:])  # the printed command works
+    # control: without the key the same register fails (the key is not in the repository)
+    (repo / "protocols" / "mine.lock.json").unlink()
+    failed = CliRunner().invoke(main, words[1:4])
+    assert failed.exit_code == 1

@@ -52,3 +52,44 @@ def test_other_commands_still_go_through_the_cli(tmp_path: Path) -> None:
     assert (
         "click" in result.stderr.decode().rsplit("LOADED:", 1)[1]
     )  # positive control for the probe
+
+
+def test_search_into_a_pipe_closed_early_exits_zero_without_a_traceback(
+    tmp_path: Path, home: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from recallbench.cli import main
+    from tests.engine.fixtures_transcripts import simple_session, write_jsonl
+
+    sid = "77777777-0000-4000-8000-000000000001"
+    transcripts = tmp_path / "projects"
+    write_jsonl(
+        transcripts / "p" / f"{sid}.jsonl",
+        simple_session(
+            "Why does the retry test flake?", session_id=sid, cwd="/w/p", answer="clock"
+        ),
+    )
+    assert CliRunner().invoke(main, ["import", str(transcripts)]).exit_code == 0
+    env = {**os.environ, "PYTHONPATH": str(REPO), "RECALLBENCH_HOME": str(home)}
+    args = [sys.executable, "-c", PROBE, "search", "retry", "--all-projects"]
+
+    def search_into_pipe(close_early: bool) -> subprocess.CompletedProcess[bytes]:
+        read_end, write_end = os.pipe()
+        if close_early:
+            os.close(read_end)  # like `| head -1` gone before the output: every write hits EPIPE
+        try:
+            return subprocess.run(
+                args, stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=60, check=False
+            )
+        finally:
+            os.close(write_end)
+            if not close_early:
+                with os.fdopen(read_end, "rb") as reader:
+                    assert b"#1 via rrf" in reader.read()  # control: the output was there to lose
+
+    closed = search_into_pipe(close_early=True)
+    assert closed.returncode == 0
+    assert b"Traceback" not in closed.stderr
+    assert b"BrokenPipeError" not in closed.stderr
+    assert search_into_pipe(close_early=False).returncode == 0

@@ -44,7 +44,7 @@ def test_freeze_mine_seal_instantiate_register_run_ship(
     cli(
         "protocol", "instantiate", "protocols/private.toml",
         "--corpus", str(corpus), "--roster", "sealed/mine", "--out", "protocols/mine.toml",
-        "--key", str(key),
+        "--key", f"receipts={key}",
     )  # fmt: skip
     cli("protocol", "register", "protocols/mine.toml", "--key", f"receipts={key}")
     assert cli("protocol", "verify", "protocols/mine.toml", "--key", f"receipts={key}").startswith(

@@ -9,7 +9,7 @@ from engine.embed import HashEmbedder
 from engine.memory import Memory
 from engine.scope import Scope
 from recallbench.mcp_tools import SearchHit
-from recallbench.present import HitRow, clip, hit_rows, minute, one_line
+from recallbench.present import HitRow, clip, header, hit_rows, minute, one_line, snippet
 from tests.recallbench.corpus import ALPHA, BETA, SID_A1, SID_B1, write_corpus
 
 
@@ -71,3 +71,45 @@ def test_text_helpers_collapse_clip_and_show_minutes() -> None:
     assert len(clip("x" * 50, 10)) == 10
     assert minute("2026-03-01T10:00:59.000Z") == "2026-03-01 10:00"
     assert minute(None) == "unknown time"
+
+
+def test_the_header_shows_rank_and_channel_not_the_raw_score() -> None:
+    row = HitRow(
+        rank=1,
+        chunk_id="c",
+        score=0.032522,  # an RRF value: meaningless to a person
+        via="rrf (fts+vector)",
+        session_id="55555555-0000-4000-8000-000000000001",
+        project="/home/dev/alpha",
+        author="User",
+        timestamp="2026-03-01T10:00:59.000Z",
+        text="t",
+    )
+    assert header(row) == (
+        "#1 via rrf (fts+vector) · User · 2026-03-01 10:00 · "
+        "session 55555555-0000-4000-8000-000000000001 · /home/dev/alpha"
+    )
+    assert "0.03" not in header(row)
+
+
+# Word starts: alpha 0, beta 6, gamma 11, delta 17, epsilon 23, zeta 31, eta 36, theta 40 (length 45).
+GREEK = "alpha beta\ngamma  delta epsilon zeta eta theta"
+
+
+def test_a_snippet_starts_at_a_word_boundary_before_the_query_word_never_mid_word() -> None:
+    # size 28: the window would open at 40 - 28 // 4 = 33, inside "zeta"; it moves on to "eta" (36)
+    assert snippet(GREEK, "theta", 28) == "…eta theta"
+    # size 40: it would open at 30, the space after "epsilon": "zeta" (31) is the first whole word
+    assert snippet(GREEK, "theta", 40) == "…zeta eta theta"
+    # size 20: 35 is the space before "eta": the window opens on "eta" (36)
+    assert snippet(GREEK, "THETA?", 20) == "…eta theta"
+    # the query word itself opens the window when no whole word fits before it
+    assert snippet("x" * 50 + " needle here", "needle", 20) == "…needle here"
+
+
+def test_a_snippet_ends_at_a_word_boundary_and_starts_at_the_top_without_a_query_word() -> None:
+    flat = "alpha beta gamma delta epsilon zeta eta theta"
+    # 13 characters would end inside "gamma" (11..15): cut back to "alpha beta"
+    assert snippet(flat, "alpha", 13) == "alpha beta…"
+    assert snippet(flat, "omega", 13) == "alpha beta…"  # no query word: from the beginning
+    assert snippet(flat, "", 100) == flat  # control: the whole text fits, nothing marked as cut

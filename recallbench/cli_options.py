@@ -1,0 +1,72 @@
+"""What the command line's modules share: the `--db` option and the group class that lists commands.
+
+`recallbench --db X search q` and `recallbench search --db X q` mean the same: both spellings store the
+path in the invocation's shared `meta` (one dict for the whole command chain), the later one winning, and
+commands read it back with `chosen_db`.
+
+`HelpGroup` lists its commands with their whole summary (wrapped), where Click would cut it at the
+terminal's width and add "...". Kept apart from `recallbench.cli` so that the serving and harness
+commands can use both without importing the main group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+DB_KEY = "recallbench.db"
+DB_HELP = (
+    "Database file (default: $RECALLBENCH_HOME/memory.db, $RECALLBENCH_HOME defaulting to "
+    "~/.local/share/recallbench). Accepted before or after the command."
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _remember_db(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        ctx.meta[DB_KEY] = value
+
+
+def db_option(f: F) -> F:
+    """`--db PATH` on a command or group; the value is read with `chosen_db`, not passed as an argument."""
+    return click.option(
+        "--db",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        expose_value=False,
+        callback=_remember_db,
+        help=DB_HELP,
+    )(f)
+
+
+def chosen_db(ctx: click.Context) -> Path | None:
+    """The `--db` given anywhere on the command line, or None."""
+    value = ctx.meta.get(DB_KEY)
+    return value if isinstance(value, Path) else None
+
+
+def summary(command: click.Command) -> str:
+    """The command's `short_help`, else the first sentence of its help, whole."""
+    if command.short_help:
+        return command.short_help
+    first = " ".join((command.help or "").split("\n\n", 1)[0].split())
+    end = first.find(". ")
+    return first if end == -1 else first[: end + 1]
+
+
+class HelpGroup(click.Group):
+    """A group whose help lists each command with its whole summary, wrapped rather than cut."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, summary(command)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
