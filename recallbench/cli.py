@@ -10,9 +10,11 @@ from typing import Any
 import click
 
 from engine.checks import is_int
+from engine.health import STORE_ERRORS, is_damage_report
 from engine.memory import Memory
 from engine.scope import Scope, resolve_project
 from recallbench import config
+from recallbench.doctor_cli import doctor_command, rebuild_command, store_failure, warn_loose
 from recallbench.present import hit_rows, one_line
 
 # Characters of a hit's text the plain-text listing shows on one line (`--json` gives it whole).
@@ -30,6 +32,8 @@ class Context:
         if self._memory is None:
             try:
                 self._memory = Memory(self.db, config.make_embedder() if embedder else None)
+            except STORE_ERRORS:
+                raise  # explained at the edge (`_Main`), with what to do about it
             except Exception as exc:
                 raise click.ClickException(
                     f"cannot open the memory database {self.db}: {exc}"
@@ -40,7 +44,19 @@ class Context:
 pass_ctx = click.make_pass_decorator(Context)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The root group: a damaged, unreadable or locked database ends any command with a clear
+    message and exit 2 (`recallbench.doctor_cli.store_failure`), never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except STORE_ERRORS as exc:
+            db = ctx.obj.db if isinstance(ctx.obj, Context) else config.default_db()
+            raise store_failure(db, exc) from exc
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -87,6 +103,7 @@ def import_cmd(ctx: Context, paths: tuple[Path, ...], no_embed: bool, as_json: b
     data = report.to_dict()
     if as_json:
         click.echo(json.dumps(data, indent=2))
+        _fail_if_damaged(memory.db_path, report.files_failed)
         return
     click.echo(f"database: {memory.db_path}")
     click.echo(
@@ -104,6 +121,14 @@ def import_cmd(ctx: Context, paths: tuple[Path, ...], no_embed: bool, as_json: b
         click.echo(f"self-transcripts skipped: {len(report.self_transcripts)}")
     for path, why in sorted(report.files_failed.items()):
         click.echo(f"failed: {path}: {why}", err=True)
+    _fail_if_damaged(memory.db_path, report.files_failed)
+
+
+def _fail_if_damaged(db: Path, failed: dict[str, str]) -> None:
+    """A file the import could not write because the database is damaged is the database's failure."""
+    damaged = [why for why in failed.values() if is_damage_report(why)]
+    if damaged:
+        raise store_failure(db, damaged[0])
 
 
 def _echo_counts(label: str, counts: Any) -> None:
@@ -122,6 +147,7 @@ def status(ctx: Context, as_json: bool) -> None:
     if not ctx.db.exists():
         raise click.ClickException(f"no database at {ctx.db}; run `recallbench import` first")
     info = ctx.memory().status()
+    warn_loose(ctx.db)
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
@@ -255,6 +281,8 @@ def _attach() -> None:
         serve_command,
         hooks_group,
         hook_command,
+        doctor_command,
+        rebuild_command,
     ):
         main.add_command(command)
 
