@@ -44,6 +44,10 @@ class Context:
 pass_ctx = click.make_pass_decorator(Context)
 
 
+# The commands whose database is the memory (`--db`); the harness's commands use databases of their own.
+_MEMORY_COMMANDS = frozenset({"import", "status", "search", "serve", "doctor", "rebuild"})
+
+
 class _Main(click.Group):
     """The root group: a damaged, unreadable or locked database ends any command with a clear
     message and exit 2 (`recallbench.doctor_cli.store_failure`), never a traceback."""
@@ -52,8 +56,8 @@ class _Main(click.Group):
         try:
             return super().invoke(ctx)
         except STORE_ERRORS as exc:
-            db = ctx.obj.db if isinstance(ctx.obj, Context) else config.default_db()
-            raise store_failure(db, exc) from exc
+            memory = ctx.invoked_subcommand in _MEMORY_COMMANDS and isinstance(ctx.obj, Context)
+            raise store_failure(ctx.obj.db if memory else None, exc) from exc
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})

@@ -30,13 +30,17 @@ class StoreFailure(click.ClickException):
     exit_code = 2
 
 
-def store_failure(db: Path, error: BaseException | str) -> StoreFailure:
-    """The message for a store error met while using the database at `db`."""
+def store_failure(db: Path | None, error: BaseException | str) -> StoreFailure:
+    """The message for a store error met while using the memory database `db` (None: a database of
+    the harness's own, which the error names when it can)."""
     if isinstance(error, BaseException) and is_lock_error(error):
+        what = "a database" if db is None else f"the memory database {db}"
         return StoreFailure(
-            f"the memory database {db} is busy: another recallbench process held its lock past "
-            f"the timeout ({error}); try again when that process has finished"
+            f"{what} is busy: another recallbench process held its lock past the timeout "
+            f"({error}); try again when that process has finished"
         )
+    if db is None:
+        return StoreFailure(f"a database this command uses cannot be used: {error}")
     flag = "" if db == config.default_db() else f" --db {db}"
     return StoreFailure(
         f"the memory database {db} cannot be used: {error}\n"
@@ -79,7 +83,7 @@ def _embedder() -> Embedder | str:
 # --- doctor ----------------------------------------------------------------------------------------
 
 
-@click.command("doctor")
+@click.command("doctor", short_help="Check the store: integrity, vector index, file modes.")
 @click.option(
     "--fix",
     is_flag=True,
@@ -160,7 +164,7 @@ def _advise(checks: list[health.Check]) -> None:
 # --- rebuild ---------------------------------------------------------------------------------------
 
 
-@click.command("rebuild")
+@click.command("rebuild", short_help="Rebuild the database from the transcripts.")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=None, help=DB_HELP)
 @click.option("--no-embed", is_flag=True, help="Store text and FTS rows only; embed later.")

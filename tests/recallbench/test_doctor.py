@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from recallbench.cli import main
+from recallbench.doctor_cli import store_failure
 from tests.engine.test_health import (
     damage_marker_pages,
     imported,
@@ -245,3 +247,17 @@ def test_rebuild_reads_the_transcript_paths_the_store_recorded(home: Path, tmp_p
     assert "from 8 transcript files" in again.stdout
     # two backups (this process still has the old files open, so each has its -wal and -shm)
     assert len(backups(home)) == 2
+
+
+def test_a_lock_is_not_called_damage_and_a_harness_database_is_not_called_the_memory(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "memory.db"
+    busy = store_failure(db, sqlite3.OperationalError("database is locked"))
+    assert busy.exit_code == 2
+    assert busy.message.startswith(f"the memory database {db} is busy: ")
+    assert "rebuild" not in busy.message
+    damaged = store_failure(db, sqlite3.DatabaseError("database disk image is malformed"))
+    assert "rebuild" in damaged.message  # control: damage does advise a rebuild
+    other = store_failure(None, sqlite3.DatabaseError("file is not a database"))
+    assert other.message == "a database this command uses cannot be used: file is not a database"
