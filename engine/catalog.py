@@ -31,7 +31,7 @@ from engine import store
 from engine.api import Scored
 from engine.embed import Embedder
 from engine.scope import Scope, require_scope
-from engine.vectors import EXACT_THRESHOLD, VectorIndex, exact_search
+from engine.vectors import EXACT_THRESHOLD, VectorIndex, exact_search, write_private
 
 MANIFEST_FORMAT = 1
 # Scope masks kept per snapshot; a server sees a handful of scopes, a benchmark a few dozen.
@@ -189,7 +189,7 @@ class VectorCatalog:
         path = self.index_path
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
-            tmp.write_text(json.dumps(manifest, sort_keys=True, indent=2), encoding="utf-8")
+            write_private(tmp, json.dumps(manifest, sort_keys=True, indent=2))
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)

@@ -342,3 +342,27 @@ def fts_instances(conn: sqlite3.Connection) -> Iterator[tuple[str, int, str, str
     )
     for term, n, docs, offsets in cursor:
         yield str(term), int(n), str(docs), str(offsets)
+
+
+# --- health checks (`engine.health`) --------------------------------------------------------------
+
+
+def integrity_problems(conn: sqlite3.Connection, limit: int) -> list[str]:
+    """SQLite's check of every page, index and constraint: [] when sound, else up to `limit` problems."""
+    rows = conn.execute(f"PRAGMA integrity_check({int(limit)})").fetchall()
+    found = [str(r[0]) for r in rows]
+    return [] if found == ["ok"] else found
+
+
+def check_fts(conn: sqlite3.Connection) -> None:
+    """FTS5's integrity-check of chunks_fts, against the chunks it indexes too (rank 1).
+
+    FTS5 spells its commands as an INSERT, but this one changes nothing. Raises sqlite3.DatabaseError
+    ("database disk image is malformed") when the index is damaged or disagrees with the chunks.
+    """
+    conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def recorded_files(conn: sqlite3.Connection) -> list[str]:
+    """The path of every transcript file the store has imported, sorted."""
+    return [str(r[0]) for r in conn.execute("SELECT path FROM files ORDER BY path")]

@@ -8,11 +8,12 @@ so another backend can replace them.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -144,11 +145,14 @@ def retry_locked(fn: Callable[[], T], attempts: int = 8) -> T:
 
 
 def connect(path: Path, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
-    """Open (and migrate) the database at `path` in WAL mode."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Open (and migrate) the database at `path` in WAL mode. A new folder is made 0700 and a new file
+    0600 whatever the umask (SQLite gives the -wal and -shm files the database file's mode)."""
     try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None)
-    except sqlite3.Error as exc:
+    except (OSError, sqlite3.Error) as exc:
         msg = f"cannot open database {path}: {exc}"
         raise StoreError(msg) from exc
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")

@@ -141,6 +141,20 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
+def private_file(path: Path) -> int:
+    """Create or truncate `path` readable and writable by its owner only (0600 whatever the umask); an
+    open descriptor. Index files hold every stored vector, which another local user must not read."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # a file left by a crash keeps its old mode through O_CREAT
+    return fd
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text` (UTF-8) to `path` through `private_file`."""
+    with os.fdopen(private_file(path), "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
 def _fsync_file(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -339,10 +353,11 @@ class VectorIndex:
 
     def _persist(self, generation: str) -> None:
         """Write index then sidecar, each atomically; the old sidecar goes first."""
-        self._path.parent.mkdir(parents=True, exist_ok=True)
+        self._path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.meta_path.unlink(missing_ok=True)
         tmp_index = self._path.with_name(f".{self._path.name}.{os.getpid()}.tmp")
         try:
+            os.close(private_file(tmp_index))  # hnswlib rewrites it and the mode stays
             self._index.save_index(str(tmp_index))
             _fsync_file(tmp_index)
             os.replace(tmp_index, self._path)
@@ -360,7 +375,7 @@ class VectorIndex:
         }
         tmp_meta = self.meta_path.with_name(f".{self.meta_path.name}.{os.getpid()}.tmp")
         try:
-            tmp_meta.write_text(json.dumps(meta, sort_keys=True, indent=2), encoding="utf-8")
+            write_private(tmp_meta, json.dumps(meta, sort_keys=True, indent=2))
             _fsync_file(tmp_meta)
             os.replace(tmp_meta, self.meta_path)
         finally:

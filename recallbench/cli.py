@@ -12,11 +12,13 @@ from typing import Any
 import click
 
 from engine.checks import is_int
+from engine.health import STORE_ERRORS, is_damage_report
 from engine.memory import Memory
 from engine.render import MAX_MESSAGE_BYTES
 from engine.scope import Resolution, Scope, explain_project, resolve_project
 from recallbench import config
 from recallbench.cli_options import HelpGroup, chosen_db, db_option
+from recallbench.doctor_cli import doctor_command, rebuild_command, store_failure, warn_loose
 from recallbench.present import header, hit_rows, snippet
 
 # Characters of a hit's text the plain-text listing shows on one line (`--json` gives it whole).
@@ -39,6 +41,8 @@ class Context:
         if self._memory is None:
             try:
                 self._memory = Memory(self.db, config.make_embedder() if embedder else None)
+            except STORE_ERRORS:
+                raise  # explained at the edge (`MainGroup`), with what to do about it
             except Exception as exc:
                 raise click.ClickException(
                     f"cannot open the memory database {self.db}: {exc}"
@@ -49,9 +53,15 @@ class Context:
 pass_ctx = click.make_pass_decorator(Context)
 
 
+# The commands whose database is the memory (`--db`); the harness's commands use databases of their own.
+_MEMORY_COMMANDS = frozenset({"import", "status", "search", "serve", "doctor", "rebuild"})
+
+
 class MainGroup(HelpGroup):
-    """The main group; a reader that closes the pipe early (`recallbench search q | head -1`) ends the
-    command quietly with exit 0, as `head` expects, instead of a BrokenPipeError traceback."""
+    """The root group. A damaged, unreadable or locked database ends any command with a clear message
+    and exit 2 (`recallbench.doctor_cli.store_failure`), never a traceback; a reader that closes the
+    pipe early (`recallbench search q | head -1`) ends the command quietly with exit 0, as `head`
+    expects, instead of a BrokenPipeError traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -62,6 +72,9 @@ class MainGroup(HelpGroup):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             ctx.exit(0)
+        except STORE_ERRORS as exc:
+            memory = ctx.invoked_subcommand in _MEMORY_COMMANDS and isinstance(ctx.obj, Context)
+            raise store_failure(ctx.obj.db if memory else None, exc) from exc
         return result
 
 
@@ -131,6 +144,7 @@ def import_cmd(
     data = report.to_dict()
     if as_json:
         click.echo(json.dumps(data, indent=2))
+        _fail_if_damaged(memory.db_path, report.files_failed)
         return
     click.echo(f"database: {memory.db_path}")
     click.echo(
@@ -148,6 +162,14 @@ def import_cmd(
         click.echo(f"self-transcripts skipped: {len(report.self_transcripts)}")
     for path, why in sorted(report.files_failed.items()):
         click.echo(f"failed: {path}: {why}", err=True)
+    _fail_if_damaged(memory.db_path, report.files_failed)
+
+
+def _fail_if_damaged(db: Path, failed: dict[str, str]) -> None:
+    """A file the import could not write because the database is damaged is the database's failure."""
+    damaged = [why for why in failed.values() if is_damage_report(why)]
+    if damaged:
+        raise store_failure(db, damaged[0])
 
 
 def _echo_counts(label: str, counts: Any) -> None:
@@ -178,6 +200,7 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
         raise click.ClickException(f"no database at {ctx.db}; run `recallbench import` first")
     memory = ctx.memory()
     info = memory.status()
+    warn_loose(ctx.db)
     here = resolve_here(memory, directory or Path.cwd())
     info["resolves"] = {"directory": here.directory, "project": here.project, "why": explain(here)}
     if as_json:
@@ -345,6 +368,11 @@ def arms_cmd() -> None:
 
 # One example per command, shown under its --help; keyed by the command's path below `recallbench`.
 EXAMPLES: dict[str, tuple[str, ...]] = {
+    "doctor": ("recallbench doctor", "recallbench doctor --fix"),
+    "rebuild": (
+        "recallbench rebuild",
+        "recallbench rebuild ~/.claude/projects --db /tmp/memory.db",
+    ),
     "config": (
         "recallbench config list",
         "recallbench config set mcp.all_projects true",
@@ -417,6 +445,8 @@ def _attach() -> None:
         hooks_group,
         hook_command,
         config_group,
+        doctor_command,
+        rebuild_command,
     ):
         main.add_command(command)
 

@@ -3,15 +3,25 @@
 `recallbench hook EVENT` runs on every prompt and every turn of a Claude Code session, so it takes a
 short path that skips the command line's imports (Click, the harness, the MCP SDK); everything else
 goes to the Click application in `recallbench.cli`.
+
+Every recallbench process (the command line, the hooks, the server) starts here and first sets its
+umask to 077: the memory holds every prompt and answer, so everything it writes under
+`$RECALLBENCH_HOME` (database, logs, config, indexes, sockets) is for its owner only. The engine also
+creates its own files 0600 itself, for programs that use `engine.memory.Memory` directly.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+
+# What a recallbench process may never grant: any access for the group or for other users.
+PRIVATE_UMASK = 0o077
 
 
 def main() -> None:
+    os.umask(PRIVATE_UMASK)
     argv = sys.argv[1:]
     if argv[:1] == ["hook"] and len(argv) <= 2 and not any(a.startswith("-") for a in argv):
         _hook(argv[1] if len(argv) == 2 else "")

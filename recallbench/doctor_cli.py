@@ -1,0 +1,237 @@
+"""`recallbench doctor` and `recallbench rebuild`, and how the command line reports a damaged store.
+
+A damaged or unreadable database ends any command with `StoreFailure` (exit 2): what is wrong, which
+file, and what to do about it, never a traceback. `doctor` says which part is damaged; `rebuild` builds a
+fresh database from the transcripts, which are the source of truth, and keeps the old file.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from engine import health
+from engine.embed import Embedder
+from engine.memory import Memory
+from engine.text_reads import is_lock_error
+from recallbench import config
+from recallbench.cli_options import chosen_db, db_option
+
+# The width of the verdict column of `doctor` ("PROBLEM").
+_VERDICT_WIDTH = 7
+
+
+class StoreFailure(click.ClickException):
+    """The memory database cannot be used; Click prints the message and exits 2."""
+
+    exit_code = 2
+
+
+def store_failure(db: Path | None, error: BaseException | str) -> StoreFailure:
+    """The message for a store error met while using the memory database `db` (None: a database of
+    the harness's own, which the error names when it can)."""
+    if isinstance(error, BaseException) and is_lock_error(error):
+        what = "a database" if db is None else f"the memory database {db}"
+        return StoreFailure(
+            f"{what} is busy: another recallbench process held its lock past the timeout "
+            f"({error}); try again when that process has finished"
+        )
+    if db is None:
+        return StoreFailure(f"a database this command uses cannot be used: {error}")
+    flag = "" if db == config.default_db() else f" --db {db}"
+    return StoreFailure(
+        f"the memory database {db} cannot be used: {error}\n"
+        f"Run `recallbench doctor{flag}` to see what is damaged, then `recallbench rebuild{flag}` "
+        "to build a fresh database from your transcripts (the old file is kept as a backup)."
+    )
+
+
+def private_paths(db: Path) -> list[Path]:
+    """What must be private to its owner: the recallbench home (all of it) and the store's files."""
+    return [config.home(), *health.store_files(db)]
+
+
+def warn_loose(db: Path) -> None:
+    """One line on stderr per folder or file of the store that other users can open."""
+    for loose in health.loose_paths(private_paths(db)):
+        click.echo(
+            f"warning: {loose.path} is mode {loose.mode:04o}, open to other users; "
+            f"`recallbench doctor --fix` makes it {loose.wanted:04o}",
+            err=True,
+        )
+
+
+def _db(ctx: click.Context) -> Path:
+    """`--db` given before or after the command, else the default database."""
+    return chosen_db(ctx) or config.default_db()
+
+
+def _embedder() -> Embedder | str:
+    """The configured embedder, or why there is none."""
+    try:
+        return config.make_embedder()
+    except (ImportError, ValueError) as exc:
+        return str(exc)
+
+
+# --- doctor ----------------------------------------------------------------------------------------
+
+
+@click.command("doctor", short_help="Check the store: integrity, vector index, file modes.")
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Make loose folders 0700 and files 0600, and remove an inconsistent vector index "
+    "(rebuilt from SQLite on the next search).",
+)
+@db_option
+@click.pass_context
+def doctor_command(ctx: click.Context, fix: bool) -> None:
+    """Check the memory store: SQLite and FTS5 integrity, the vector index, file modes.
+
+    Prints one line per check, OK or PROBLEM, and exits 1 when a problem remains.
+    """
+    path = _db(ctx)
+    if not path.exists():
+        raise click.ClickException(f"no database at {path}; run `recallbench import` first")
+    checks = health.database_checks(path)
+    checks.append(_index(path, fix, sound=all(check.ok for check in checks)))
+    checks.append(_permissions(path, fix))
+    for check in checks:
+        verdict = "OK" if check.ok else "PROBLEM"
+        click.echo(f"{verdict:<{_VERDICT_WIDTH}}  {check.name}: {check.detail}")
+    _advise(checks)
+    if not all(check.ok for check in checks):
+        ctx.exit(1)
+
+
+def _index(db: Path, fix: bool, *, sound: bool) -> health.Check:
+    """The vector index check; only a sound database can say what the index should hold."""
+    name = "vector index"
+    if not sound:
+        return health.Check(name=name, ok=False, detail="not checked: the database is damaged")
+    embedder = _embedder()
+    if isinstance(embedder, str):
+        return health.Check(name=name, ok=True, detail=f"not checked: {embedder}")
+    index = health.index_check(db, embedder)
+    if fix and not index.ok:
+        for old in health.index_files(db):
+            old.unlink(missing_ok=True)
+        click.echo("fixed: removed the vector index files; the next vector search rebuilds them")
+        index = health.index_check(db, embedder)
+    return index
+
+
+def _permissions(db: Path, fix: bool) -> health.Check:
+    name = "permissions"
+    loose = health.loose_paths(private_paths(db))
+    if fix and loose:
+        failed = {item.path: why for item, why in health.tighten(loose)}
+        for item in loose:
+            if item.path not in failed:
+                click.echo(f"fixed: {item.path} {item.mode:04o} -> {item.wanted:04o}")
+        loose = health.loose_paths(private_paths(db))
+    if loose:
+        shown = ", ".join(f"{item.path} ({item.mode:04o})" for item in loose)
+        return health.Check(name=name, ok=False, detail=f"open to other users: {shown}")
+    return health.Check(
+        name=name, ok=True, detail=f"{config.home()} and the store's files are private to you"
+    )
+
+
+def _advise(checks: list[health.Check]) -> None:
+    broken = {check.name for check in checks if not check.ok}
+    if broken & {"sqlite integrity", "full-text index"}:
+        click.echo(
+            "The database is damaged: `recallbench rebuild` builds a fresh one from your "
+            "transcripts and keeps the old file as a backup.",
+            err=True,
+        )
+    elif broken & {"vector index", "permissions"}:
+        click.echo("`recallbench doctor --fix` repairs the vector index and the modes.", err=True)
+
+
+# --- rebuild ---------------------------------------------------------------------------------------
+
+
+@click.command("rebuild", short_help="Rebuild the database from the transcripts.")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@db_option
+@click.option("--no-embed", is_flag=True, help="Store text and FTS rows only; embed later.")
+@click.pass_context
+def rebuild_command(ctx: click.Context, paths: tuple[Path, ...], no_embed: bool) -> None:
+    """Build a fresh memory database from the transcripts and swap it in.
+
+    Imports PATHS (files or folders), else every transcript file the database records, else (when it
+    cannot be read) $CLAUDE_CONFIG_DIR/projects, into a new file, then puts it in place of the
+    database in one rename. The old database is kept as memory.db.bak-<time>. Stop `recallbench
+    serve` first; it keeps the old file open. Only transcripts feed the store today; whatever a person
+    will record in the store alone (tombstones, corrections) must be carried over when it exists.
+    """
+    path = _db(ctx)
+    if not path.exists():
+        raise click.ClickException(f"no database at {path}; `recallbench import` creates one")
+    sources = _sources(path, paths)
+    new = path.with_name(f".{path.name}.rebuild-{os.getpid()}")
+    for leftover in (new, Path(f"{new}-wal"), Path(f"{new}-shm")):
+        leftover.unlink(missing_ok=True)
+    embedder = None if no_embed else config.make_embedder()
+    memory = Memory(new, embedder)
+    try:
+        report = memory.import_paths(sources, embed=not no_embed, progress=config.show_progress())
+    except BaseException:
+        memory.close()
+        new.unlink(missing_ok=True)
+        raise
+    memory.close()
+    if report.files_seen == 0:
+        new.unlink(missing_ok=True)
+        raise click.ClickException(
+            f"no transcripts found in {', '.join(map(str, sources))}; {path} is left as it was"
+        )
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    backup = health.swap_in(new, path, stamp)
+    click.echo(
+        f"rebuilt {path} from {report.files_seen} transcript files: "
+        f"{report.chunks_written} chunks, {report.vectors_added} vectors, "
+        f"{len(report.files_failed)} files failed"
+    )
+    for failed, why in sorted(report.files_failed.items()):
+        click.echo(f"failed: {failed}: {why}", err=True)
+    click.echo(f"the old database is kept as {backup}")
+
+
+def _sources(db: Path, paths: tuple[Path, ...]) -> list[Path]:
+    """What to import: PATHS, else the recorded transcripts that still exist, else the default folder."""
+    if paths:
+        missing = [p for p in paths if not p.exists()]
+        if missing:
+            raise click.ClickException("no such file or folder: " + ", ".join(map(str, missing)))
+        return list(paths)
+    default = config.claude_projects()
+    try:
+        recorded = health.recorded_transcripts(db)
+    except health.STORE_ERRORS as exc:
+        click.echo(
+            f"warning: cannot read which transcripts {db} holds ({exc}); importing {default}",
+            err=True,
+        )
+        recorded = []
+    present = [p for p in recorded if p.exists()]
+    if len(present) < len(recorded):
+        click.echo(
+            f"warning: {len(recorded) - len(present)} of the {len(recorded)} transcript files "
+            "the database records no longer exist; what they held stays only in the backup",
+            err=True,
+        )
+    if present:
+        return present
+    if not default.exists():
+        raise click.ClickException(
+            f"no transcripts to rebuild {db} from: none recorded, and no folder {default}; "
+            "name them: recallbench rebuild PATH..."
+        )
+    return [default]
