@@ -19,6 +19,7 @@ from engine.scope import Resolution, Scope, explain_project, resolve_project
 from recallbench import config
 from recallbench.cli_options import HelpGroup, chosen_db, db_option
 from recallbench.doctor_cli import doctor_command, rebuild_command, store_failure, warn_loose
+from recallbench.home_trust import UntrustedHomeError, check_home
 from recallbench.present import header, hit_rows, snippet
 
 # Characters of a hit's text the plain-text listing shows on one line (`--json` gives it whole).
@@ -39,6 +40,7 @@ class Context:
 
     def memory(self, *, embedder: bool = True) -> Memory:
         if self._memory is None:
+            self._check_home()
             try:
                 self._memory = Memory(self.db, config.make_embedder() if embedder else None)
             except STORE_ERRORS:
@@ -48,6 +50,19 @@ class Context:
                     f"cannot open the memory database {self.db}: {exc}"
                 ) from exc
         return self._memory
+
+    def _check_home(self) -> None:
+        """Refuse a database in a home folder another user could change (their socket, their logs).
+
+        `recallbench doctor` does not come through here, so it can still say what is wrong.
+        """
+        home = config.home()
+        if not home.exists() or not self.db.resolve().is_relative_to(home.resolve()):
+            return
+        try:
+            check_home(home)
+        except UntrustedHomeError as exc:
+            raise click.ClickException(str(exc)) from exc
 
 
 pass_ctx = click.make_pass_decorator(Context)

@@ -292,3 +292,37 @@ def test_a_planted_hooks_log_symlink_is_never_followed(
     assert not log.is_symlink()
     assert log.stat().st_mode & 0o777 == 0o600
     assert "hook stdin of 8 bytes is not JSON" in log_text(home)
+
+
+def test_the_cli_refuses_a_memory_in_a_home_others_may_write_but_doctor_still_reports(
+    home: Path,
+) -> None:
+    from click.testing import CliRunner
+
+    from recallbench.cli import main
+
+    corpus = home.parent / "corpus"
+    write_jsonl(
+        corpus / "p" / f"{SID_A1}.jsonl",
+        chat_session(SID_A1, ALPHA, [("why does the retry test flake", "a wall clock")]),
+    )
+    runner = CliRunner()
+    assert runner.invoke(main, ["import", str(corpus), "--no-embed"]).exit_code == 0
+    home.chmod(0o777)
+    try:
+        refused = runner.invoke(main, ["search", "retry", "--all-projects"])
+        assert refused.exit_code == 1
+        assert f"home folder {home} is writable by its group and every user" in refused.output
+        assert "hits:" not in refused.output
+        # doctor does not open the memory through the CLI's context: it still says what is wrong
+        doctor = runner.invoke(main, ["doctor"])
+        assert "sqlite integrity" in doctor.output
+        # a database outside the home is not the home's business
+        elsewhere = home.parent / "elsewhere.db"
+        other = runner.invoke(main, ["--db", str(elsewhere), "import", str(corpus), "--no-embed"])
+        assert other.exit_code == 0, other.output
+    finally:
+        home.chmod(0o700)
+    found = runner.invoke(main, ["search", "retry", "--all-projects"])  # positive control
+    assert found.exit_code == 0, found.output
+    assert "hits: 1" in found.output
