@@ -120,7 +120,7 @@ def redact(text: str) -> tuple[str, Counter[str]]:
 
     The counter is keyed `redacted:<kind>`, one per replaced span. A URL password keeps its user and
     host (`scheme://user:[redacted:url_password]@host`); an assignment keeps its name
-    (`"password": "[redacted:assigned_secret]"`). Plain hex such as a git commit hash, UUIDs and sha256
+    (`"password": "[redacted:env_secret]"`). Plain hex such as a git commit hash, UUIDs and sha256
     digests match no rule.
     """
     counts: Counter[str] = Counter()

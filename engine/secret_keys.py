@@ -38,7 +38,6 @@ _STRONG_EXTRA = (
     r"[a-z0-9]*passwd",
     r"[a-z0-9]*secret",  # clientsecret, appsecret
     r"passphrase",
-    r"pass",
     r"pgpass",
     r"access_?key",
     r"secret_?key",
@@ -46,131 +45,54 @@ _STRONG_EXTRA = (
     r"encryption_?key",
     r"master_?key",
     r"shared_?(?:access_?)?key",
-    r"[a-z0-9]*token",  # token, auth_token, _authToken, GITHUB_TOKEN (not max_tokens)
+    # last word only: token, auth_token, _authToken, GITHUB_TOKEN; not max_tokens or TOKEN_CHARS
+    r"[a-z0-9]*token(?:_\d+)?$",
     r"credentials?_?key",
-    r"sas_?token",
 )
-_WEAK_WORDS = (r"auth", r"credentials?", r"[a-z0-9]*key", r"sig", r"signature")
+# `pass` is a weak word: `pass = "the walk wins"` is a verdict, `DB_PASS` is caught by the keyword list.
+_WEAK_WORDS = (r"auth", r"pass", r"credentials?", r"[a-z0-9]*key", r"sig")
 # A last word that says something about a secret rather than being one.
 _DESCRIPTORS = frozenset(
-    [
-        "length",
-        "len",
-        "min",
-        "max",
-        "policy",
-        "file",
-        "files",
-        "path",
-        "dir",
-        "url",
-        "uri",
-        "hint",
-        "hints",
-        "reset",
-        "prompt",
-        "label",
-        "type",
-        "required",
-        "changed",
-        "enabled",
-        "disabled",
-        "expiry",
-        "expires",
-        "expiration",
-        "ttl",
-        "rotation",
-        "count",
-        "field",
-        "name",
-        "names",
-        "env",
-        "var",
-        "regex",
-        "pattern",
-        "validator",
-        "strength",
-        "mode",
-        "format",
-        "stdin",
-        "ref",
-        "refs",
-        "arn",
-        "store",
-        "manager",
-        "backend",
-        "provider",
-        "source",
-        "version",
-        "header",
-        "param",
-        "set",
-        "exists",
-    ]
+    " ".join(
+        (
+            "length len min max policy file files path dir url uri hint hints reset prompt label",
+            "type required changed enabled disabled expiry expires expiration ttl rotation count",
+            "field name names env var regex pattern validator strength mode format stdin ref refs",
+            "arn store manager backend provider source version header param set exists endpoint",
+            "limit usage budget lifetime audience issuer scope scopes kind chars charset alphabet",
+            "prefix suffix re rx",
+        )
+    ).split()
 )
 # File extensions: `password.py:12:` in grep output is a path and a line number.
 _FILE_EXTENSIONS = frozenset(
-    [
-        "py",
-        "pyi",
-        "js",
-        "jsx",
-        "ts",
-        "tsx",
-        "go",
-        "rb",
-        "rs",
-        "java",
-        "kt",
-        "c",
-        "h",
-        "cc",
-        "cpp",
-        "cs",
-        "php",
-        "md",
-        "txt",
-        "json",
-        "yaml",
-        "yml",
-        "toml",
-        "ini",
-        "cfg",
-        "sh",
-        "html",
-        "css",
-        "sql",
-        "lock",
-        "log",
-    ]
+    " ".join(
+        (
+            "py pyi js jsx ts tsx go rb rs java kt c h cc cpp cs php md txt json yaml yml toml ini",
+            "cfg sh html css sql lock log",
+        )
+    ).split()
 )
+# Values that name a type, a keyword or nothing: `password: str`, `const token = await f()`.
 _PLACEHOLDER_WORDS = frozenset(
-    [
-        "none",
-        "null",
-        "nil",
-        "true",
-        "false",
-        "undefined",
-        "str",
-        "string",
-        "bytes",
-        "int",
-        "optional",
-        "secretstr",
-        "required",
-        "redacted",
-        "hidden",
-        "masked",
-    ]
+    " ".join(
+        (
+            "none null nil true false undefined str string bytes int optional secretstr required",
+            "redacted hidden masked await new yield async function lambda typeof require return",
+            "number boolean any unknown bigint float bool dict list char byte uint8array",
+        )
+    ).split()
 )
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = re.compile(r"[-.\s]+")
-_REFERENCE = re.compile(r"^[A-Za-z_][\w.]*\s*[\[(]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+_REFERENCE = re.compile(r"^[A-Za-z_][\w.]*\s*[\[(<]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+# A capitalised name without digits after `:` in code is a type (`token: Buffer,`), not a password.
+_TYPE_NAME = re.compile(r"^[A-Z][A-Za-z]*$")
 _PATH = re.compile(r"^(?:~|\.{1,2})?/[\w.\-/~]*$|^[\w.\-/~]+\.(?:pem|key|json|p12|pfx|txt)$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
-_MASK = re.compile(r"^(?:[*•#_\-]+|\.{3,}|x{3,}|X{3,})$")
+_OPERATORS = frozenset("/+*%|&?.=([<>-")
+_MASK = re.compile(r"^(?:[*•#_\-]+|\.{3,}|….*|x{3,}|X{3,})$")
 _TEMPLATE = re.compile(r"^(?:\$|%\(|%s$|\{\{|<[^>]*>$|\{[^}]*\}$|\[redacted:|\[private\])")
 
 # A name (key) then `=`, `:`, `:=` or `=>`, then a quoted or bare value. The key may be quoted, also with
@@ -227,24 +149,35 @@ def _value_span(match: re.Match[str], view: str, *, query: bool) -> tuple[int, i
     stripped = value.rstrip(_TRAILING)
     value = stripped or value
     end = start + len(value)
-    if not _holds_secret(value, strength, bare=True, after=view[end : end + 1]):
+    after = view[end : end + 80].lstrip(" \t")[:1]
+    op = match.groupdict().get("op") or ""
+    if not _holds_secret(value, strength, bare=True, after=after, op=op):
         return None
     return start, end
 
 
-def _holds_secret(value: str, strength: str, *, bare: bool, after: str = "") -> bool:
+def _holds_secret(value: str, strength: str, *, bare: bool, after: str = "", op: str = "=") -> bool:
     """False for values that refer to a secret, describe one or are too plain for a weak name."""
-    if not value.strip() or value[0] in "{[(":
+    if not value.strip() or value[0] in "{[(&":  # a structure, or a reference (`token: &str`)
         return False
     if _TEMPLATE.match(value) or _MASK.match(value) or value.lower() in _PLACEHOLDER_WORDS:
         return False
-    if bare and (_REFERENCE.match(value + after) or _PATH.match(value)):
+    if bare and (_REFERENCE.match(value + after) or _REFERENCE.match(value) or _PATH.match(value)):
         return False
+    if bare and _IDENTIFIER.match(value) and after and after in _OPERATORS:
+        return False  # `key = base / "name"`, `a = b = 0`: an expression in code
     if bare and _IDENTIFIER.match(value) and _key_class(value) is not None:
         return False  # `password=db_password`: a variable, not its value
+    if (
+        bare
+        and op == ":"
+        and _TYPE_NAME.match(value)
+        and after[:1] in (",", ")", ";", "|", ">", "=")
+    ):
+        return False
     if strength == "strong":
         return True
-    return looks_random(value)
+    return not any(c.isspace() for c in value) and looks_random(value)
 
 
 def looks_random(value: str) -> bool:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from detect_secrets.plugins.artifactory import ArtifactoryDetector
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.base import RegexBasedDetector
 from detect_secrets.plugins.basic_auth import BasicAuthDetector
 from detect_secrets.plugins.cloudant import CloudantDetector
 from detect_secrets.plugins.discord import DiscordBotTokenDetector
@@ -176,10 +177,16 @@ def _jwt(token: str) -> bool:
     return bool(JwtTokenDetector.is_formally_valid(token))
 
 
-def _plugin(plugin: type, **options: object) -> _TokenRule:
+def _plugin(
+    plugin: type[RegexBasedDetector],
+    *,
+    chars: str = _TOKEN_CHARS,
+    valid: Callable[[str], bool] | None = None,
+) -> _TokenRule:
     """A rule from one detect-secrets plugin's compiled `denylist`."""
-    patterns = tuple(plugin.denylist)  # type: ignore[attr-defined]
-    return _TokenRule(patterns=patterns, **options)  # type: ignore[arg-type]
+    # Every plugin sets `denylist` as a class attribute (the base class only declares a property).
+    patterns: Iterable[re.Pattern[str]] = vars(plugin)["denylist"]
+    return _TokenRule(patterns=tuple(patterns), chars=chars, valid=valid)
 
 
 def _rx(*patterns: str, flags: int = 0) -> tuple[re.Pattern[str], ...]:
@@ -248,11 +255,15 @@ _PLUGIN_TOKENS: dict[str, _TokenRule] = {
     "telegram_token": _plugin(TelegramBotTokenDetector, chars=_TOKEN_CHARS + ":"),
     "square_oauth": _plugin(SquareOAuthDetector),
     "artifactory_token": _plugin(ArtifactoryDetector, valid=_has_digit),
+    "url_password": _plugin(BasicAuthDetector, chars=""),
+}
+# detect-secrets' keyword-shaped plugins (a provider's name, a key word, a value): they rank after our
+# assignment rule, so a Django `SECRET_KEY=<48 hex>` is an `env_secret`, not an IBM COS key.
+_PLUGIN_ASSIGNMENTS: dict[str, _TokenRule] = {
     "cloudant_credential": _plugin(CloudantDetector),
     "ibm_cloud_iam_key": _plugin(IbmCloudIamDetector),
     "ibm_cos_hmac": _plugin(IbmCosHmacDetector),
     "softlayer_key": _plugin(SoftlayerDetector),
-    "url_password": _plugin(BasicAuthDetector, chars=""),
 }
 
 
@@ -358,7 +369,8 @@ _DETECTORS: tuple[tuple[str, _Spans], ...] = (
     ("user_password", _group_spans(_CURL_USER, _literal)),
     ("command_password", _group_spans(_PASSWORD_COMMAND, _literal)),
     ("netrc_password", _group_spans(_NETRC, _literal)),
-    ("assigned_secret", assignments),
+    ("env_secret", assignments),
+    *((kind, rule.spans) for kind, rule in _PLUGIN_ASSIGNMENTS.items()),
 )
 
 # Every kind a finding may carry, for documentation and tests.
