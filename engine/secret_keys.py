@@ -93,7 +93,7 @@ _PATH = re.compile(r"^(?:~|\.{1,2})?/[\w.\-/~]*$|^[\w.\-/~]+\.(?:pem|key|json|p1
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
 _OPERATORS = frozenset("/+*%|&?.=([<>-")
 _MASK = re.compile(r"^(?:[*•#_\-]+|\.{3,}|….*|x{3,}|X{3,})$")
-_TEMPLATE = re.compile(r"^(?:\$|%\(|%s$|\{\{|<[^>]*>$|\{[^}]*\}$|\[redacted:|\[private\])")
+_TEMPLATE = re.compile(r"^(?:\$|%\(|%s$|\{\{|<[^>\s]*>?$|\{[^}]*\}$|\[redacted:|\[private\])")
 
 # A name (key) then `=`, `:`, `:=` or `=>`, then a quoted or bare value. The key may be quoted, also with
 # escaped quotes (`\"password\": \"x\"` in JSON printed inside JSON). It never starts after a path
@@ -149,7 +149,7 @@ def _value_span(match: re.Match[str], view: str, *, query: bool) -> tuple[int, i
     stripped = value.rstrip(_TRAILING)
     value = stripped or value
     end = start + len(value)
-    after = view[end : end + 80].lstrip(" \t")[:1]
+    after = view[end : end + 80].lstrip(" \t")[:2]
     op = match.groupdict().get("op") or ""
     if not _holds_secret(value, strength, bare=True, after=after, op=op):
         return None
@@ -162,9 +162,11 @@ def _holds_secret(value: str, strength: str, *, bare: bool, after: str = "", op:
         return False
     if _TEMPLATE.match(value) or _MASK.match(value) or value.lower() in _PLACEHOLDER_WORDS:
         return False
-    if bare and (_REFERENCE.match(value + after) or _REFERENCE.match(value) or _PATH.match(value)):
+    if bare and (
+        _REFERENCE.match(value + after[:1]) or _REFERENCE.match(value) or _PATH.match(value)
+    ):
         return False
-    if bare and _IDENTIFIER.match(value) and after and after in _OPERATORS:
+    if bare and _IDENTIFIER.match(value) and after[:1] in _OPERATORS and after[1:] in (" ", "\t"):
         return False  # `key = base / "name"`, `a = b = 0`: an expression in code
     if bare and _IDENTIFIER.match(value) and _key_class(value) is not None:
         return False  # `password=db_password`: a variable, not its value
