@@ -39,9 +39,9 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Verify and run the registered default benchmark; writes a new results/default/<run-id>/."""
+    """Verify and run the registered default benchmark; writes a new results/default-2/<run-id>/."""
     _install(session)
-    args = session.posargs or ["protocols/default.toml"]
+    args = session.posargs or ["protocols/default-2.toml"]
     session.run("recallbench", "bench", "run", *args, env=OFFLINE | {"RECALLBENCH_PROGRESS": "1"})
 
 

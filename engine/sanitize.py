@@ -10,7 +10,8 @@ Rules, in order, each counted per kind in the caller's `Counter`:
    `injected_context`.
 3. `<private>…</private>` becomes `[private]`; an unclosed `<private>` redacts to the end of the text.
    Count: `private`.
-4. Credentials in the rendered text become `[redacted:<kind>]`. Counts: `redacted:<kind>`.
+4. Credentials become `[redacted:<kind>]` (`engine.secrets`: detect-secrets' plugins, our token formats,
+   and values assigned to names that name a secret). Counts: `redacted:<kind>`.
 5. A stream whose first real user message starts with `SELF_PROMPT_MARKER` is one of this project's own
    non-interactive runs: it is flagged (`state.self_transcript = True`) and yields nothing. It is decided
    before rules 1-4 run, so a flagged stream counts only `self_transcript_message`.
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_TOOL_PREFIX, SELF_PROMPT_MARKER
@@ -35,10 +36,11 @@ from engine.render import (
     render_block,
     tool_marker,
 )
+from engine.secrets import find_secrets
 from engine.transcript_files import StreamState
 
 # Bump when the same messages would sanitize to different text; corpus manifests record it.
-SANITIZE_VERSION = "1"
+SANITIZE_VERSION = "2"
 
 PRIVATE_OPEN = "<private>"
 PRIVATE_CLOSE = "</private>"
@@ -114,25 +116,35 @@ def scrub_private(text: str) -> tuple[str, int]:
 
 
 def redact(text: str) -> tuple[str, Counter[str]]:
-    """Replace credentials with `[redacted:<kind>]`; the counter is keyed `redacted:<kind>`.
+    """Replace every credential `engine.secrets.find_secrets` finds with `[redacted:<kind>]`.
 
-    Kinds: private_key (PEM blocks, unclosed: to the end), url_password (`scheme://user:pass@host` keeps
-    user and host), bearer, anthropic_key, openai_key, github_token, slack_token, aws_key, env_secret
-    (`.env`-style `*_SECRET=…`, `API_KEY=…`, `PASSWORD=…`, `TOKEN=…`). Plain hex such as a 40-character
-    git commit hash matches none of them.
+    The counter is keyed `redacted:<kind>`, one per replaced span. A URL password keeps its user and
+    host (`scheme://user:[redacted:url_password]@host`); an assignment keeps its name
+    (`"password": "[redacted:env_secret]"`). Plain hex such as a git commit hash, UUIDs and sha256
+    digests match no rule.
     """
     counts: Counter[str] = Counter()
-    for kind, pattern, replacer in _RULES:
+    pieces: list[str] = []
+    last = 0
+    for finding in find_secrets(text):
+        pieces.append(text[last : finding.start])
+        pieces.append(f"[redacted:{finding.kind}]")
+        counts[f"redacted:{finding.kind}"] += 1
+        last = finding.end
+    if not pieces:
+        return text, counts
+    pieces.append(text[last:])
+    return "".join(pieces), counts
 
-        def sub(match: re.Match[str], kind: str = kind, replacer: _Replacer = replacer) -> str:
-            new = replacer(match, f"[redacted:{kind}]")
-            if new is None:
-                return match.group(0)
-            counts[f"redacted:{kind}"] += 1
-            return new
 
-        text = pattern.sub(sub, text)
-    return text, counts
+def redact_paths(paths: Sequence[str], counts: Counter[str]) -> list[str]:
+    """File paths (of recorded edits) with any credential in them redacted; counted like `redact`."""
+    clean: list[str] = []
+    for path in paths:
+        text, redacted = redact(path)
+        counts.update(redacted)
+        clean.append(text)
+    return clean
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -226,112 +238,3 @@ _PRIVATE_CLOSED = re.compile(
     re.escape(PRIVATE_OPEN) + r".*?" + re.escape(PRIVATE_CLOSE), re.S | re.I
 )
 _PRIVATE_OPEN_RE = re.compile(re.escape(PRIVATE_OPEN), re.I)
-
-_Replacer = Callable[[re.Match[str], str], str | None]
-
-# A token character of API keys; keys must not start in the middle of a longer word.
-_L = r"(?<![A-Za-z0-9_\-])"
-_R = r"(?![A-Za-z0-9_\-])"
-
-# A name segment that marks a secret in `.env`-style assignments; whole segments only, so that
-# MAX_TOKENS or TOKENIZERS_PARALLELISM are not secrets while GITHUB_TOKEN and DB_PASSWORD are.
-_SECRET_WORD = (
-    r"(?:SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|TOKEN|APIKEY|API_KEY|ACCESS_KEY|PRIVATE_KEY)"
-)
-_SECRET_NAME = (
-    rf"(?:(?:[A-Z][A-Z0-9]*_)*{_SECRET_WORD}(?:_[A-Z0-9]+)*"
-    r"|(?i:aws_secret_access_key|aws_session_token))"
-)
-# A value that refers to a secret rather than holding one: a variable, a call or a subscript in code.
-_REFERENCE_VALUE = re.compile(r"""^["']?(?:\$|\[redacted:|[A-Za-z_][\w.]*\s*[\[(])""")
-
-
-def _whole(_match: re.Match[str], mark: str) -> str:
-    return mark
-
-
-def _with_digit(match: re.Match[str], mark: str) -> str | None:
-    """Keys mix letters and digits; a long hyphenated word after `sk-` is not a key."""
-    token = match.group(0)
-    if not (any(c.isdigit() for c in token) and any(c.isalpha() for c in token)):
-        return None
-    return mark
-
-
-def _url_password(match: re.Match[str], mark: str) -> str | None:
-    if match.group("password").startswith("[redacted:"):
-        return None
-    return f"{match.group('scheme')}{match.group('user')}:{mark}@"
-
-
-def _bearer(match: re.Match[str], mark: str) -> str | None:
-    token = match.group("token")
-    if not any(c.isdigit() for c in token):
-        return None  # "Bearer authentication" and similar prose
-    return f"{match.group('word')}{match.group('space')}{mark}"
-
-
-def _env_secret(match: re.Match[str], mark: str) -> str | None:
-    value = match.group("value").strip()
-    if not value or value in ('""', "''") or _REFERENCE_VALUE.match(value):
-        return None
-    return f"{match.group('lead') or ''}{match.group('name')}{match.group('eq')}{mark}"
-
-
-_RULES: list[tuple[str, re.Pattern[str], _Replacer]] = [
-    (
-        "private_key",
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
-            r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-            re.S,
-        ),
-        _whole,
-    ),
-    (
-        "url_password",
-        re.compile(
-            r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]{0,30}://)(?P<user>[^\s:/@]+):(?P<password>[^\s/@]+)@"
-        ),
-        _url_password,
-    ),
-    (
-        "bearer",
-        re.compile(
-            r"(?P<word>\b[Bb]earer|\bBEARER)(?P<space>\s+)(?P<token>[A-Za-z0-9\-._~+/]{16,}=*)"
-        ),
-        _bearer,
-    ),
-    ("anthropic_key", re.compile(rf"{_L}sk-ant-[A-Za-z0-9_\-]{{20,}}{_R}"), _whole),
-    (
-        "openai_key",
-        re.compile(rf"{_L}sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{{20,}}{_R}"),
-        _with_digit,
-    ),
-    (
-        "github_token",
-        re.compile(rf"{_L}(?:gh[pousr]_[A-Za-z0-9]{{36,}}|github_pat_[A-Za-z0-9_]{{22,}}){_R}"),
-        _whole,
-    ),
-    ("slack_token", re.compile(rf"{_L}xox[abposr]-[A-Za-z0-9\-]{{10,}}{_R}"), _with_digit),
-    ("aws_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), _whole),
-    (
-        # A whole `.env` line: NAME = value to the end of the line.
-        "env_secret",
-        re.compile(
-            rf"^(?P<lead>[ \t]*(?:export[ \t]+)?)(?P<name>{_SECRET_NAME})(?P<eq>[ \t]*=[ \t]*)"
-            r"(?P<value>[^\n]*\S)",
-            re.M,
-        ),
-        _env_secret,
-    ),
-    (
-        # NAME=value inside a line (a shell command, a marker): no spaces around `=`.
-        "env_secret",
-        re.compile(
-            rf"(?P<lead>)(?<![\w$])(?P<name>{_SECRET_NAME})(?P<eq>=)"
-            r"""(?P<value>"[^"\n]*"|'[^'\n]*'|[^\s'"]+)"""
-        ),
-        _env_secret,
-    ),
-]

@@ -407,14 +407,14 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         'recallbench search --db /tmp/memory.db --arm fts --all-projects --json "signing key"',
     ),
     "arms": ("recallbench arms",),
-    "protocol": ("recallbench protocol verify protocols/default.toml",),
+    "protocol": ("recallbench protocol verify protocols/default-2.toml",),
     "protocol register": (
         "recallbench protocol register protocols/mine.toml --key receipts=~/keys/key.json",
     ),
     "protocol amend": (
         'recallbench protocol amend protocols/mine.toml --reason "k=20 was a typo"',
     ),
-    "protocol verify": ("recallbench protocol verify protocols/default.toml",),
+    "protocol verify": ("recallbench protocol verify protocols/default-2.toml",),
     "protocol instantiate": (
         "recallbench protocol instantiate protocols/private.toml --corpus ~/bench/corpus "
         "--roster sealed/mine --out protocols/mine.toml --key receipts=~/keys/key.json",
@@ -433,9 +433,9 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "corpus synthetic": ("recallbench corpus synthetic --out corpora/synthetic --seed 1234",),
     "corpus locomo": ("recallbench corpus locomo locomo10.json --out corpora/locomo",),
-    "bench": ("recallbench bench run protocols/default.toml",),
-    "bench run": ("recallbench bench run protocols/default.toml",),
-    "ship": ("recallbench ship results/default/<run-id>", "recallbench ship --show"),
+    "bench": ("recallbench bench run protocols/default-2.toml",),
+    "bench run": ("recallbench bench run protocols/default-2.toml",),
+    "ship": ("recallbench ship results/default-2/<run-id>", "recallbench ship --show"),
     "serve": ("claude mcp add recallbench -- recallbench serve",),
     "hooks": ("recallbench hooks install --scope project --dry-run",),
     "hooks install": ("recallbench hooks install", "recallbench hooks install --scope project"),

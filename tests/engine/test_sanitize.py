@@ -232,7 +232,7 @@ def test_private_spans_become_a_mark_and_an_unclosed_one_redacts_to_the_end(
         ("DB_PASSWORD=hunter2", "DB_PASSWORD=[redacted:env_secret]", "env_secret"),
         (
             "export STRIPE_SECRET = 'abc def'\nNEXT=1",
-            "export STRIPE_SECRET = [redacted:env_secret]\nNEXT=1",
+            "export STRIPE_SECRET = '[redacted:env_secret]'\nNEXT=1",
             "env_secret",
         ),
         ("  API_KEY=xyz123", "  API_KEY=[redacted:env_secret]", "env_secret"),

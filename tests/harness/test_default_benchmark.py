@@ -15,7 +15,9 @@ from harness.seal import verify_sealed
 from harness.synthetic import SyntheticConfig, generate
 
 ROOT = Path(__file__).resolve().parents[2]
-PROTOCOL = ROOT / "protocols" / "default.toml"
+PROTOCOL = ROOT / "protocols" / "default-2.toml"
+# The first registration of the same benchmark, made with sanitizer version 1.
+FIRST = ROOT / "protocols" / "default.toml"
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +46,25 @@ def test_regenerated_default_corpus_has_the_locked_manifest(default_corpus: Path
     lock = load_lock(PROTOCOL)
     assert lock is not None
     assert freeze.manifest(default_corpus).sha256 == lock.current_manifest_sha256
+
+
+def test_the_first_registration_no_longer_matches_the_corpus_the_sanitizer_now_makes(
+    default_corpus: Path,
+) -> None:
+    first = load_lock(FIRST)
+    current = load_lock(PROTOCOL)
+    assert first is not None
+    assert current is not None
+    manifest = freeze.manifest(default_corpus)
+    assert manifest.sanitize_version == "2"
+    # same transcripts, same rosters: only the cleaning the manifest records differs
+    assert dict(first.current_seals) == dict(current.current_seals)
+    assert manifest.sha256 != first.current_manifest_sha256
+    assert manifest.sha256 == current.current_manifest_sha256  # control: the new registration
+    problems = verify(FIRST, manifest_sha256=manifest.sha256, seals=dict(first.current_seals))
+    assert [(p.thing, p.expected, p.actual) for p in problems] == [
+        ("manifest", first.current_manifest_sha256, manifest.sha256)
+    ]
 
 
 def test_roster_sizes_meet_the_issue_minimums() -> None:

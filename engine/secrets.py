@@ -1,0 +1,377 @@
+"""Where the credentials in a text are: spans found by detect-secrets' rules, ours, and keyed assignments.
+
+The sanitizer (`engine.sanitize.redact`) replaces every span this module finds before anything is chunked
+or stored. The rules come from three places, tried in this order of precedence:
+
+1. **detect-secrets** (Yelp, https://github.com/Yelp/detect-secrets, Apache-2.0, pinned at 1.5.0 in
+   pyproject.toml). It is a maintained rule set, used in pre-commit hooks across many projects, and its
+   plugins are plain compiled regular expressions we can run on a string. We use the `denylist` of these
+   plugins: AWSKey, Artifactory, AzureStorageKey, BasicAuth, Cloudant, DiscordBotToken, GitHubToken,
+   GitLabToken, IbmCloudIam, IbmCosHmac, JwtToken (with its own `is_formally_valid` check), Mailchimp, Npm,
+   OpenAI, PrivateKey (its headers; a block is redacted to its END line), PypiToken, SendGrid, Slack,
+   Softlayer, SquareOAuth, Stripe, TelegramBotToken and TwilioKey. Its keyword list seeds the assignment
+   rule (`engine.secret_keys`) and its base64 Shannon entropy measures assigned values. We never call
+   `analyze_line` or scan a file: those read the package's global settings and may call a provider's
+   verification endpoint over the network. Not used: IPPublicDetector (an address is no credential), and
+   the free-standing high-entropy string plugins, which would redact every commit hash and sha256.
+2. **Formats detect-secrets 1.5.0 does not know** (`_EXTRA_TOKENS`): Anthropic `sk-ant-`, OpenAI
+   `sk-proj-`/`sk-…`, GitHub `github_pat_`, Google `AIza…`/`ya29.`/`GOCSPX-`, Hugging Face `hf_`, Stripe
+   test and webhook keys, npm `npm_`, Slack app tokens, Mailgun, DigitalOcean, Shopify, Databricks,
+   Vault, age, Linear, Postman, Supabase, Azure AD client secrets; and structures: PEM blocks, passwords
+   in URLs (also ones containing `/`), `Bearer`/`Basic` credentials, `Authorization:` headers, `curl -u
+   user:pass`, `mysql -p…`/`sshpass -p`, `.netrc` lines.
+3. **Keyed assignments** (`engine.secret_keys`): a value assigned to a name that names a secret.
+
+A token match is widened to the whole token it sits in, so a 99-character Stripe key whose rule reads 24
+characters is redacted whole. Text is scanned in a view where the escapes `\\n`, `\\r` and `\\t` read as
+whitespace (same length, so offsets hold): a secret echoed inside JSON-escaped output (`"…\\nPASSWORD=x\\n…"`)
+is found like one on its own line. Overlapping spans are merged; the earliest (then longest, then
+highest-precedence) rule names the merged span's kind.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from detect_secrets.plugins.artifactory import ArtifactoryDetector
+from detect_secrets.plugins.aws import AWSKeyDetector
+from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.base import RegexBasedDetector
+from detect_secrets.plugins.basic_auth import BasicAuthDetector
+from detect_secrets.plugins.cloudant import CloudantDetector
+from detect_secrets.plugins.discord import DiscordBotTokenDetector
+from detect_secrets.plugins.github_token import GitHubTokenDetector
+from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
+from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
+from detect_secrets.plugins.jwt import JwtTokenDetector
+from detect_secrets.plugins.mailchimp import MailchimpDetector
+from detect_secrets.plugins.npm import NpmDetector
+from detect_secrets.plugins.openai import OpenAIDetector
+from detect_secrets.plugins.private_key import PrivateKeyDetector
+from detect_secrets.plugins.pypi_token import PypiTokenDetector
+from detect_secrets.plugins.sendgrid import SendGridDetector
+from detect_secrets.plugins.slack import SlackDetector
+from detect_secrets.plugins.softlayer import SoftlayerDetector
+from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+from detect_secrets.plugins.stripe import StripeDetector
+from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+from engine.secret_keys import assignments, looks_random
+
+DETECT_SECRETS_VERSION = "1.5.0"  # the pin in pyproject.toml; SANITIZE_VERSION moves with it
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    """One credential: `text[start:end]` is to be replaced; `kind` names it in `[redacted:<kind>]`."""
+
+    start: int
+    end: int
+    kind: str
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.start < self.end:
+            msg = f"a finding needs 0 <= start < end, got start={self.start} end={self.end}"
+            raise ValueError(msg)
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """Every credential in `text`: non-overlapping findings sorted by start."""
+    if not text:
+        return []
+    view = _ESCAPES.sub(_blank_escape, text)
+    found: list[tuple[int, int, int, str]] = []
+    for rank, (kind, spans) in enumerate(_DETECTORS):
+        for start, end in spans(view):
+            if start < end:
+                found.append((start, end, rank, kind))
+    found.sort(key=lambda f: (f[0], -f[1], f[2]))
+    merged: list[Finding] = []
+    for start, end, _, kind in found:
+        if merged and start < merged[-1].end:
+            last = merged[-1]
+            if end > last.end:
+                merged[-1] = Finding(start=last.start, end=end, kind=last.kind)
+            continue
+        merged.append(Finding(start=start, end=end, kind=kind))
+    return merged
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The scanned view, token widening
+# ---------------------------------------------------------------------------------------------------------
+
+_ESCAPES = re.compile(r"\\+[nrt]")
+_TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_BASE64_CHARS = _TOKEN_CHARS + "+/="
+_JWT_CHARS = _BASE64_CHARS + "."
+
+
+def _blank_escape(match: re.Match[str]) -> str:
+    """`\\n` -> ` \\n` (same length): the escape ends a line in the view, as it does once decoded."""
+    width = len(match.group(0))
+    return " " * width if match.group(0).endswith("t") else " " * (width - 1) + "\n"
+
+
+def _widen(view: str, start: int, end: int, chars: str) -> tuple[int, int]:
+    """Grow `[start, end)` over neighbouring `chars`, so that no part of the token is left behind."""
+    while start > 0 and view[start - 1] in chars:
+        start -= 1
+    while end < len(view) and view[end] in chars:
+        end += 1
+    return start, end
+
+
+# ---------------------------------------------------------------------------------------------------------
+# detect-secrets' regex plugins and our token formats
+# ---------------------------------------------------------------------------------------------------------
+
+_Spans = Callable[[str], Iterable[tuple[int, int]]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _TokenRule:
+    """Compiled patterns of one kind; the secret is the union of a match's groups (or all of it)."""
+
+    patterns: tuple[re.Pattern[str], ...]
+    chars: str = _TOKEN_CHARS  # what a match widens over
+    valid: Callable[[str], bool] | None = None  # a check on the matched text
+
+    def spans(self, view: str) -> Iterator[tuple[int, int]]:
+        for pattern in self.patterns:
+            for match in pattern.finditer(view):
+                start, end = _secret_part(match)
+                if start >= end or (self.valid is not None and not self.valid(view[start:end])):
+                    continue
+                yield _widen(view, start, end, self.chars)
+
+
+def _secret_part(match: re.Match[str]) -> tuple[int, int]:
+    """The groups' union when the pattern has groups (they hold the secret), else the match less its
+    delimiters (Artifactory's patterns include the space or quote around the token)."""
+    spans = [match.span(i) for i in range(1, (match.re.groups or 0) + 1) if match.group(i)]
+    if spans:
+        return min(s for s, _ in spans), max(e for _, e in spans)
+    start, end = match.span()
+    text = match.group(0)
+    lead = len(text) - len(text.lstrip(' \t\n=:"'))
+    trail = len(text) - len(text.rstrip(' \t\n"'))
+    return start + lead, end - trail
+
+
+def _has_digit(token: str) -> bool:
+    return any(c.isdigit() for c in token)
+
+
+def _has_letter_and_digit(token: str) -> bool:
+    return _has_digit(token) and any(c.isalpha() for c in token)
+
+
+def _jwt(token: str) -> bool:
+    return bool(JwtTokenDetector.is_formally_valid(token))
+
+
+def _plugin(
+    plugin: type[RegexBasedDetector],
+    *,
+    chars: str = _TOKEN_CHARS,
+    valid: Callable[[str], bool] | None = None,
+) -> _TokenRule:
+    """A rule from one detect-secrets plugin's compiled `denylist`."""
+    # Every plugin sets `denylist` as a class attribute (the base class only declares a property).
+    patterns: Iterable[re.Pattern[str]] = vars(plugin)["denylist"]
+    return _TokenRule(patterns=tuple(patterns), chars=chars, valid=valid)
+
+
+def _rx(*patterns: str, flags: int = 0) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p, flags) for p in patterns)
+
+
+# Our token formats; `(?<![\w-])` keeps a key from starting inside a longer word.
+_B = r"(?<![A-Za-z0-9_\-])"
+_EXTRA_TOKENS: dict[str, _TokenRule] = {
+    "anthropic_key": _TokenRule(patterns=_rx(rf"{_B}sk-ant-[A-Za-z0-9_\-]{{20,}}")),
+    "openai_key": _TokenRule(
+        patterns=_rx(rf"{_B}sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{{20,}}"),
+        valid=_has_letter_and_digit,
+    ),
+    "github_token": _TokenRule(
+        patterns=_rx(rf"{_B}github_pat_[A-Za-z0-9_]{{22,}}", rf"{_B}gh[pousr]_[A-Za-z0-9]{{30,}}")
+    ),
+    "google_api_key": _TokenRule(patterns=_rx(rf"{_B}AIza[0-9A-Za-z_\-]{{35}}")),
+    "google_oauth": _TokenRule(
+        patterns=_rx(rf"{_B}ya29\.[0-9A-Za-z_\-]{{20,}}", rf"{_B}GOCSPX-[0-9A-Za-z_\-]{{20,}}"),
+        chars=_TOKEN_CHARS + ".",
+    ),
+    "huggingface_token": _TokenRule(patterns=_rx(rf"{_B}hf_[A-Za-z0-9]{{30,}}")),
+    "stripe_key": _TokenRule(
+        patterns=_rx(
+            rf"{_B}[rs]k_(?:live|test)_[0-9A-Za-z]{{10,}}", rf"{_B}whsec_[A-Za-z0-9]{{24,}}"
+        )
+    ),
+    "npm_token": _TokenRule(patterns=_rx(rf"{_B}npm_[A-Za-z0-9]{{36}}")),
+    "slack_token": _TokenRule(
+        patterns=_rx(
+            rf"{_B}xox[abposr]-[A-Za-z0-9\-]{{10,}}", rf"{_B}xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+"
+        ),
+        valid=_has_digit,
+    ),
+    "mailgun_key": _TokenRule(patterns=_rx(rf"{_B}key-[0-9a-f]{{32}}")),
+    "digitalocean_token": _TokenRule(patterns=_rx(rf"{_B}do[opr]_v1_[a-f0-9]{{64}}")),
+    "shopify_token": _TokenRule(patterns=_rx(rf"{_B}shp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32}}")),
+    "databricks_token": _TokenRule(patterns=_rx(rf"{_B}dapi[a-f0-9]{{32}}")),
+    "vault_token": _TokenRule(patterns=_rx(rf"{_B}hv[sb]\.[A-Za-z0-9_\-]{{24,}}")),
+    "age_secret_key": _TokenRule(patterns=_rx(r"AGE-SECRET-KEY-1[0-9A-Z]{58}")),
+    "linear_key": _TokenRule(patterns=_rx(rf"{_B}lin_api_[A-Za-z0-9]{{40}}")),
+    "postman_key": _TokenRule(patterns=_rx(rf"{_B}PMAK-[a-f0-9]{{24}}-[a-f0-9]{{34}}")),
+    "supabase_token": _TokenRule(patterns=_rx(rf"{_B}sbp_[a-f0-9]{{40}}")),
+    "azure_client_secret": _TokenRule(
+        patterns=_rx(rf"{_B}[A-Za-z0-9_~.]{{3}}\dQ~[A-Za-z0-9_~.\-]{{31,34}}"),
+        chars=_TOKEN_CHARS + "~.",
+    ),
+}
+
+_PLUGIN_TOKENS: dict[str, _TokenRule] = {
+    "aws_key": _plugin(AWSKeyDetector, chars=_BASE64_CHARS),
+    "azure_storage_key": _plugin(AzureStorageKeyDetector, chars=_BASE64_CHARS),
+    "jwt": _plugin(JwtTokenDetector, chars=_JWT_CHARS, valid=_jwt),
+    "github_token": _plugin(GitHubTokenDetector),
+    "gitlab_token": _plugin(GitLabTokenDetector),
+    "slack_token": _plugin(SlackDetector, chars=_TOKEN_CHARS + "/"),
+    "stripe_key": _plugin(StripeDetector),
+    "openai_key": _plugin(OpenAIDetector),
+    "npm_token": _plugin(NpmDetector),
+    "pypi_token": _plugin(PypiTokenDetector),
+    "sendgrid_key": _plugin(SendGridDetector, chars=_TOKEN_CHARS + "."),
+    "twilio_key": _plugin(TwilioKeyDetector, valid=_has_digit),
+    "mailchimp_key": _plugin(MailchimpDetector),
+    "discord_token": _plugin(DiscordBotTokenDetector, chars=_TOKEN_CHARS + "."),
+    "telegram_token": _plugin(TelegramBotTokenDetector, chars=_TOKEN_CHARS + ":"),
+    "square_oauth": _plugin(SquareOAuthDetector),
+    "artifactory_token": _plugin(ArtifactoryDetector, valid=_has_digit),
+    "url_password": _plugin(BasicAuthDetector, chars=""),
+}
+# detect-secrets' keyword-shaped plugins (a provider's name, a key word, a value): they rank after our
+# assignment rule, so a Django `SECRET_KEY=<48 hex>` is an `env_secret`, not an IBM COS key.
+_PLUGIN_ASSIGNMENTS: dict[str, _TokenRule] = {
+    "cloudant_credential": _plugin(CloudantDetector),
+    "ibm_cloud_iam_key": _plugin(IbmCloudIamDetector),
+    "ibm_cos_hmac": _plugin(IbmCosHmacDetector),
+    "softlayer_key": _plugin(SoftlayerDetector),
+}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Structures: private key blocks, URL passwords, authorization headers, command-line passwords
+# ---------------------------------------------------------------------------------------------------------
+
+# detect-secrets' private key headers, framed by the PEM dashes so that prose naming a header is not a key;
+# plus any other `-----BEGIN … PRIVATE KEY-----` (ENCRYPTED, …) and PuTTY key files.
+_KEY_HEADERS = (
+    *(
+        re.compile(rf"-----{p.pattern}-----")
+        for p in PrivateKeyDetector.denylist
+        if p.pattern.startswith("BEGIN")
+    ),
+    re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"),
+)
+_KEY_END = re.compile(r"-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
+_PUTTY = re.compile(r"PuTTY-User-Key-File-\d+:")
+_PUTTY_END = re.compile(r"Private-MAC:[ \t]*\S+")
+
+
+def _private_keys(view: str) -> Iterator[tuple[int, int]]:
+    """A whole key block, header to END line; an unclosed block to the end of the text."""
+    for headers, end_marker in ((_KEY_HEADERS, _KEY_END), ((_PUTTY,), _PUTTY_END)):
+        for header in headers:
+            for match in header.finditer(view):
+                end = end_marker.search(view, match.end())
+                yield match.start(), len(view) if end is None else end.end()
+
+
+# `scheme://user:password@host`; the password may hold `/` and `@`, unlike detect-secrets' BasicAuth rule
+# (it ends at the `@` that a host follows). A port
+# followed by a path (`https://host:8080/a?b=c@d`) is not a password.
+_URL_PASSWORD = re.compile(
+    r"\b[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^\s:/@\"']*:(?P<pw>[^\s\"'<>]+?)"
+    r"@[A-Za-z0-9.\-\[\]]+(?::\d+)?(?=[/?#\s\"'<>]|$)"
+)
+_PORT = re.compile(r"^\d+(?:/|$)")
+_BEARER = re.compile(r"(?:\b[Bb]earer|\bBEARER)\s+(?P<t>[A-Za-z0-9\-._~+/]{16,}=*)")
+_BASIC = re.compile(r"\b(?:[Bb]asic|BASIC)\s+(?P<t>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
+_AUTHORIZATION = re.compile(
+    r"(?i:\b(?:proxy-)?authorization)[\"']?[ \t]*[:=][ \t]*[\"']?"
+    r"(?:(?i:bearer|basic|token|bot|digest|apikey|sso-key)[ \t]+)?(?P<t>[^\s\"',;]+)"
+)
+_CURL_USER = re.compile(
+    r"(?<!\S)(?:-u|--user|--proxy-user)[ \t=]+[\"']?[^\s:\"']+:(?P<t>[^\s\"']+)"
+)
+_PASSWORD_COMMAND = re.compile(
+    r"\b(?:mysql\w*|mariadb\w*)\b[^\n]*?(?<=\s)-p(?P<t>[^\s\"']\S*|\"[^\"\n]+\"|'[^'\n]+')"
+    r"|\bsshpass[ \t]+-p[ \t]*(?P<s>\S+)"
+)
+_NETRC = re.compile(r"\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<t>\S+)")
+
+
+def _group_spans(pattern: re.Pattern[str], check: Callable[[str], bool]) -> _Spans:
+    """The span of the one named group that matched, when `check` accepts its text."""
+
+    def spans(view: str) -> Iterator[tuple[int, int]]:
+        for match in pattern.finditer(view):
+            name = next(n for n, v in match.groupdict().items() if v is not None)
+            value = match.group(name)
+            if check(value):
+                start, end = match.span(name)
+                if value[:1] in "\"'":
+                    start, end = start + 1, end - 1  # `-p"pa ss"`: keep the quotes
+                yield start, end
+
+    return spans
+
+
+def _url_password(value: str) -> bool:
+    return not _PORT.match(value) and not value.startswith(("[redacted:", "$", "{"))
+
+
+def _basic_credentials(value: str) -> bool:
+    """`Basic <base64>` is a credential when it decodes to `user:password`."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in decoded
+
+
+def _literal(value: str) -> bool:
+    """A value written out, not a variable (`$PW`, `${PW}`) or a placeholder (`<token>`)."""
+    bare = value.strip("\"'")
+    return bool(bare) and not bare.startswith(("$", "<", "{", "[redacted:", "%"))
+
+
+def _authorization(value: str) -> bool:
+    return _literal(value) and looks_random(value)
+
+
+_DETECTORS: tuple[tuple[str, _Spans], ...] = (
+    ("private_key", _private_keys),
+    ("bearer", _group_spans(_BEARER, _has_digit)),
+    ("basic_auth", _group_spans(_BASIC, _basic_credentials)),
+    *((kind, rule.spans) for kind, rule in _EXTRA_TOKENS.items()),
+    *((kind, rule.spans) for kind, rule in _PLUGIN_TOKENS.items()),
+    ("authorization", _group_spans(_AUTHORIZATION, _authorization)),
+    ("url_password", _group_spans(_URL_PASSWORD, _url_password)),
+    ("user_password", _group_spans(_CURL_USER, _literal)),
+    ("command_password", _group_spans(_PASSWORD_COMMAND, _literal)),
+    ("netrc_password", _group_spans(_NETRC, _literal)),
+    ("env_secret", assignments),
+    *((kind, rule.spans) for kind, rule in _PLUGIN_ASSIGNMENTS.items()),
+)
+
+# Every kind a finding may carry, for documentation and tests.
+KINDS = tuple(dict.fromkeys(kind for kind, _ in _DETECTORS))
