@@ -33,7 +33,7 @@ from engine.chunking import chunk_stream
 from engine.embed import Embedder
 from engine.model import CleanMessage, Message
 from engine.render import MAX_MESSAGE_BYTES, cap_message, precut_text_blocks
-from engine.sanitize import sanitize
+from engine.sanitize import redact_paths, sanitize
 from engine.transcript_files import StreamState, TranscriptFile, discover, stored_stream
 from engine.transcripts import file_edits, parse_file
 
@@ -272,7 +272,11 @@ def _read_batch(tf: TranscriptFile, resume: _Resume, max_bytes: int) -> _Batch:
         messages=clean,
         api_ids={m.uuid: m.api_message_id for m in parsed.messages},
         continuation=parsed.messages[0] if parsed.continues_previous else None,
-        edits=[] if state.self_transcript else file_edits(parsed.messages, state),
+        edits=(
+            []
+            if state.self_transcript
+            else redact_paths(file_edits(parsed.messages, state), scrubbed)
+        ),
         project=project,
         stream=resume.stream or stored_stream(tf, project, resume.key),
         session_id=parsed.session_id or tf.session_id,

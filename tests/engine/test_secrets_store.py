@@ -120,3 +120,27 @@ def test_no_planted_credential_reaches_any_byte_under_the_home(
     assert missing == []
     assert [s for s in SURVIVORS if s.encode() not in data] == []
     assert report.scrubbed[f"redacted:{PLANTED[0].kind}"] >= 4
+
+
+def test_a_credential_in_an_edited_files_path_is_not_stored_but_the_path_is(tmp_path: Path) -> None:
+    home = Path(os.environ["RECALLBENCH_HOME"])
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    secret_path = f"/home/dev/my_proj/tmp/{token}/notes.md"
+    plain_path = "/home/dev/my_proj/src/editmarker_plain.py"
+    blocks = [
+        tool_use_block("t-secret", "Edit", {"file_path": secret_path}),
+        tool_use_block("t-plain", "Write", {"file_path": plain_path, "content": "x = 1"}),
+    ]
+    lines = [user_line("edit two files", uuid="u0")]
+    lines += assistant_lines(blocks, message_id="m0", uuids=["a0", "a1"], parent="u0")
+    write_jsonl(tmp_path / "projects" / "p" / f"{SESSION}.jsonl", lines)
+    memory = Memory(home / "memory.db", None)
+    report = memory.import_paths([tmp_path / "projects"], embed=False)
+    files = memory.files_for_session(SESSION, Scope.of(CWD), 10)
+    memory.close()
+    data = _every_byte(home)
+    assert token.encode() not in data
+    assert plain_path in files  # positive control: an ordinary path is stored as it was
+    assert plain_path.encode() in data
+    assert len(files) == 2
+    assert report.scrubbed["redacted:github_token"] >= 1
