@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import fcntl
-import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,6 +35,7 @@ from tests.recallbench.corpus import (
     write_corpus,
 )
 from tests.recallbench.scope_corpus import A_TEXT, B_TEXT, PROMPT, two_projects
+from tests.recallbench.serving import start_serve, stop
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = {"search_memory", "get_memory", "recent_sessions", "memory_status"}
@@ -387,38 +386,12 @@ def test_recallbench_serve_answers_over_stdio_and_removes_its_socket_on_exit(
 
 def test_recallbench_serve_removes_its_socket_when_terminated(db: Path, home: Path) -> None:
     sock = socket_path(home, HashEmbedder().id)
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO),
-        "RECALLBENCH_HOME": str(home),
-        "RECALLBENCH_EMBEDDER": "hash",
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "recallbench.cli", "serve", "--no-background-embed"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=REPO,
-    )
+    proc, lines = start_serve(home)
     try:
-        assert proc.stderr is not None
-        # the server announces its socket on stderr once it listens (readline blocks until then)
-        announced = ""
-        while "listening on" not in announced:
-            line = proc.stderr.readline()
-            assert line, "the server exited before it listened"
-            announced = line
-        assert str(sock) in announced
+        assert str(sock) in lines[-1]  # the server announces its socket once it listens
         assert embed_via_socket(["still here"], 5.0, path=sock) is not None
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 128 + signal.SIGTERM
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        stop(proc, signal.SIGKILL)
     assert not sock.exists()
