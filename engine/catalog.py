@@ -30,8 +30,9 @@ from numpy.typing import NDArray
 from engine import store
 from engine.api import Scored
 from engine.embed import Embedder
+from engine.private_files import write_private
 from engine.scope import Scope, require_scope
-from engine.vectors import EXACT_THRESHOLD, VectorIndex, exact_search, write_private
+from engine.vectors import EXACT_THRESHOLD, VectorIndex, exact_search
 
 MANIFEST_FORMAT = 1
 # Scope masks kept per snapshot; a server sees a handful of scopes, a benchmark a few dozen.

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from engine.checks import is_int, is_number
+from engine.private_files import private_file, write_private
 
 # At or below this many vectors a scoped search scans exactly instead of using the index.
 EXACT_THRESHOLD = 256
@@ -139,20 +140,6 @@ def _check_generation(generation: str) -> None:
 def _sha256(path: Path) -> str:
     with path.open("rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
-def private_file(path: Path) -> int:
-    """Create or truncate `path` readable and writable by its owner only (0600 whatever the umask); an
-    open descriptor. Index files hold every stored vector, which another local user must not read."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)  # a file left by a crash keeps its old mode through O_CREAT
-    return fd
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write `text` (UTF-8) to `path` through `private_file`."""
-    with os.fdopen(private_file(path), "w", encoding="utf-8") as handle:
-        handle.write(text)
 
 
 def _fsync_file(path: Path) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.private_files import write_private
 from recallbench.home_trust import check_home
 
 if TYPE_CHECKING:
@@ -246,10 +247,8 @@ def update_config(change: Callable[[dict[str, Any]], None], home_dir: Path | Non
     path = base / "config.toml"
     tmp = path.with_suffix(".toml.tmp")
     try:
-        base.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
+        base.mkdir(mode=0o700, parents=True, exist_ok=True)
+        write_private(tmp, text)
         tmp.replace(path)
     except OSError as exc:
         msg = f"cannot write {path}: {exc}"
