@@ -19,7 +19,7 @@ Every result carries the reading committed in the protocol for its verdict, verb
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any
@@ -29,13 +29,21 @@ from numpy.typing import ArrayLike, NDArray
 
 from engine.checks import is_number
 from harness.protocol.model import VERDICTS, GateKind, GateSpec, Ship, StatsConfig, Verdict
-from harness.stats import paired_bootstrap, randomization_test, sign_test
+from harness.stats import (
+    bonferroni,
+    bootstrap_p_values,
+    holm,
+    paired_bootstrap,
+    randomization_test,
+    sign_test,
+)
 
 __all__ = [
     "GateError",
     "GateResult",
     "Verdict",
     "choose_ship",
+    "correct_family",
     "decide_gate",
     "decide_negative_gate",
     "format_gate_line",
@@ -102,13 +110,20 @@ class GateResult:
 
 
 def decide_gate(
-    gate: GateSpec, treatment: ArrayLike, baseline: ArrayLike, stats_cfg: StatsConfig
+    gate: GateSpec,
+    treatment: ArrayLike,
+    baseline: ArrayLike,
+    stats_cfg: StatsConfig,
+    *,
+    with_p: bool = False,
 ) -> GateResult:
     """Decide a superiority gate from paired per-query scores (same query order in both).
 
     Uses the paired bootstrap (Sakai 2006), the exact sign test (Dixon & Mood 1946) or the
     paired randomization test (Smucker, Allan & Carterette 2007) from `harness.stats`, with the
     seed and resamples of `stats_cfg`; a bootstrap gate's own confidence overrides the protocol's.
+    With `with_p` (a gate in a corrected family) a bootstrap gate also reports its p-values
+    (`harness.stats.bootstrap_p_values`, same resamples), so that every member has a ``p_value``.
 
     Raises:
         GateError: the gate is a negative gate, or the score arrays are unusable.
@@ -136,6 +151,19 @@ def decide_gate(
         low, high = sorted((sign * boot.ci_low, sign * boot.ci_high))
         verdict = "PASS" if low > gate.margin else "FAIL" if high < 0 else "NULL"
         statistic = {"test": "bootstrap", **boot.to_dict()}
+        if with_p:
+            # Mirrored for direction "less": the claim is then that baseline − treatment > margin.
+            first, second = (t, b) if sign > 0 else (b, t)
+            p = bootstrap_p_values(
+                first,
+                second,
+                margin=gate.margin,
+                resamples=stats_cfg.resamples,
+                seed=stats_cfg.seed,
+            )
+            statistic.update(
+                p_value=p.two_sided, p_above_margin=p.above_margin, p_below_zero=p.below_zero
+            )
     elif gate.test == "sign":
         st = sign_test(t, b)
         alpha = _alpha(gate)
@@ -229,7 +257,67 @@ def format_gate_line(result: GateResult) -> str:
         )
     else:
         detail = f"leaks={c['leaks']}/{c['n']} controls hit={c['controls_hit']}/{c['controls']}"
+    if "p_adjusted" in s:
+        detail += (
+            f" p={_num(s['p_value']):.4g} {s['correction']}-adjusted p={_num(s['p_adjusted']):.4g}"
+            f" (family of {s['family_size']}, uncorrected {s['verdict_uncorrected']})"
+        )
     return f"Gate {result.id}  {result.verdict}  {arms}  {metric}  {detail}  — {result.reading}"
+
+
+def correct_family(
+    results: Sequence[GateResult],
+    specs: Mapping[str, GateSpec],
+    *,
+    family: Sequence[str],
+    method: str,
+    alpha: float,
+) -> list[GateResult]:
+    """Correct the gates named in `family` together for multiple comparisons.
+
+    Each member's p-value (``statistic["p_value"]``: the sign or randomization test's, or the
+    bootstrap's two-sided p) is adjusted by Holm's step-down procedure (`method` "holm") or by
+    Bonferroni ("bonferroni") at the family's `alpha`. A member keeps its uncorrected verdict only
+    when its adjusted p is below alpha; otherwise it becomes NULL, with the reading committed for
+    NULL. The statistic records the raw and adjusted p, the method, the family size and the
+    uncorrected verdict. Gates outside the family are returned unchanged, in the given order.
+
+    Raises:
+        GateError: a family member is missing, negative, or has no p-value.
+    """
+    by_id = {r.id: r for r in results}
+    missing = [g for g in family if g not in by_id]
+    if missing:
+        msg = f"The correction family names gate(s) {missing} that were not decided"
+        raise GateError(msg)
+    members = [by_id[g] for g in family]
+    for r in members:
+        if r.kind != "superiority" or not is_number(r.statistic.get("p_value")):
+            msg = (
+                f"Gate {r.id} has no p-value and cannot be corrected with the family {list(family)}"
+            )
+            raise GateError(msg)
+    raw = [_num(r.statistic["p_value"]) for r in members]
+    if method == "holm":
+        adjusted = holm(raw, alpha)
+    elif method == "bonferroni":
+        adjusted = bonferroni(raw, alpha)
+    else:
+        msg = f"Unknown correction method {method!r}; use 'holm' or 'bonferroni'"
+        raise GateError(msg)
+    corrected: dict[str, GateResult] = {}
+    for r, adj in zip(members, adjusted, strict=True):
+        verdict: Verdict = r.verdict if adj.reject else "NULL"
+        statistic = {
+            **r.statistic,
+            "p_adjusted": adj.p_adjusted,
+            "correction": method,
+            "family_alpha": alpha,
+            "family_size": len(members),
+            "verdict_uncorrected": r.verdict,
+        }
+        corrected[r.id] = _result(specs[r.id], verdict, r.counts, statistic, test=r.test)
+    return [corrected.get(r.id, r) for r in results]
 
 
 def choose_ship(ship: Ship, verdicts: Mapping[str, Verdict]) -> str:

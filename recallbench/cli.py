@@ -447,9 +447,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
 def _attach() -> None:
     from recallbench.config_cli import config_group
     from recallbench.harness_cli import bench, corpus, protocol, roster
+    from recallbench.instantiate_cli import protocol_instantiate
     from recallbench.serve_cli import hook_command, hooks_group, serve_command
     from recallbench.ship import ship_command
 
+    protocol.add_command(protocol_instantiate)
     for command in (
         protocol,
         roster,

@@ -7,10 +7,7 @@ ROSTER being the protocol's `[[rosters]]` name (for `roster verify`, the sealed 
 from __future__ import annotations
 
 import json
-import re
-import shlex
 import sys
-import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -145,135 +142,6 @@ def protocol_verify(path: Path, keys: tuple[str, ...]) -> None:
             click.echo(f"MISMATCH: {p}", err=True)
         sys.exit(1)
     click.echo(f"OK: {path} matches its lock (corpus {manifest[:16]}…, {len(seals)} roster seals)")
-
-
-@protocol.command("instantiate")
-@click.argument("template", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--corpus",
-    "corpus",
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The frozen corpus folder (its manifest hash is computed now).",
-)
-@click.option(
-    "--roster",
-    "roster",
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The sealed roster folder (its seal is verified now).",
-)
-@click.option(
-    "--out",
-    "out",
-    required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The new protocol file (never overwritten); its stem becomes the protocol id.",
-)
-@key_option
-def protocol_instantiate(
-    template: Path, corpus: Path, roster: Path, out: Path, keys: tuple[str, ...]
-) -> None:
-    """Fill a template's corpus (path + fresh manifest hash) and roster (path + seal), keep the rest.
-
-    The new protocol's id becomes OUT's file stem so its results live apart from other instances.
-    """
-    from harness.protocol.load import find_root, load_protocol
-    from harness.protocol.model import ProtocolError
-    from harness.seal import SealError, verify_sealed
-
-    if out.exists():
-        raise click.ClickException(f"{out} exists; protocols are not overwritten")
-    text = template.read_text(encoding="utf-8")
-    roster_name = _template_roster(text, template)
-    key = one_key(keys, roster_name)
-    try:
-        manifest = freeze.manifest(corpus).sha256
-        seal = verify_sealed(roster, key).seal
-    except (freeze.FreezeError, SealError) as exc:
-        raise _fail(exc) from exc
-    root = find_root(out.resolve().parent)
-    text = _set_top(text, "id", out.stem)
-    text = _set_in_section(
-        text, "[corpus]", {"path": _rel(corpus, root), "manifest_sha256": manifest}
-    )
-    text = _set_in_section(text, "[[rosters]]", {"path": _rel(roster, root), "seal": seal})
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    try:
-        load_protocol(out)
-    except ProtocolError as exc:
-        out.unlink()
-        raise _fail(exc) from exc
-    click.echo(f"wrote {out} (corpus {manifest[:16]}…, roster seal {seal[:16]}…)")
-    click.echo("next: " + register_line(out, roster_name, key))
-
-
-def register_line(out: Path, roster_name: str, key: Path | None) -> str:
-    """The `protocol register` command for the new protocol, quoted for the shell and runnable as is."""
-    words = ["recallbench", "protocol", "register", str(out)]
-    if key is not None:
-        words += ["--key", f"{roster_name}={key.resolve()}"]
-    return shlex.join(words)
-
-
-def _template_roster(text: str, template: Path) -> str:
-    """The name of the template's (first) `[[rosters]]` entry: the roster this command fills in."""
-    try:
-        rosters = tomllib.loads(text).get("rosters")
-    except tomllib.TOMLDecodeError as exc:
-        raise click.ClickException(f"{template} is not valid TOML: {exc}") from exc
-    first = rosters[0] if isinstance(rosters, list) and rosters else None
-    name = first.get("name") if isinstance(first, dict) else None
-    if not isinstance(name, str):
-        raise click.ClickException(f"{template} has no [[rosters]] entry with a name to fill in")
-    return name
-
-
-def _rel(path: Path, root: Path) -> str:
-    resolved = path.resolve()
-    try:
-        return resolved.relative_to(root).as_posix()
-    except ValueError:
-        return resolved.as_posix()
-
-
-def _set_top(text: str, key: str, value: str) -> str:
-    pattern = re.compile(rf"^{key}\s*=.*$", re.MULTILINE)
-    line = f"{key} = {json.dumps(value)}"
-    first_table = re.search(r"^\[", text, re.MULTILINE)
-    match = pattern.search(text)
-    if match and (first_table is None or match.start() < first_table.start()):
-        return text[: match.start()] + line + text[match.end() :]
-    return line + "\n" + text
-
-
-def _set_in_section(text: str, header: str, values: dict[str, object]) -> str:
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, ln in enumerate(lines) if ln.strip() == header), None)
-    if start is None:
-        msg = f"template has no {header} section"
-        raise click.ClickException(msg)
-    end = next(
-        (i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines)
-    )
-    done: set[str] = set()
-    i = start + 1
-    while i < end:
-        m = re.match(r"^(\s*)([A-Za-z_0-9]+)\s*=\s*(.*)$", lines[i])
-        if m and m.group(2) in values:
-            last = i
-            if m.group(3).startswith("[") and "]" not in m.group(3):
-                # a multi-line array: replace through its closing bracket
-                while last + 1 < end and "]" not in lines[last]:
-                    last += 1
-            lines[i : last + 1] = [f"{m.group(1)}{m.group(2)} = {json.dumps(values[m.group(2)])}\n"]
-            end -= last - i
-            done.add(m.group(2))
-        i += 1
-    extra = [f"{k} = {json.dumps(v)}\n" for k, v in values.items() if k not in done]
-    lines[start + 1 : start + 1] = extra
-    return "".join(lines)
 
 
 # --- roster ----------------------------------------------------------------------------------------

@@ -1,0 +1,240 @@
+"""`protocol instantiate`: fill a template protocol's corpus and rosters with fresh hashes, keep the rest.
+
+A template (e.g. protocols/private.toml) holds everything decided in advance: arms, gates, readings,
+ship rule. What it cannot know is the user's corpus and rosters; this command fills in the corpus path
+and its manifest hash (computed now), and each roster's path and seal (verified now), by editing the
+TOML text in place so the template's comments and layout survive into the new protocol.
+
+Rosters are named as in the template: ``--roster NAME=DIR`` (repeatable). A template with one roster
+also takes a bare ``--roster DIR``. Every roster of the template must be given: a protocol whose
+gates name a roster that is not there would not load.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+import click
+
+from harness import freeze
+from recallbench.harness_cli import key_option, key_paths
+
+
+@click.command("instantiate")
+@click.argument("template", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--corpus",
+    "corpus",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The frozen corpus folder (its manifest hash is computed now).",
+)
+@click.option(
+    "--roster",
+    "rosters",
+    required=True,
+    multiple=True,
+    metavar="NAME=DIR",
+    help=(
+        "A sealed roster folder for the template's [[rosters]] entry NAME (its seal is verified "
+        "now); repeatable. A template with one roster also takes a bare DIR."
+    ),
+)
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The new protocol file (never overwritten); its stem becomes the protocol id.",
+)
+@key_option
+def protocol_instantiate(
+    template: Path, corpus: Path, rosters: tuple[str, ...], out: Path, keys: tuple[str, ...]
+) -> None:
+    """Fill a template's corpus (path + fresh manifest hash) and rosters (path + seal), keep the rest.
+
+    The new protocol's id becomes OUT's file stem so its results live apart from other instances.
+    """
+    from harness.protocol.load import find_root, load_protocol
+    from harness.protocol.model import ProtocolError
+    from harness.seal import SealError, verify_sealed
+
+    if out.exists():
+        raise click.ClickException(f"{out} exists; protocols are not overwritten")
+    text = template.read_text(encoding="utf-8")
+    names = template_rosters(text, template)
+    folders = roster_folders(rosters, names, template)
+    key_by_name = key_paths(keys)
+    unknown = sorted(set(key_by_name) - set(names))
+    if unknown:
+        raise click.UsageError(
+            f"--key names roster(s) {', '.join(unknown)}, but {template} has rosters "
+            f"{', '.join(names)}; write --key NAME=PATH with one of those"
+        )
+    try:
+        manifest = freeze.manifest(corpus).sha256
+        seals = {
+            name: verify_sealed(folder, key_by_name.get(name)).seal
+            for name, folder in folders.items()
+        }
+    except (freeze.FreezeError, SealError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    root = find_root(out.resolve().parent)
+    text = set_top(text, "id", out.stem)
+    text = set_in_section(
+        text, "[corpus]", {"path": relative(corpus, root), "manifest_sha256": manifest}
+    )
+    for name, folder in folders.items():
+        text = set_in_roster(text, name, {"path": relative(folder, root), "seal": seals[name]})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    try:
+        load_protocol(out)
+    except ProtocolError as exc:
+        out.unlink()
+        raise click.ClickException(str(exc)) from exc
+    filled = ", ".join(f"{name} seal {seal[:16]}…" for name, seal in seals.items())
+    click.echo(f"wrote {out} (corpus {manifest[:16]}…, {filled})")
+    click.echo("next: " + register_line(out, key_by_name))
+
+
+def register_line(out: Path, keys: Mapping[str, Path]) -> str:
+    """The `protocol register` command for the new protocol, quoted for the shell and runnable as is."""
+    words = ["recallbench", "protocol", "register", str(out)]
+    for name, key in sorted(keys.items()):
+        words += ["--key", f"{name}={key.resolve()}"]
+    return shlex.join(words)
+
+
+def template_rosters(text: str, template: Path) -> list[str]:
+    """The names of the template's `[[rosters]]` entries, in file order."""
+    try:
+        rosters = tomllib.loads(text).get("rosters")
+    except tomllib.TOMLDecodeError as exc:
+        raise click.ClickException(f"{template} is not valid TOML: {exc}") from exc
+    names = (
+        [r.get("name") for r in rosters if isinstance(r, dict)] if isinstance(rosters, list) else []
+    )
+    if not names or not all(isinstance(n, str) for n in names):
+        raise click.ClickException(f"{template} has no [[rosters]] entry with a name to fill in")
+    return [str(n) for n in names]
+
+
+def roster_folders(given: tuple[str, ...], names: list[str], template: Path) -> dict[str, Path]:
+    """`--roster` values by template roster name, in the template's order.
+
+    Raises:
+        click.UsageError: a bare DIR for a template with several rosters, an unknown or repeated
+            name, or a template roster left out.
+    """
+    out: dict[str, Path] = {}
+    for item in given:
+        name, sep, value = item.partition("=")
+        if not sep:
+            if len(names) != 1 or len(given) != 1:
+                raise click.UsageError(
+                    f"{template} has rosters {', '.join(names)}: give each as --roster NAME=DIR "
+                    f"(got the bare folder {item!r})"
+                )
+            name, value = names[0], item
+        if name not in names:
+            raise click.UsageError(
+                f"--roster names {name!r}, but {template} has rosters {', '.join(names)}"
+            )
+        if name in out:
+            raise click.UsageError(f"--roster {name}=… is given twice")
+        folder = Path(value).expanduser()
+        if not folder.is_dir():
+            raise click.UsageError(f"--roster {name}: {folder} is not a sealed roster folder")
+        out[name] = folder
+    missing = [n for n in names if n not in out]
+    if missing:
+        raise click.UsageError(
+            f"{template} needs every roster it names; missing: "
+            + ", ".join(f"--roster {n}=sealed/…" for n in missing)
+        )
+    return {n: out[n] for n in names}
+
+
+def relative(path: Path, root: Path) -> str:
+    """`path` relative to the repository root when inside it, else absolute (POSIX form)."""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(root).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
+def set_top(text: str, key: str, value: str) -> str:
+    """Set a top-level string key (before the first table), adding it at the top if absent."""
+    pattern = re.compile(rf"^{key}\s*=.*$", re.MULTILINE)
+    line = f"{key} = {json.dumps(value)}"
+    first_table = re.search(r"^\[", text, re.MULTILINE)
+    match = pattern.search(text)
+    if match and (first_table is None or match.start() < first_table.start()):
+        return text[: match.start()] + line + text[match.end() :]
+    return line + "\n" + text
+
+
+def set_in_section(text: str, header: str, values: Mapping[str, object]) -> str:
+    """Set keys inside the first table whose header line is exactly `header`."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, ln in enumerate(lines) if ln.strip() == header), None)
+    if start is None:
+        raise click.ClickException(f"template has no {header} section")
+    return "".join(_set_in_block(lines, start, values))
+
+
+def set_in_roster(text: str, name: str, values: Mapping[str, object]) -> str:
+    """Set keys inside the `[[rosters]]` entry whose `name` is `name`."""
+    lines = text.splitlines(keepends=True)
+    for start, ln in enumerate(lines):
+        if ln.strip() != "[[rosters]]":
+            continue
+        end = _block_end(lines, start)
+        for i in range(start + 1, end):
+            m = re.match(r"^\s*name\s*=\s*(.+?)\s*$", lines[i])
+            if m and _toml_string(m.group(1)) == name:
+                return "".join(_set_in_block(lines, start, values))
+    raise click.ClickException(f"template has no [[rosters]] entry named {name!r}")
+
+
+def _toml_string(raw: str) -> str | None:
+    try:
+        value = tomllib.loads(f"v = {raw}").get("v")
+    except tomllib.TOMLDecodeError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _block_end(lines: list[str], start: int) -> int:
+    return next(
+        (i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines)
+    )
+
+
+def _set_in_block(lines: list[str], start: int, values: Mapping[str, object]) -> list[str]:
+    lines = list(lines)
+    end = _block_end(lines, start)
+    done: set[str] = set()
+    i = start + 1
+    while i < end:
+        m = re.match(r"^(\s*)([A-Za-z_0-9]+)\s*=\s*(.*)$", lines[i])
+        if m and m.group(2) in values:
+            last = i
+            if m.group(3).startswith("[") and "]" not in m.group(3):
+                # a multi-line array: replace through its closing bracket
+                while last + 1 < end and "]" not in lines[last]:
+                    last += 1
+            lines[i : last + 1] = [f"{m.group(1)}{m.group(2)} = {json.dumps(values[m.group(2)])}\n"]
+            end -= last - i
+            done.add(m.group(2))
+        i += 1
+    extra = [f"{k} = {json.dumps(v)}\n" for k, v in values.items() if k not in done]
+    lines[start + 1 : start + 1] = extra
+    return lines
