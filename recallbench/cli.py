@@ -416,8 +416,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "protocol verify": ("recallbench protocol verify protocols/default-2.toml",),
     "protocol instantiate": (
-        "recallbench protocol instantiate protocols/private.toml --corpus ~/bench/corpus "
-        "--roster sealed/mine --out protocols/mine.toml --key receipts=~/keys/key.json",
+        "recallbench protocol instantiate protocols/private.toml --corpus corpora/mine-masked "
+        "--roster masked=sealed/mine-masked --roster drafted=sealed/mine-drafted "
+        "--out protocols/mine.toml",
+        "recallbench protocol instantiate protocols/private-receipts.toml --corpus ~/bench/corpus "
+        "--roster sealed/mine --out protocols/mine-receipts.toml --key receipts=~/keys/key.json",
     ),
     "roster": ("recallbench roster verify sealed/default/receipts",),
     "roster seal": (

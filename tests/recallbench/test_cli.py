@@ -339,7 +339,7 @@ def test_instantiates_next_line_is_a_command_that_works(
     repo = tmp_path / "repo"
     (repo / "protocols").mkdir(parents=True)
     (repo / "pyproject.toml").write_text("")
-    shutil.copy(ROOT / "protocols" / "private.toml", repo / "protocols" / "private.toml")
+    shutil.copy(ROOT / "protocols" / "private-receipts.toml", repo / "protocols" / "private-receipts.toml")
     corpus = repo / "corpora" / "mine"
     sid = "66666666-0000-4000-8000-000000000001"
     write_jsonl(
@@ -365,7 +365,7 @@ def test_instantiates_next_line_is_a_command_that_works(
     monkeypatch.chdir(repo)
     invoke("roster", "seal", str(draft), "--out", "sealed/mine", "--key-out", str(key))
     out = invoke(
-        "protocol", "instantiate", "protocols/private.toml", "--corpus", str(corpus),
+        "protocol", "instantiate", "protocols/private-receipts.toml", "--corpus", str(corpus),
         "--roster", "sealed/mine", "--out", "protocols/mine.toml", "--key", f"receipts={key}",
     )  # fmt: skip
     next_line = out.splitlines()[-1]

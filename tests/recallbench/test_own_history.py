@@ -28,7 +28,7 @@ def test_freeze_mine_seal_instantiate_register_run_ship(
     repo = tmp_path / "repo"
     (repo / "protocols").mkdir(parents=True)
     (repo / "pyproject.toml").write_text("")
-    shutil.copy(ROOT / "protocols" / "private.toml", repo / "protocols" / "private.toml")
+    shutil.copy(ROOT / "protocols" / "private-receipts.toml", repo / "protocols" / "private-receipts.toml")
     generated = generate(tmp_path / "gen", SyntheticConfig.small(seed=11))
     corpus = repo / "corpora" / "mine"
     shutil.copytree(generated.projects_dir, corpus / "projects")
@@ -42,7 +42,7 @@ def test_freeze_mine_seal_instantiate_register_run_ship(
     cli("roster", "seal", "rosters/mine.json", "--out", "sealed/mine", "--key-out", str(key))
     assert not Path("sealed/mine/key.json").exists()  # the key lives outside the repository
     cli(
-        "protocol", "instantiate", "protocols/private.toml",
+        "protocol", "instantiate", "protocols/private-receipts.toml",
         "--corpus", str(corpus), "--roster", "sealed/mine", "--out", "protocols/mine.toml",
         "--key", f"receipts={key}",
     )  # fmt: skip
