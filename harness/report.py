@@ -15,6 +15,7 @@ from harness.protocol.model import Protocol
 from harness.results import (
     Aggregate,
     ArmRun,
+    EmbedderRecord,
     MetricMean,
     ResultFiles,
     ResultsError,
@@ -162,6 +163,8 @@ def render_report(summary: Summary) -> str:
         f"Protocol `{p.id}` (sha256 `{p.sha256[:16]}…`), run `{summary.run_id}`.",
         "",
     ]
+    if summary.embedder is not None:  # absent only from runs made before embedder pinning
+        lines += [_embedder_line(summary.embedder), ""]
     if summary.deviations:
         lines.append("## Deviations (declared before any number)")
         for d in summary.deviations:
@@ -174,6 +177,15 @@ def render_report(summary: Summary) -> str:
     lines += _latency_table(summary, labels)
     lines += _corpus(summary)
     return "\n".join(lines)
+
+
+def _embedder_line(record: EmbedderRecord) -> str:
+    used = f"Embedder `{record.used}`"
+    if record.status == "unpinned":
+        return f"{used}, **unpinned**: the protocol predates embedder pinning."
+    if record.status == "pinned":
+        return f"{used}, as the protocol pins."
+    return f"{used}, but the protocol pins `{record.pinned}` (**deviation**, declared above)."
 
 
 def _legend(summary: Summary, labels: Mapping[str, str]) -> list[str]:
