@@ -163,14 +163,14 @@ def render_report(summary: Summary) -> str:
         f"Protocol `{p.id}` (sha256 `{p.sha256[:16]}…`), run `{summary.run_id}`.",
         "",
     ]
-    if summary.embedder is not None:  # absent only from runs made before embedder pinning
-        lines += [_embedder_line(summary.embedder), ""]
     if summary.deviations:
         lines.append("## Deviations (declared before any number)")
         for d in summary.deviations:
             lines.append(f"- **{d.reason}**")
             lines.extend(f"  - {problem}" for problem in d.problems)
         lines.append("")
+    if summary.embedder is not None:  # absent only from runs made before embedder pinning
+        lines += [_embedder_line(summary.embedder), ""]
     lines += _legend(summary, labels)
     lines += _gates(summary, labels)
     lines += _metric_tables(summary, labels)

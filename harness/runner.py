@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shlex
 import platform
+import shlex
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -306,9 +306,7 @@ def evaluate(verified: Verified, options: RunOptions) -> Evaluation:
         cutoff=protocol.corpus.cutoff,
     )
     excluded = contamination.flagged(protocol.corpus.exclude)
-    memory, db_path = _open_corpus_db(
-        protocol, verified, options, contamination, excluded
-    )
+    memory, db_path = _open_corpus_db(protocol, verified, options, contamination, excluded)
     runs = tuple(
         run_arm(
             spec,

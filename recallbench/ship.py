@@ -119,7 +119,7 @@ def _check_embedder(results_dir: Path, summary: Summary) -> str:
         raise ShipError(msg)
     pinned = summary.embedder.pinned if summary.embedder is not None else None
     again = (
-        f"register a protocol that pins it (embedder = \"{serving}\") and run that"
+        f'register a protocol that pins it (embedder = "{serving}") and run that'
         if pinned is not None  # a pinned protocol refuses the other embedder without a deviation
         else "run the protocol again with it"
     )

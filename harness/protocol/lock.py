@@ -391,7 +391,7 @@ def _check_pinned(protocol: Protocol) -> None:
     if protocol.embedder is None:
         try:
             suggestion = live_embedder().id
-            why = f"the one {live_name()!r} reports, i.e. what `bench run` would use now"
+            why = f"the id of embedder {live_name()!r}, which `bench run` would use now"
         except EmbedderChoiceError:
             suggestion, why = known.get("minilm", "minilm-l6-v2"), "the default embedder"
         msg = (
