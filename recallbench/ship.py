@@ -118,16 +118,17 @@ def _check_embedder(results_dir: Path, summary: Summary) -> str:
         msg = f"{results_dir} records no embedder; run the protocol again with {serving}"
         raise ShipError(msg)
     pinned = summary.embedder.pinned if summary.embedder is not None else None
+    how = use_hint(serving)
     again = (
-        f'register a protocol that pins it (embedder = "{serving}") and run that'
+        f'register a protocol that pins it (embedder = "{serving}"), run it ({how}), ship that run'
         if pinned is not None  # a pinned protocol refuses the other embedder without a deviation
-        else "run the protocol again with it"
+        else f"run the protocol again with it ({how}) and ship that run"
     )
     msg = (
-        f"{results_dir} was run with embedder {used}, but `serve` and the hooks would use "
-        f"{serving} (embedder {config.embedder_name()!r}), so the shipped arm would rank "
-        f"by vectors it was not measured on. Either serve with {used}: {use_hint(used)} for "
-        f"`serve`, the hooks and this `ship`; or keep {serving} ({use_hint(serving)}) and {again}"
+        f"it was run with embedder {used}, but `serve` and the hooks would use {serving} "
+        f"(embedder {config.embedder_name()!r}): the shipped arm would rank by vectors it was not "
+        f"measured on.\nFix: serve with {used} ({use_hint(used)} for `serve`, the hooks and this "
+        f"`ship`),\n  or keep {serving}: {again}."
     )
     raise ShipError(msg)
 

@@ -74,5 +74,5 @@ def use_hint(embedder_id: str) -> str:
     if name is None:
         return f"no registered embedder reports the id {embedder_id} (known: {known_ids_text()})"
     if name == DEFAULT_NAME:
-        return f"unset {ENV_VAR} (the default is {DEFAULT_NAME}) or set {ENV_VAR}={name}"
+        return f"unset {ENV_VAR} or set it to {name}, the default"
     return f"set {ENV_VAR}={name}"

@@ -30,8 +30,11 @@ def test_a_run_made_with_another_embedder_than_the_serving_one_is_refused_with_t
         "was run with embedder hash-256-v1, but `serve` and the hooks would use minilm-l6-v2"
         in text
     )
-    assert "Either serve with hash-256-v1: set RECALLBENCH_EMBEDDER=hash" in text
-    assert 'register a protocol that pins it (embedder = "minilm-l6-v2") and run that' in text
+    assert "Fix: serve with hash-256-v1 (set RECALLBENCH_EMBEDDER=hash for `serve`" in text
+    assert (
+        'or keep minilm-l6-v2: register a protocol that pins it (embedder = "minilm-l6-v2"), '
+        "run it (unset RECALLBENCH_EMBEDDER" in text
+    )
     assert read_config() is None  # nothing was shipped
     # positive control: serving with the run's embedder, the same folder ships and says which
     monkeypatch.setenv("RECALLBENCH_EMBEDDER", "hash")
@@ -52,7 +55,9 @@ def test_an_unpinned_run_is_checked_against_the_serving_embedder_too(
     assert result.summary.embedder is not None
     assert result.summary.embedder.status == "unpinned"
     monkeypatch.setenv("RECALLBENCH_EMBEDDER", "minilm")
-    with pytest.raises(ShipError, match=r"run the protocol again with it$"):
+    with pytest.raises(
+        ShipError, match=r"run the protocol again with it \(unset RECALLBENCH_EMBEDDER"
+    ):
         verify_results(result.directory)
     monkeypatch.setenv("RECALLBENCH_EMBEDDER", "hash")
     assert verify_results(result.directory).embedder == "hash-256-v1"
@@ -65,7 +70,7 @@ def test_a_committed_run_from_before_pinning_uses_its_recorded_environment_embed
     summary = json.loads((directory / "summary.json").read_text(encoding="utf-8"))
     assert "embedder" not in summary  # written before pinning
     assert summary["environment"]["embedder"] == "minilm-l6-v2"
-    with pytest.raises(ShipError, match="was run with embedder minilm-l6-v2, but"):
+    with pytest.raises(ShipError, match="it was run with embedder minilm-l6-v2, but"):
         verify_results(directory)  # the tests serve with hash
     monkeypatch.delenv("RECALLBENCH_EMBEDDER")  # the default: minilm, as that run used
     decision = verify_results(directory)
