@@ -15,6 +15,7 @@ from harness.protocol.model import Protocol
 from harness.results import (
     Aggregate,
     ArmRun,
+    EmbedderRecord,
     MetricMean,
     ResultFiles,
     ResultsError,
@@ -168,12 +169,23 @@ def render_report(summary: Summary) -> str:
             lines.append(f"- **{d.reason}**")
             lines.extend(f"  - {problem}" for problem in d.problems)
         lines.append("")
+    if summary.embedder is not None:  # absent only from runs made before embedder pinning
+        lines += [_embedder_line(summary.embedder), ""]
     lines += _legend(summary, labels)
     lines += _gates(summary, labels)
     lines += _metric_tables(summary, labels)
     lines += _latency_table(summary, labels)
     lines += _corpus(summary)
     return "\n".join(lines)
+
+
+def _embedder_line(record: EmbedderRecord) -> str:
+    used = f"Embedder `{record.used}`"
+    if record.status == "unpinned":
+        return f"{used}, **unpinned**: the protocol predates embedder pinning."
+    if record.status == "pinned":
+        return f"{used}, as the protocol pins."
+    return f"{used}, but the protocol pins `{record.pinned}` (**deviation**, declared above)."
 
 
 def _legend(summary: Summary, labels: Mapping[str, str]) -> list[str]:

@@ -29,6 +29,7 @@ __all__ = [
     "Contamination",
     "CorpusRecord",
     "Deviation",
+    "EmbedderRecord",
     "Environment",
     "Latency",
     "MetricMean",
@@ -106,6 +107,39 @@ class Deviation:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Deviation:
         return cls(reason=data["reason"], problems=tuple(data["problems"]))
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmbedderRecord:
+    """The embedder a run used and the one its protocol pins (None: registered before pinning)."""
+
+    used: str
+    pinned: str | None
+
+    @property
+    def status(self) -> str:
+        """``pinned`` (they match), ``deviation`` (they differ; declared) or ``unpinned``."""
+        if self.pinned is None:
+            return "unpinned"
+        return "pinned" if self.used == self.pinned else "deviation"
+
+    def describe(self) -> str:
+        """One line for the terminal and the report."""
+        if self.status == "unpinned":
+            return (
+                f"embedder {self.used}, unpinned: the protocol predates embedder pinning, "
+                "so the live embedder was used and recorded"
+            )
+        if self.status == "pinned":
+            return f"embedder {self.used}, as the protocol pins"
+        return f"embedder {self.used}, but the protocol pins {self.pinned} (a declared deviation)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"used": self.used, "pinned": self.pinned, "status": self.status}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EmbedderRecord:
+        return cls(used=data["used"], pinned=data["pinned"])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -444,6 +478,8 @@ class Summary:
     wall_s: float
     run_id: str | None = None
     files: ResultFiles | None = None
+    # Absent from summaries written before embedder pinning; every new run records it.
+    embedder: EmbedderRecord | None = None
 
     def with_files(self, run_id: str, files: ResultFiles) -> Summary:
         return replace(self, run_id=run_id, files=files)
@@ -455,6 +491,7 @@ class Summary:
             "deviations": [d.to_dict() for d in self.deviations],
             "protocol": self.protocol.to_dict(),
             "lock": dict(self.lock) if self.lock is not None else None,
+            **({"embedder": self.embedder.to_dict()} if self.embedder is not None else {}),
             "seals": dict(self.seals),
             "corpus": self.corpus.to_dict(),
             "arms": [a.to_dict() for a in self.arms],
@@ -502,6 +539,7 @@ class Summary:
             wall_s=data["wall_s"],
             run_id=data["run_id"],
             files=ResultFiles.from_dict(data["files"]),
+            embedder=EmbedderRecord.from_dict(data["embedder"]) if "embedder" in data else None,
         )
 
 

@@ -1,7 +1,10 @@
 """`bench run`: verify lock, seals and corpus, run every arm on every sealed question, score, decide.
 
-A run is three steps: `verify_inputs` (lock, seals, corpus manifest), `evaluate` (ask every arm,
-then load the gold, score and decide: `harness.scoring`) and `write_outputs` (`harness.report`).
+A run is three steps: `verify_inputs` (lock, seals, corpus manifest, pinned embedder), `evaluate`
+(ask every arm, then load the gold, score and decide: `harness.scoring`) and `write_outputs`
+(`harness.report`). The embedder is part of the experiment: a run whose live embedder
+(``$RECALLBENCH_EMBEDDER`` or minilm) is not the one the protocol pins is refused unless a deviation
+is declared; a protocol registered before pinning runs with the live one, recorded as unpinned.
 Arms only ever receive `Query` values built from `questions.json`; the key is loaded separately, after
 its seal verifies, and is used only for scoring after every arm has answered.
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import shlex
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -22,12 +26,13 @@ from typing import Any
 from arms.base import Query
 from arms.registry import build, full_canonical
 from engine import __version__ as engine_version
-from engine.embed import Embedder, get_embedder
+from engine.embed import Embedder
 from engine.memory import Memory
 from engine.scope import Scope
 from harness import freeze
 from harness.gates import GateResult, choose_ship
 from harness.metrics import RankedItem
+from harness.protocol.embedder import EmbedderChoiceError, live_embedder, live_name, use_hint
 from harness.protocol.load import load_protocol
 from harness.protocol.lock import load_lock, verify
 from harness.protocol.model import Protocol
@@ -38,6 +43,7 @@ from harness.results import (
     Contamination,
     CorpusRecord,
     Deviation,
+    EmbedderRecord,
     Environment,
     Latency,
     MetricNames,
@@ -128,10 +134,6 @@ def git_commit(root: Path) -> str | None:
 # Running
 
 
-def _embedder(name: str | None) -> Embedder:
-    return get_embedder(name or os.environ.get("RECALLBENCH_EMBEDDER", "minilm"))
-
-
 def _scope(question: Question) -> Scope:
     return Scope.everywhere() if question.scope == "*" else Scope.of(question.scope)
 
@@ -202,6 +204,7 @@ class Verified:
     manifest: freeze.Manifest
     seals: Mapping[str, str]
     deviations: tuple[Deviation, ...]
+    embedder: Embedder  # the live one; built, but no model loaded until the first embed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -231,24 +234,36 @@ def verify_inputs(protocol_path: Path, options: RunOptions) -> Verified:
         RunRefusedError: something does not match and no deviation was declared.
     """
     protocol = load_protocol(protocol_path)
+    try:
+        embedder = live_embedder(options.embedder)
+    except EmbedderChoiceError as exc:
+        raise RunRefusedError(f"refusing to run {protocol.path}: {exc}") from exc
     corpus_dir = materialise_corpus(protocol, progress=options.progress)
     manifest = freeze.manifest(corpus_dir)
     seals, seal_errors = current_seals(protocol, options.key_paths)
     problems = seal_errors + [
         m.message for m in verify(protocol.path, manifest_sha256=manifest.sha256, seals=seals)
     ]
-    if problems and not options.deviation:
+    pin_problem = _embedder_problem(protocol, embedder.id, live_name(options.embedder))
+    if (problems or pin_problem) and not options.deviation:
+        fixes = [_embedder_fix(protocol)] if pin_problem else []
+        if problems:
+            fixes.append("Fix: re-register or amend the protocol before the first run.")
         msg = (
-            "refusing to run "
-            + str(protocol.path)
-            + ":\n  "
-            + "\n  ".join(problems)
-            + '\nRe-register or amend the protocol before the first run, or pass --deviation "why" '
-            "to run anyway with the deviation recorded in the results."
+            f"refusing to run {protocol.path}:\n  "
+            + "\n  ".join([*([pin_problem] if pin_problem else []), *problems])
+            + "\n"
+            + "\n".join(fixes)
+            + '\nOr pass --deviation "why" to run anyway with the deviation recorded in the results.'
         )
         raise RunRefusedError(msg)
     deviations = (
-        (Deviation(reason=options.deviation, problems=tuple(problems)),)
+        (
+            Deviation(
+                reason=options.deviation,
+                problems=(*([pin_problem] if pin_problem else []), *problems),
+            ),
+        )
         if options.deviation
         else ()
     )
@@ -258,7 +273,24 @@ def verify_inputs(protocol_path: Path, options: RunOptions) -> Verified:
         manifest=manifest,
         seals=seals,
         deviations=deviations,
+        embedder=embedder,
     )
+
+
+def _embedder_problem(protocol: Protocol, live_id: str, name: str) -> str | None:
+    """The pinned-embedder mismatch, naming both ids, or None when they match or nothing is pinned."""
+    if protocol.embedder is None or protocol.embedder == live_id:
+        return None
+    return (
+        f"embedder: {protocol.path} pins {protocol.embedder} but this run would use {live_id} "
+        f"(embedder {name!r})"
+    )
+
+
+def _embedder_fix(protocol: Protocol) -> str:
+    pinned = protocol.embedder or ""
+    command = shlex.join(["recallbench", "bench", "run", str(protocol.path)])
+    return f"Fix: run with the pinned embedder {pinned}: {use_hint(pinned)}, then `{command}`."
 
 
 def evaluate(verified: Verified, options: RunOptions) -> Evaluation:
@@ -274,9 +306,7 @@ def evaluate(verified: Verified, options: RunOptions) -> Evaluation:
         cutoff=protocol.corpus.cutoff,
     )
     excluded = contamination.flagged(protocol.corpus.exclude)
-    memory, db_path = _open_corpus_db(
-        protocol, options, verified.corpus_dir, verified.manifest.sha256, contamination, excluded
-    )
+    memory, db_path = _open_corpus_db(protocol, verified, options, contamination, excluded)
     runs = tuple(
         run_arm(
             spec,
@@ -310,6 +340,7 @@ def evaluate(verified: Verified, options: RunOptions) -> Evaluation:
             primary=protocol.metrics.primary, all=protocol.metrics.all, k=protocol.metrics.k
         ),
         aggregates=tuple(aggregates(protocol, scores, questions, keys)),
+        embedder=EmbedderRecord(used=verified.embedder.id, pinned=protocol.embedder),
         gates=tuple(gates),
         shipped_arm=choose_ship(protocol.ship, {g.id: g.verdict for g in gates}),
         stats=StatsRecord(
@@ -351,9 +382,8 @@ def write_outputs(verified: Verified, evaluation: Evaluation, options: RunOption
 
 def _open_corpus_db(
     protocol: Protocol,
+    verified: Verified,
     options: RunOptions,
-    corpus_dir: Path,
-    manifest_sha: str,
     contamination: freeze.ContaminationReport,
     excluded: set[str],
 ) -> tuple[Memory, Path]:
@@ -364,10 +394,10 @@ def _open_corpus_db(
     """
     cache = options.cache_dir or protocol.root / "cache"
     excl_hash = hashlib.sha256("\n".join(sorted(excluded)).encode()).hexdigest()[:8]
-    db_path = cache / "bench" / f"{manifest_sha[:16]}-{excl_hash}.db"
+    db_path = cache / "bench" / f"{verified.manifest.sha256[:16]}-{excl_hash}.db"
     # A benchmark asks many queries of a frozen corpus: FTS5 answers from an in-memory snapshot.
-    memory = Memory(db_path, _embedder(options.embedder), lexical_index="sync")
-    files = [corpus_dir / f for f in contamination.files_excluding(excluded)]
+    memory = Memory(db_path, verified.embedder, lexical_index="sync")
+    files = [verified.corpus_dir / f for f in contamination.files_excluding(excluded)]
     if files:
         memory.import_paths(files, embed=True, progress=options.progress)
     memory.ensure_index()

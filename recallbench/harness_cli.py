@@ -81,7 +81,9 @@ def _corpus_and_seals(
 @key_option
 def protocol_register(path: Path, keys: tuple[str, ...]) -> None:
     """Hash-lock PROTOCOL before any arm runs: writes PROTOCOL.lock.json with the protocol's sha256,
-    the roster seals, the corpus manifest hash, the time and the git commit."""
+    the roster seals, the corpus manifest hash, the pinned embedder id, the time and the git commit.
+
+    PROTOCOL must pin its embedder with a top-level line such as `embedder = "minilm-l6-v2"`."""
     from harness.protocol.lock import register
     from harness.protocol.model import ProtocolError
     from harness.runner import git_commit
@@ -100,6 +102,7 @@ def protocol_register(path: Path, keys: tuple[str, ...]) -> None:
     except (ProtocolError, OSError, ValueError) as exc:
         raise _fail(exc) from exc
     click.echo(f"registered {path} (sha256 {lock.protocol_sha256})")
+    click.echo(f"embedder {lock.embedder} (pinned)")
     click.echo(f"corpus manifest {manifest}")
     for name, seal in sorted(seals.items()):
         click.echo(f"roster {name}: seal {seal}")
@@ -395,8 +398,11 @@ def bench() -> None:
 def bench_run(
     path: Path, deviation: str | None, keys: tuple[str, ...], results_root: Path | None
 ) -> None:
-    """Verify lock, seals and corpus of PATH, run every arm on every sealed question, score, decide
-    the gates and write results/<protocol>/<run-id>/ (never overwriting an earlier run)."""
+    """Verify lock, seals, corpus and pinned embedder of PATH, run every arm on every sealed question,
+    score, decide the gates and write results/<protocol>/<run-id>/ (never overwriting an earlier run).
+
+    The embedder used is $RECALLBENCH_EMBEDDER (default minilm); it must report the id the protocol
+    pins (`embedder = "minilm-l6-v2"`), else the run is refused unless --deviation says why."""
     from harness.protocol.model import ProtocolError
     from harness.runner import RunOptions, RunRefusedError, run
 
@@ -417,6 +423,8 @@ def bench_run(
     click.echo(f"results: {result.directory}")
     if s.deviations:
         click.echo(f"DEVIATION recorded: {s.deviations[0].reason}")
+    if s.embedder is not None:
+        click.echo(s.embedder.describe())
     from harness.gates import format_gate_line
 
     for g in result.gates:

@@ -2,6 +2,8 @@
 
 Only a results folder whose protocol lock and roster seals still verify can be shipped, and the arm is
 recomputed from the protocol's pre-registered ship rule and the run's gate verdicts — never typed in.
+The run must have used the embedder that will serve (`serve` and the hooks: ``$RECALLBENCH_EMBEDDER``,
+else minilm): an arm measured on other vectors is not the arm Claude Code would get.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from typing import Any
 import click
 
 from arms.registry import full_canonical
+from engine.embed import UnknownEmbedderError
 from harness.gates import choose_ship
+from harness.protocol.embedder import use_hint
 from harness.protocol.load import load_protocol
 from harness.protocol.lock import Lock, load_lock
 from harness.protocol.model import Protocol, ProtocolError, Verdict
@@ -41,6 +45,7 @@ class ShipDecision:
     run_id: str
     results: str
     verdicts: Mapping[str, Verdict]
+    embedder: str
 
     def config_table(self, now: datetime) -> dict[str, Any]:
         """The ``[ship]`` table of ``config.toml``: provenance and the gate verdicts."""
@@ -51,6 +56,7 @@ class ShipDecision:
             "protocol_sha256": self.protocol_sha256,
             "run_id": self.run_id,
             "results": self.results,
+            "embedder": self.embedder,
             "shipped_at": now.isoformat(timespec="seconds"),
             "verdicts": dict(sorted(self.verdicts.items())),
         }
@@ -80,6 +86,7 @@ def verify_results(results_dir: Path, key_paths: Mapping[str, Path] | None = Non
         )
         raise ShipError(msg)
     _check_seals(protocol, lock, summary, key_paths or {})
+    embedder = _check_embedder(results_dir, summary)
     verdicts = {g.id: g.verdict for g in summary.gates}
     arm = choose_ship(protocol.ship, verdicts)
     if arm != summary.shipped_arm:
@@ -93,7 +100,37 @@ def verify_results(results_dir: Path, key_paths: Mapping[str, Path] | None = Non
         run_id=str(summary.run_id),
         results=str(results_dir.resolve()),
         verdicts=verdicts,
+        embedder=embedder,
     )
+
+
+def _check_embedder(results_dir: Path, summary: Summary) -> str:
+    """The run's embedder id, which must be the one `serve` and the hooks would use now."""
+    used = summary.embedder.used if summary.embedder is not None else summary.environment.embedder
+    try:
+        serving = config.make_embedder().id  # builds it only: no model is loaded for its id
+    except UnknownEmbedderError as exc:
+        msg = f"$RECALLBENCH_EMBEDDER names no known embedder ({exc}); fix it before shipping"
+        raise ShipError(msg) from exc
+    if used == serving:
+        return serving
+    if used is None:
+        msg = f"{results_dir} records no embedder; run the protocol again with {serving}"
+        raise ShipError(msg)
+    pinned = summary.embedder.pinned if summary.embedder is not None else None
+    how = use_hint(serving)
+    again = (
+        f'register a protocol that pins it (embedder = "{serving}"), run it ({how}), ship that run'
+        if pinned is not None  # a pinned protocol refuses the other embedder without a deviation
+        else f"run the protocol again with it ({how}) and ship that run"
+    )
+    msg = (
+        f"it was run with embedder {used}, but `serve` and the hooks would use {serving} "
+        f"(embedder {config.embedder_name()!r}): the shipped arm would rank by vectors it was not "
+        f"measured on.\nFix: serve with {used} ({use_hint(used)} for `serve`, the hooks and this "
+        f"`ship`),\n  or keep {serving}: {again}."
+    )
+    raise ShipError(msg)
 
 
 def _read_summary(results_dir: Path) -> Summary:
@@ -153,6 +190,8 @@ def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) ->
             f"protocol: {current.get('protocol_id')} sha256 {current.get('protocol_sha256')}"
         )
         click.echo(f"run: {current.get('run_id')}  ({current.get('results')})")
+        if "embedder" in current:  # shipped before embedder pinning: not recorded
+            click.echo(f"embedder: {current['embedder']}")
         verdicts = current.get("verdicts", {})
         click.echo("verdicts: " + ", ".join(f"{k}={v}" for k, v in sorted(verdicts.items())))
         click.echo(f"shipped at: {current.get('shipped_at')}")
@@ -168,5 +207,6 @@ def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) ->
     except config.ConfigError as exc:
         raise click.ClickException(f"cannot ship {results_dir}: {exc}") from exc
     click.echo(f"shipped {decision.arm} from {decision.protocol_id} run {decision.run_id}")
+    click.echo(f"embedder: {decision.embedder} (what `serve` and the hooks use)")
     click.echo("verdicts: " + ", ".join(f"{k}={v}" for k, v in sorted(decision.verdicts.items())))
     click.echo(f"wrote {path}")

@@ -83,6 +83,13 @@ def canonical_sha256(path: Path | str) -> str:
     return hashlib.sha256(canonical_json(path)).hexdigest()
 
 
+def declared_embedder(path: Path | str) -> str | None:
+    """The protocol's top-level ``embedder`` as written (None when absent or not a string)."""
+    _, data = _read_toml(Path(path))
+    value = data.get("embedder")
+    return value if isinstance(value, str) else None
+
+
 def raw_sha256(path: Path | str) -> str:
     """sha256 of the protocol file's exact bytes (recorded beside the canonical hash)."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
@@ -207,6 +214,7 @@ def _build(
         root=root,
         sha256=sha256,
         raw_sha256=raw_sha256,
+        embedder=doc.get("embedder"),
     )
 
 

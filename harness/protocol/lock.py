@@ -1,8 +1,11 @@
 """The protocol lock: register a protocol, amend it before its first run, verify it before a run.
 
 Registration writes ``protocols/<x>.lock.json`` beside the protocol, holding the protocol's
-canonical hash, the roster seals, the corpus manifest hash, the time and the git commit. A run
-refuses a protocol whose lock is missing or no longer matches unless a deviation is declared.
+canonical hash, the roster seals, the corpus manifest hash, the pinned embedder id, the time and the
+git commit. A run refuses a protocol whose lock is missing or no longer matches unless a deviation is
+declared. A new protocol must name its embedder (``embedder = "minilm-l6-v2"``): the vectors every
+vector arm ranks by come from it, so it is part of the experiment. Locks written before embedder
+pinning hold no ``embedder`` key and keep verifying unchanged.
 Callers compute the corpus manifest and the roster seals and pass them in; this module never reads
 a corpus.
 """
@@ -18,7 +21,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from harness.protocol.load import canonical_sha256, load_protocol
+from harness.protocol.embedder import (
+    EmbedderChoiceError,
+    known_ids_text,
+    live_embedder,
+    live_name,
+    pin_line,
+    registry_ids,
+)
+from harness.protocol.load import canonical_sha256, declared_embedder, load_protocol
 from harness.protocol.model import Protocol, ProtocolError, check_sha256
 from harness.seal import canonical_json_bytes
 
@@ -35,6 +46,7 @@ class Amendment:
     reason: str
     seals: Mapping[str, str]
     corpus_manifest_sha256: str
+    embedder: str | None = None  # absent from amendments written before embedder pinning
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seals", MappingProxyType(dict(self.seals)))
@@ -43,8 +55,8 @@ class Amendment:
         return hash((self.sha256, self.time, self.reason, tuple(sorted(self.seals.items()))))
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
+        """JSON-ready form (``embedder`` only when pinned, so older locks read back unchanged)."""
+        out: dict[str, Any] = {
             "sha256": self.sha256,
             "raw_sha256": self.raw_sha256,
             "time": self.time,
@@ -52,6 +64,9 @@ class Amendment:
             "seals": dict(self.seals),
             "corpus_manifest_sha256": self.corpus_manifest_sha256,
         }
+        if self.embedder is not None:
+            out["embedder"] = self.embedder
+        return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +82,7 @@ class Lock:
     registered_at: str
     git_commit: str | None
     amendments: tuple[Amendment, ...] = ()
+    embedder: str | None = None  # the pinned embedder id; None in locks from before pinning
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seals", MappingProxyType(dict(self.seals)))
@@ -92,9 +108,14 @@ class Lock:
             return self.amendments[-1].corpus_manifest_sha256
         return self.corpus_manifest_sha256
 
+    @property
+    def current_embedder(self) -> str | None:
+        """Embedder id now in force (None: registered before embedder pinning)."""
+        return self.amendments[-1].embedder if self.amendments else self.embedder
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (what the lock file holds)."""
-        return {
+        """JSON-ready form (what the lock file holds; ``embedder`` only when pinned)."""
+        out: dict[str, Any] = {
             "lock_version": _LOCK_VERSION,
             "protocol": self.protocol,
             "protocol_id": self.protocol_id,
@@ -106,6 +127,9 @@ class Lock:
             "git_commit": self.git_commit,
             "amendments": [a.to_dict() for a in self.amendments],
         }
+        if self.embedder is not None:
+            out["embedder"] = self.embedder
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str) -> Lock:
@@ -121,6 +145,7 @@ class Lock:
                 registered_at=data["registered_at"],
                 git_commit=data["git_commit"],
                 amendments=tuple(Amendment(**a) for a in data["amendments"]),
+                embedder=data.get("embedder"),
             )
         except (KeyError, TypeError) as err:
             msg = f"Lock file {where} is malformed ({err!r}); restore it from version control"
@@ -131,7 +156,7 @@ class Lock:
 class Mismatch:
     """One thing that no longer matches the lock: which, where, expected and actual hash."""
 
-    thing: Literal["lock", "protocol", "seal", "manifest"]
+    thing: Literal["lock", "protocol", "seal", "manifest", "embedder"]
     path: str
     expected: str | None
     actual: str | None
@@ -139,12 +164,13 @@ class Mismatch:
 
     @property
     def message(self) -> str:
-        """One sentence naming the file and both hashes."""
+        """One sentence naming the file and both hashes (both embedder ids for ``embedder``)."""
         if self.thing == "lock":
             return f"No lock at {self.path}; {self.hint}"
         expected = self.expected if self.expected is not None else "(nothing recorded)"
         actual = self.actual if self.actual is not None else "(nothing given)"
-        text = f"Expected sha256 of {self.path} to be {expected} but got {actual}"
+        what = "embedder id" if self.thing == "embedder" else "sha256"
+        text = f"Expected {what} of {self.path} to be {expected} but got {actual}"
         return f"{text}; {self.hint}" if self.hint else text
 
     def to_dict(self) -> dict[str, Any]:
@@ -198,8 +224,9 @@ def register(
         git_commit: the repository commit, when known.
 
     Raises:
-        ProtocolError: a lock already exists, the protocol is invalid, or the given manifest or
-            seals differ from those the protocol declares.
+        ProtocolError: a lock already exists, the protocol is invalid, names no embedder or one
+            no registered embedder reports, or the given manifest or seals differ from those the
+            protocol declares.
     """
     path = Path(protocol_path)
     target = lock_path(path)
@@ -211,6 +238,7 @@ def register(
         raise ProtocolError(msg)
     _check_time(now)
     protocol = load_protocol(path)
+    _check_pinned(protocol)
     _check_given(protocol, manifest_sha256, seals)
     lock = Lock(
         protocol=path.name,
@@ -221,6 +249,7 @@ def register(
         corpus_manifest_sha256=manifest_sha256,
         registered_at=now.isoformat(),
         git_commit=git_commit,
+        embedder=protocol.embedder,
     )
     with target.open("xb") as fh:
         fh.write(canonical_json_bytes(lock.to_dict()))
@@ -262,6 +291,7 @@ def amend(protocol_path: Path | str, now: dt.datetime, reason: str, has_runs: bo
             "results are filed by id, so register a new protocol instead"
         )
         raise ProtocolError(msg)
+    _check_pinned(protocol)
     if protocol.sha256 == lock.current_sha256:
         msg = f"Nothing to amend: {path} still has sha256 {protocol.sha256} recorded in the lock"
         raise ProtocolError(msg)
@@ -272,6 +302,7 @@ def amend(protocol_path: Path | str, now: dt.datetime, reason: str, has_runs: bo
         reason=reason,
         seals=protocol.seals,
         corpus_manifest_sha256=protocol.corpus.manifest_sha256,
+        embedder=protocol.embedder,
     )
     amended = Lock(**{**_lock_fields(lock), "amendments": (*lock.amendments, amendment)})
     _replace_file(lock_path(path), canonical_json_bytes(amended.to_dict()))
@@ -337,7 +368,44 @@ def verify(
                 hint="the corpus snapshot is not the one registered",
             )
         )
+    # Named on its own (not only through the protocol hash) so that an edited `embedder` line, or
+    # an edited lock, says which embedder was registered and which one is written now.
+    declared = declared_embedder(path)
+    if declared != lock.current_embedder:
+        out.append(
+            Mismatch(
+                thing="embedder",
+                path=f"{path} (embedder)",
+                expected=lock.current_embedder,
+                actual=declared,
+                hint=f"the embedder pinned in {lock_path(path).name} is not the one the protocol "
+                "names; restore the registered line, or amend the protocol before the first run",
+            )
+        )
     return out
+
+
+def _check_pinned(protocol: Protocol) -> None:
+    """A protocol registered or amended now must pin an embedder that some registry name reports."""
+    known = registry_ids()
+    if protocol.embedder is None:
+        try:
+            suggestion = live_embedder().id
+            why = f"the id of embedder {live_name()!r}, which `bench run` would use now"
+        except EmbedderChoiceError:
+            suggestion, why = known.get("minilm", "minilm-l6-v2"), "the default embedder"
+        msg = (
+            f"{protocol.path} names no embedder, and the embedder is part of the experiment: "
+            f"add this line at the top, before the first [table]:\n  {pin_line(suggestion)}\n"
+            f"({why}; known ids: {known_ids_text()})"
+        )
+        raise ProtocolError(msg)
+    if protocol.embedder not in known.values():
+        msg = (
+            f"{protocol.path} pins embedder {protocol.embedder!r}, which no registered embedder "
+            f"reports; write the id, not the name: one of {known_ids_text()}"
+        )
+        raise ProtocolError(msg)
 
 
 def _check_given(protocol: Protocol, manifest_sha256: str, seals: Mapping[str, str]) -> None:
@@ -376,6 +444,7 @@ def _lock_fields(lock: Lock) -> dict[str, Any]:
         "corpus_manifest_sha256": lock.corpus_manifest_sha256,
         "registered_at": lock.registered_at,
         "git_commit": lock.git_commit,
+        "embedder": lock.embedder,
     }
 
 

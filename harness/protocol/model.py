@@ -284,6 +284,9 @@ class Protocol:
     root: Path  # repository root that relative paths are resolved against
     sha256: str  # canonical hash (what the lock compares)
     raw_sha256: str  # sha256 of the file's bytes
+    # The embedder id the experiment was pre-registered with; None only for protocols registered
+    # before embedder pinning (protocols/default.toml, default-2.toml), which must keep running.
+    embedder: str | None = None
 
     def roster(self, name: str) -> RosterRef:
         """The roster named `name`."""

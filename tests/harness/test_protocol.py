@@ -26,6 +26,7 @@ id = "receipts-2025"
 title = "Does the walk beat fusion on receipt look-up?"
 hypothesis = "walk(hops=2) finds the authoring session more often than rrf."
 registered = 2025-01-15
+embedder = "hash-256-v1"
 arms = ["rrf(pool=20,rrf_k=60)", "walk(hops=2)", "vector(pool=20)"]
 
 [corpus]

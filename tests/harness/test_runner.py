@@ -121,6 +121,7 @@ id = "two"
 title = "Fusion against lexical search on a fixture"
 hypothesis = "rrf finds the answering session at least as often as fts."
 registered = 2026-06-01
+embedder = "hash-256-v1"
 arms = ["fts", "rrf", "none"]
 
 [corpus]

@@ -19,6 +19,7 @@ from engine.memory import Memory
 from recallbench.cli import main
 from recallbench.mcp_server import build_server
 from tests.engine.fixtures_transcripts import simple_session, write_jsonl
+from tests.recallbench.pinning import pin_embedder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -339,7 +340,10 @@ def test_instantiates_next_line_is_a_command_that_works(
     repo = tmp_path / "repo"
     (repo / "protocols").mkdir(parents=True)
     (repo / "pyproject.toml").write_text("")
-    shutil.copy(ROOT / "protocols" / "private-receipts.toml", repo / "protocols" / "private-receipts.toml")
+    shutil.copy(
+        ROOT / "protocols" / "private-receipts.toml", repo / "protocols" / "private-receipts.toml"
+    )
+    pin_embedder(repo / "protocols" / "private-receipts.toml")
     corpus = repo / "corpora" / "mine"
     sid = "66666666-0000-4000-8000-000000000001"
     write_jsonl(

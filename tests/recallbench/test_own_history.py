@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from harness.synthetic import SyntheticConfig, generate
 from recallbench.cli import main
+from tests.recallbench.pinning import pin_embedder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,7 +29,10 @@ def test_freeze_mine_seal_instantiate_register_run_ship(
     repo = tmp_path / "repo"
     (repo / "protocols").mkdir(parents=True)
     (repo / "pyproject.toml").write_text("")
-    shutil.copy(ROOT / "protocols" / "private-receipts.toml", repo / "protocols" / "private-receipts.toml")
+    shutil.copy(
+        ROOT / "protocols" / "private-receipts.toml", repo / "protocols" / "private-receipts.toml"
+    )
+    pin_embedder(repo / "protocols" / "private-receipts.toml")
     generated = generate(tmp_path / "gen", SyntheticConfig.small(seed=11))
     corpus = repo / "corpora" / "mine"
     shutil.copytree(generated.projects_dir, corpus / "projects")
