@@ -49,7 +49,7 @@ def roster_mine(paths: tuple[Path, ...], kind: str, out: Path) -> None:
     targets = list(paths) or [config.claude_projects()]
     bar = _bar("mine", "file")
     try:
-        mined = mine_receipts(targets, name=out.stem, on_file=bar.update if bar else None)
+        mined = mine_receipts(targets, on_file=bar.update if bar else None)
         mask = build_mask(mined) if kind == "masked-receipts" else None
         roster_path, side_path = mined.write(out)
         if mask is not None:
