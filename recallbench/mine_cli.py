@@ -13,11 +13,23 @@ from harness import freeze
 from recallbench import config
 
 
+def _examples(*lines: str) -> str:
+    """A --help epilog in the form recallbench.cli gives every command."""
+    label = "Example:" if len(lines) == 1 else "Examples:"
+    return "\b\n" + label + "\n" + "\n".join(f"  {line}" for line in lines)
+
+
 def _fail(exc: Exception) -> click.ClickException:
     return click.ClickException(str(exc))
 
 
-@click.command("mine")
+@click.command(
+    "mine",
+    epilog=_examples(
+        "recallbench roster mine ~/.claude/projects --out rosters/receipts-mined.json",
+        "recallbench roster mine --kind masked-receipts ~/.claude/projects --out rosters/mine.json",
+    ),
+)
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--kind",
@@ -40,8 +52,6 @@ def roster_mine(paths: tuple[Path, ...], kind: str, out: Path) -> None:
     """Draft a receipt-lookup roster from your own transcripts (PATHS, default ~/.claude/projects):
     commit messages -> the session whose git result holds the hash. Sessions that only cite a hash
     are listed apart, never as authors; whatever cannot be read is skipped and counted.
-
-    Example: recallbench roster mine --kind masked-receipts ~/.claude/projects --out rosters/mine.json
     """
     from harness.mask import MaskError, build_mask, mask_path
     from harness.mine import MineError, mine_receipts
@@ -76,7 +86,13 @@ def roster_mine(paths: tuple[Path, ...], kind: str, out: Path) -> None:
     click.echo(f"review it, then: recallbench roster seal {roster_path} --out sealed/NAME")
 
 
-@click.command("mask")
+@click.command(
+    "mask",
+    epilog=_examples(
+        "recallbench corpus mask ~/.claude/projects --mask rosters/mine.mask.json "
+        "--out corpora/mine-masked"
+    ),
+)
 @click.argument("src", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option(
     "--mask",
@@ -95,8 +111,6 @@ def corpus_mask(src: Path, mask_file: Path, out: Path) -> None:
     """Copy the transcripts under SRC into OUT with the mask applied: the commits' git commit calls
     and results removed, their subjects and hashes replaced in every line of every session. SRC (your
     live history) is only read. OUT/MASK.json records the mask; `corpus freeze OUT` includes it.
-
-    Example: recallbench corpus mask ~/.claude/projects --mask rosters/mine.mask.json --out corpora/mine-masked
     """
     from harness.mask import MaskError
     from harness.mask_corpus import mask_corpus

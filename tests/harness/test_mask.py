@@ -75,9 +75,7 @@ def _tree_bytes(root: Path) -> dict[str, bytes]:
 def _count(tree: dict[str, bytes], needle: str) -> int:
     """Occurrences in the transcripts (MASK.json quotes the subjects and hashes by design)."""
     forms = {needle.encode(), json.dumps(needle)[1:-1].encode()}
-    return sum(
-        data.count(form) for rel, data in tree.items() if rel != MASK_FILE for form in forms
-    )
+    return sum(data.count(form) for rel, data in tree.items() if rel != MASK_FILE for form in forms)
 
 
 @pytest.fixture
@@ -229,7 +227,7 @@ def test_the_manifest_records_the_mask_and_is_unchanged_without_one(
     assert unmasked.sha256 == expected
     assert unmasked.mask_sha256 is None
     assert "mask_sha256" not in unmasked.to_dict()
-    src, mask_file, _ = masked
+    _, mask_file, _ = masked
     mask = Mask.load(mask_file)
     (plain / MASK_FILE).write_bytes(mask_file.read_bytes())
     with_mask = freeze.manifest(plain)
