@@ -1,7 +1,9 @@
 """Corpus freeze: a manifest of the raw transcript bytes and the contamination scan.
 
 The manifest commits to exactly the bytes a benchmark read (sorted relative paths, sizes, per-file
-sha256, the parser and sanitizer versions, and one sha256 over all of it). The scan reports what would
+sha256, the parser and sanitizer versions, and one sha256 over all of it). A masked copy built by
+`harness.mask_corpus` holds its mask list as ``MASK.json``; the manifest then hashes the mask's sha256
+too (a folder without one hashes exactly what it always did). The scan reports what would
 make a benchmark dishonest — this project's own self-transcripts and scaffolding, sealed questions found
 verbatim in the corpus, sessions after the cutoff — with the session ids it flags, so that a protocol's
 pre-declared exclusions can be applied mechanically.
@@ -22,6 +24,7 @@ from typing import Any
 from engine.model import Author
 from engine.sanitize import SANITIZE_VERSION, sanitize
 from engine.transcripts import PARSER_VERSION, StreamState, TranscriptFile, discover, parse_file
+from harness.mask import MASK_FILE, Mask, MaskError
 
 # Counted scrubs that are this project's own scaffolding (a sanitizer that silently stops firing
 # shows up as a drop in these counts).
@@ -49,9 +52,10 @@ class Manifest:
     parser_version: str
     sanitize_version: str
     sha256: str
+    mask_sha256: str | None = None  # the mask list a masked copy was built with (MASK.json)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "sha256": self.sha256,
             "parser_version": self.parser_version,
             "sanitize_version": self.sanitize_version,
@@ -59,6 +63,9 @@ class Manifest:
             "bytes": sum(e.size for e in self.entries),
             "entries": [{"path": e.path, "size": e.size, "sha256": e.sha256} for e in self.entries],
         }
+        if self.mask_sha256 is not None:
+            out["mask_sha256"] = self.mask_sha256
+        return out
 
 
 def manifest(root: Path) -> Manifest:
@@ -85,18 +92,34 @@ def manifest(root: Path) -> Manifest:
     if not entries:
         msg = f"corpus folder {root} holds no .jsonl transcripts"
         raise FreezeError(msg)
-    body = {
+    body: dict[str, Any] = {
         "parser_version": PARSER_VERSION,
         "sanitize_version": SANITIZE_VERSION,
         "files": [[e.path, e.size, e.sha256] for e in entries],
     }
+    mask_sha256 = _mask_sha256(root)
+    if mask_sha256 is not None:
+        body["mask_sha256"] = mask_sha256
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
     return Manifest(
         entries=tuple(entries),
         parser_version=PARSER_VERSION,
         sanitize_version=SANITIZE_VERSION,
         sha256=hashlib.sha256(canonical).hexdigest(),
+        mask_sha256=mask_sha256,
     )
+
+
+def _mask_sha256(root: Path) -> str | None:
+    """The sha256 of the mask list in a masked copy, None for an unmasked corpus."""
+    path = root / MASK_FILE
+    if not path.exists():
+        return None
+    try:
+        return Mask.load(path).sha256
+    except MaskError as exc:
+        msg = f"corpus {root} holds a mask that cannot be trusted: {exc}"
+        raise FreezeError(msg) from exc
 
 
 @dataclass(kw_only=True)

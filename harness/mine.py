@@ -2,21 +2,26 @@
 
 A **receipt** is a commit whose hash a session's own ``git commit`` printed. The miner reads transcripts
 the way the importer does (`engine.transcripts.discover` / `parse_file`, then `engine.sanitize.sanitize`
-so that self-transcripts and this project's own MCP results are never mined) and finds:
+so that self-transcripts and this project's own MCP results are never mined); `harness.mine_scan` finds:
 
-* **authors** -- a Bash ``tool_use`` whose command runs ``git commit`` (also ``git -C dir commit``),
+* **commits** -- a Bash ``tool_use`` whose command runs ``git commit`` (also ``git -C dir commit``),
   paired by id with its ``tool_result``, which carries git's ``[branch abc1234] subject`` line. A
   result without that line but with a bare 40-hex line (``git commit -q ... && git rev-parse HEAD``)
-  counts too, its subject then read from the command's ``-m "..."`` (or heredoc
-  ``-m "$(cat <<'EOF' ... EOF)"``: the first line). A short hash is mapped to the full one when a
-  40-hex string starting with it appears in the same session (a later ``git log`` or ``rev-parse``).
+  counts too, its subject then read from the command's ``-m "..."`` (first line).
 * **citations** -- any other session whose stored (sanitized) text mentions the hash: it quotes the
   commit without having made it. Citations are listed apart and never proposed as gold.
 
-The query is the commit subject (redacted like stored text). Subjects shorter than `MIN_SUBJECT`
-characters are skipped and counted. Commits sharing a subject (an ``--amend --no-edit``, the same commit
-in two sessions) become one question whose gold lists every authoring session. Whatever git command
-other than ``commit`` made a commit (cherry-pick, revert, merge) is not mined: the user reviews drafts.
+Authorship is a property of the commit, not of one session's view of it. A short hash is resolved to the
+full one a session shows (a later ``git log`` or ``rev-parse``), else to the one full hash in the whole
+corpus that starts with it; a short hash left unresolved joins the one longer hash it prefixes. Commits
+with one identity, and commits sharing a subject (an ``--amend``, the same subject committed twice, a
+resumed session holding a copy of the call), are one question whose gold lists every session that holds
+one of them; its citing sessions are, by construction, the others.
+
+Nothing stops the miner but a bad roster name or a missing path: an unreadable file, a line that is not
+JSON, a commit with no usable subject, a commit line printed by ``cat`` or ``git cherry-pick`` -- each is
+skipped and counted under its reason (`MinedRoster.counts`, ``skipped`` in the side file). Subjects shorter
+than `MIN_SUBJECT` characters are not questions.
 
 `MinedRoster.write` writes the draft roster (unit ``session``, category ``receipt``, scope = the
 authoring sessions' projects, qids ``receipt-<short hash>``) for ``harness.roster.load_draft`` and a
@@ -28,15 +33,22 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from engine.model import Message, ToolResult, ToolUse
-from engine.sanitize import redact, sanitize, scrub_private
-from engine.transcripts import StreamState, TranscriptFile, discover, parse_file
+from engine.sanitize import redact, scrub_private
+from engine.transcripts import discover
+from harness.mine_scan import (
+    Attempt,
+    ScannedSession,
+    commit_lines,
+    is_git_commit,
+    message_from_command,
+    scan_file,
+)
 from harness.roster import RosterError, parse_draft
 
 __all__ = [
@@ -55,25 +67,13 @@ __all__ = [
 MIN_SUBJECT = 8  # a shorter subject ("wip", "fix") is not a meaningful query
 UNKNOWN_PROJECT = "(unknown)"  # what the importer stores for a session without a cwd
 
-_GIT_COMMIT = re.compile(
-    r"(?<![\w./-])git\s+(?:(?:-[Cc]|--git-dir|--work-tree)(?:\s+|=)\S+\s+|-{1,2}[\w-]+(?:=\S+)?\s+)*"
-    r"commit(?![\w-])"
-)
-_COMMIT_LINE = re.compile(
-    r"^\[(?P<branch>[^\]\n]+?) (?P<hash>[0-9a-f]{7,40})\] (?P<subject>[^\n]*?)\s*$", re.M
-)
-_FULL_LINE = re.compile(r"^\s*(?P<hash>[0-9a-f]{40})\s*$", re.M)
-_FULL_HASH = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{40}(?![0-9A-Za-z])")
+# Parser skip reasons that mean a line was damaged or of an unknown shape (not routine line types).
+ODD_LINES = frozenset(
+    {"malformed_json", "not_object", "no_envelope", "unknown_type", "nested_too_deep",
+     "lone_surrogate", "invalid_utf8", "truncated_tail", "unknown_block"}
+)  # fmt: skip
 _HEX_TOKEN = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{7,40}(?![0-9A-Za-z])")
-_HEREDOC = re.compile(
-    r"<<-?\s*(?P<q>['\"]?)(?P<tag>[A-Za-z_]\w*)(?P=q)[^\n]*\n(?P<body>.*?)\n[ \t]*(?P=tag)[ \t]*(?:\n|\)|$)",
-    re.S,
-)
-_MESSAGE_FLAG = re.compile(
-    r"(?:^|\s)(?:-[a-zA-Z]*m|--message)(?:=|\s+)"
-    r"(?:\"(?P<dq>(?:[^\"\\]|\\.)*)\"|'(?P<sq>[^']*)'|(?P<bare>[^\s;&|'\"]+))"
-)
-_REVPARSE = re.compile(r"\bgit\b.*\b(?:rev-parse|log|show)\b", re.S)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 class MineError(ValueError):
@@ -89,12 +89,14 @@ class Commit:
     """One commit made inside a session, as read from its git tool result."""
 
     short: str  # the hash as git printed it (usually 7 characters)
-    full: str | None  # the 40-character hash, when the same session shows it
-    subject: str  # the query text, redacted
+    full: str | None  # the 40-character hash, when the session or the corpus shows it
+    subject: str | None  # the query text, redacted; None when git printed none
+    printed: str | None  # the subject exactly as printed (the mask removes this string)
     source: Literal["result", "command"]  # where the subject was read
     branch: str | None
     session_id: str
     project: str
+    call_id: str  # the git commit tool_use id
 
     @property
     def key(self) -> str:
@@ -104,12 +106,12 @@ class Commit:
 
 @dataclass(frozen=True, kw_only=True)
 class SkippedCommit:
-    """A commit that was found but not turned into a question, and why."""
+    """A commit line that was found but not turned into a question, and why."""
 
     hash: str
     session_id: str
     subject: str
-    reason: Literal["short_subject", "no_subject"]
+    reason: str  # short_subject, no_subject, or a `harness.mine_scan.StrayReason`
 
     def to_dict(self) -> dict[str, str]:
         return {
@@ -130,6 +132,7 @@ class Receipt:
     authors: tuple[str, ...]  # session ids, first-seen order
     projects: tuple[str, ...]  # the authors' project cwds, first-seen order
     source: Literal["result", "command"]
+    commits: tuple[Commit, ...] = ()  # every commit record behind it, first-seen order
 
     def __post_init__(self) -> None:
         if not self.authors or not self.projects or not self.hashes:
@@ -158,17 +161,49 @@ class MinedRoster:
     skipped: tuple[SkippedCommit, ...]
     counts: Mapping[str, int]
     sources: tuple[str, ...]
+    attempts: Mapping[str, tuple[Attempt, ...]] = field(default_factory=dict)  # session -> calls
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "citations", MappingProxyType(dict(self.citations)))
         object.__setattr__(self, "counts", MappingProxyType(dict(self.counts)))
-        # The miner's one promise: a session that only cites a hash is never its author.
+        object.__setattr__(self, "attempts", MappingProxyType(dict(self.attempts)))
+        # The miner's one promise, kept by construction (authors are grouped before citations).
         for receipt in self.receipts:
             for hash_ in receipt.hashes:
                 wrong = sorted(set(self.citations.get(hash_, ())) & set(receipt.authors))
                 if wrong:
                     msg = f"Session(s) {wrong} are listed both as author and as citing {hash_}"
                     raise MineError(msg)
+
+    def skipped_by_reason(self) -> dict[str, int]:
+        """How many commit lines were skipped, per reason."""
+        return dict(sorted(Counter(s.reason for s in self.skipped).items()))
+
+    def summary(self) -> list[str]:
+        """What was read, found and skipped, in lines for a terminal (the side file has it all)."""
+        c = self.counts
+        odd = {
+            k.split(":", 1)[1]: n
+            for k, n in sorted(c.items())
+            if k.startswith("lines_skipped:") and k.split(":", 1)[1] in ODD_LINES
+        }
+        files = {
+            k: n for k, n in sorted(c.items()) if k.startswith(("files_skipped:", "files_unr"))
+        }
+        lines = [
+            f"read {c.get('files', 0)} files of {c.get('sessions', 0)} sessions: "
+            f"{c.get('git_commit_calls', 0)} git commit calls, {c.get('commits_with_hash', 0)} commits "
+            f"with a hash ({c.get('duplicate_commit_lines', 0)} more replayed by compaction or "
+            f"resume), {c.get('commits_without_hash', 0)} calls without one (refused or quiet)",
+            f"questions: {len(self.receipts)} ({c.get('merged_same_subject', 0)} commits merged into "
+            f"another's question: amended or the same subject; {c.get('multi_author_receipts', 0)} "
+            f"with more than one session); {len(self.citations)} hashes also cited elsewhere",
+            "commit lines skipped: " + _pairs(self.skipped_by_reason()),
+            "odd lines skipped: " + _pairs(odd),
+        ]
+        if files:
+            lines.append("files skipped: " + _pairs(files))
+        return lines
 
     def draft_json(self) -> dict[str, Any]:
         """The draft roster as `harness.roster.parse_draft` reads it."""
@@ -189,6 +224,7 @@ class MinedRoster:
             "name": self.name,
             "sources": list(self.sources),
             "counts": dict(sorted(self.counts.items())),
+            "skipped_by_reason": self.skipped_by_reason(),
             "receipts": [
                 {
                     "qid": r.qid,
@@ -196,6 +232,10 @@ class MinedRoster:
                     "authors": list(r.authors),
                     "projects": list(r.projects),
                     "subject_from": r.source,
+                    "commits": [
+                        {"session_id": c.session_id, "hash": c.short, "call_id": c.call_id}
+                        for c in r.commits
+                    ],
                 }
                 for r in self.receipts
             ],
@@ -229,91 +269,31 @@ class MinedRoster:
             raise MineError(msg) from err
         out_path.parent.mkdir(parents=True, exist_ok=True)
         side = self.side_path(out_path)
-        _write_json(out_path, draft)
-        _write_json(side, self.side_json())
+        write_json(out_path, draft)
+        write_json(side, self.side_json())
         return out_path, side
-
-
-# ---------------------------------------------------------------------------------------------
-# Command and result parsing
-
-
-def is_git_commit(command: str) -> bool:
-    """Whether a shell command runs ``git commit`` (also ``git -C dir commit``)."""
-    return _GIT_COMMIT.search(command) is not None
-
-
-def commit_lines(result: str) -> list[tuple[str, str, str]]:
-    """``(branch, hash, subject)`` for each ``[branch hash] subject`` line git printed."""
-    out: list[tuple[str, str, str]] = []
-    for m in _COMMIT_LINE.finditer(result):
-        branch = m.group("branch").removesuffix(" (root-commit)")
-        out.append((branch, m.group("hash"), m.group("subject").strip()))
-    return out
-
-
-def message_from_command(command: str) -> str | None:
-    """The first line of the commit message given on the command line, or None.
-
-    Reads a heredoc (``-m "$(cat <<'EOF' ... EOF)"`` or ``-F - <<EOF``) first, then ``-m "..."``,
-    ``-m '...'``, ``--message=...``, ``-am "..."`` and an unquoted ``-m word``.
-    """
-    match = _GIT_COMMIT.search(command)
-    tail = command[match.end() :] if match else command
-    heredoc = _HEREDOC.search(tail)
-    if heredoc is not None:
-        return _first_line(heredoc.group("body"))
-    flag = _MESSAGE_FLAG.search(tail)
-    if flag is None:
-        return None
-    if flag.group("dq") is not None:
-        text = re.sub(r"\\(.)", r"\1", flag.group("dq"))
-    elif flag.group("sq") is not None:
-        text = flag.group("sq")
-    else:
-        text = flag.group("bare")
-    return _first_line(text)
-
-
-def _first_line(text: str) -> str | None:
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
 # Mining
 
 
-@dataclass(kw_only=True)
-class _Session:
-    session_id: str
-    project: str | None = None
-    self_transcript: bool = False
-    texts: list[str] = field(default_factory=list)  # sanitized, as the store would hold them
-    full_hashes: set[str] = field(default_factory=set)
-    found: list[_Found] = field(default_factory=list)
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Found:
-    hash: str
-    subject: str | None
-    source: Literal["result", "command"]
-    branch: str | None
-
-
 def mine_receipts(
-    paths: Sequence[Path], *, name: str = "receipts-mined", min_subject: int = MIN_SUBJECT
+    paths: Sequence[Path],
+    *,
+    name: str = "receipts-mined",
+    min_subject: int = MIN_SUBJECT,
+    on_file: Callable[[], None] | None = None,
 ) -> MinedRoster:
     """Draft a receipt-lookup roster from the transcripts under `paths` (see the module docstring).
+
+    `on_file` is called after each file (a progress bar's update).
 
     Raises:
         MineError: `name` cannot name a roster.
         engine.transcripts.TranscriptError: a path does not exist.
     """
-    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", name):
+    if not _NAME.match(name):
         msg = f"Roster name must be letters, digits, '.', '_' or '-' (it names the sealed folder), got {name!r}"
         raise MineError(msg)
     counts: Counter[str] = Counter()
@@ -321,14 +301,20 @@ def mine_receipts(
     counts["files"] = len(files)
     for reason, n in skipped_files.items():
         counts[f"files_skipped:{reason}"] += n
-    sessions: dict[str, _Session] = {}
+    sessions: dict[str, ScannedSession] = {}
     for tf in files:
-        _scan_file(tf, sessions, counts)
+        scan_file(tf, sessions, counts)
+        if on_file is not None:
+            on_file()
     counts["sessions"] = len(sessions)
     counts["self_transcript_sessions"] = sum(1 for s in sessions.values() if s.self_transcript)
-    commits, skipped = _commits(sessions, counts, min_subject)
-    receipts = _receipts(commits, counts)
-    citations = _citations(sessions, commits, skipped, counts)
+    live = [s for s in sessions.values() if not s.self_transcript]
+    commits = _commits(live, counts)
+    receipts, skipped = _group(commits, counts, min_subject)
+    skipped.extend(_strays(sessions.values()))
+    citations = _citations(live, receipts, skipped, counts)
+    for reason, n in Counter(s.reason for s in skipped).items():
+        counts[f"skipped:{reason}"] = n
     counts["receipts"] = len(receipts)
     return MinedRoster(
         name=name,
@@ -337,127 +323,41 @@ def mine_receipts(
         skipped=tuple(skipped),
         counts=counts,
         sources=tuple(str(p) for p in paths),
+        attempts={s.session_id: tuple(s.attempts) for s in live if s.attempts},
     )
 
 
-def _scan_file(tf: TranscriptFile, sessions: dict[str, _Session], counts: Counter[str]) -> None:
-    session = sessions.setdefault(tf.session_id, _Session(session_id=tf.session_id))
-    state = StreamState()
-    if tf.agent_id is not None and session.self_transcript:
-        # A subagent's first prompt is written by its parent, not by our marker (as the importer does).
-        state.self_transcript = True
-    parsed = parse_file(tf.path, state=state, session_id=tf.session_id)
-    scrubbed: Counter[str] = Counter()
-    clean = sanitize(parsed.messages, state, scrubbed)
-    for kind in ("own_mcp_call", "own_mcp_result", "self_transcript_message"):
-        counts[kind] += scrubbed[kind]
-    if state.self_transcript:
-        if tf.agent_id is None:
-            session.self_transcript = True
-        counts["self_transcript_streams"] += 1
-        return
-    if session.project is None:
-        session.project = state.cwd
-    texts = [m.text for m in clean]
-    session.texts.extend(texts)
-    # Full hashes come from sanitized text (never from our injected context) and, below, from raw
-    # tool results, which the sanitizer caps but a long `git log` may need whole.
-    session.full_hashes.update(h for t in texts for h in _FULL_HASH.findall(t))
-    _scan_messages(parsed.messages, state, session, counts)
-
-
-def _scan_messages(
-    messages: Sequence[Message], state: StreamState, session: _Session, counts: Counter[str]
-) -> None:
-    """Pair each Bash ``git commit`` call with its result; collect full hashes the session shows."""
-    pending: dict[str, str] = {}  # tool_use id -> command
-    for msg in messages:
-        for block in msg.blocks:
-            if isinstance(block, ToolUse):
-                command = block.input.get("command")
-                if block.name == "Bash" and isinstance(command, str) and is_git_commit(command):
-                    pending[block.id] = command
-                    counts["git_commit_calls"] += 1
-            elif isinstance(block, ToolResult):
-                if block.tool_use_id in state.suppressed_tool_ids:
-                    continue  # our own MCP results are never receipts nor hash sources
-                session.full_hashes.update(_FULL_HASH.findall(block.content))
-                command = pending.pop(block.tool_use_id, None)
-                if command is not None:
-                    counts["git_commit_results"] += 1
-                    _read_commit(command, block.content, session, counts)
-    counts["git_commit_unanswered"] += len(pending)
-
-
-def _read_commit(command: str, result: str, session: _Session, counts: Counter[str]) -> None:
-    lines = commit_lines(result)
-    for branch, hash_, subject in lines:
-        session.found.append(
-            _Found(hash=hash_, subject=subject or None, source="result", branch=branch)
-        )
-    if lines:
-        counts["commits_with_hash"] += len(lines)
-        return
-    bare = _FULL_LINE.findall(result) if _REVPARSE.search(command) else []
-    if bare:
-        # `git commit -q ... && git rev-parse HEAD`: the last hash printed is the new HEAD.
-        session.found.append(
-            _Found(
-                hash=bare[-1], subject=message_from_command(command), source="command", branch=None
-            )
-        )
-        counts["commits_with_hash"] += 1
-        return
-    counts["commits_without_hash"] += 1  # failed (hook, nothing to commit) or quiet
-
-
-def _commits(
-    sessions: Mapping[str, _Session], counts: Counter[str], min_subject: int
-) -> tuple[list[Commit], list[SkippedCommit]]:
+def _commits(sessions: Sequence[ScannedSession], counts: Counter[str]) -> list[Commit]:
+    """Every commit a session made, its short hash resolved to the full one where that is unique."""
+    corpus: set[str] = set()
+    for session in sessions:
+        corpus.update(session.full_hashes)
+        corpus.update(f.hash for f in session.found if len(f.hash) == 40)
     commits: list[Commit] = []
-    skipped: list[SkippedCommit] = []
-    for session in sessions.values():
-        if session.self_transcript:
-            continue
+    for session in sessions:
         for found in session.found:
             full = _full_hash(found.hash, session.full_hashes)
             if full is not None and full != found.hash:
                 counts["full_hash_resolved"] += 1
-            subject = _clean_subject(found.subject)
-            key = full or found.hash
-            if subject is None:
-                skipped.append(
-                    SkippedCommit(
-                        hash=key, session_id=session.session_id, subject="", reason="no_subject"
-                    )
-                )
-                counts["no_subject"] += 1
-                continue
-            if len(subject) < min_subject:
-                skipped.append(
-                    SkippedCommit(
-                        hash=key,
-                        session_id=session.session_id,
-                        subject=subject,
-                        reason="short_subject",
-                    )
-                )
-                counts["short_subject"] += 1
-                continue
-            if session.project is None:
-                counts["unknown_project"] += 1
+            elif full is None:
+                full = _full_hash(found.hash, corpus)
+                counts["full_hash_resolved_corpus" if full else "full_hash_unknown"] += 1
             commits.append(
                 Commit(
                     short=found.hash[:7] if len(found.hash) == 40 else found.hash,
                     full=full,
-                    subject=subject,
+                    subject=_clean_subject(found.subject),
+                    printed=found.subject,
                     source=found.source,
                     branch=found.branch,
                     session_id=session.session_id,
                     project=session.project or UNKNOWN_PROJECT,
+                    call_id=found.call_id,
                 )
             )
-    return commits, skipped
+            if session.project is None:
+                counts["unknown_project"] += 1
+    return commits
 
 
 def _full_hash(printed: str, fulls: Iterable[str]) -> str | None:
@@ -476,32 +376,117 @@ def _clean_subject(subject: str | None) -> str | None:
     return text or None
 
 
-def _receipts(commits: Sequence[Commit], counts: Counter[str]) -> list[Receipt]:
-    """Group commits by subject (case and spacing folded); one question per subject."""
-    groups: dict[str, list[Commit]] = {}
-    for commit in commits:
-        groups.setdefault(commit.subject.casefold(), []).append(commit)
+class _Groups:
+    """Union-find over commit indices: one group per question."""
+
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+
+    def find(self, i: int) -> int:
+        while self.parent[i] != i:
+            self.parent[i] = self.parent[self.parent[i]]
+            i = self.parent[i]
+        return i
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)  # the first-seen commit names the group
+
+    def members(self) -> list[list[int]]:
+        out: dict[int, list[int]] = {}
+        for i in range(len(self.parent)):
+            out.setdefault(self.find(i), []).append(i)
+        return [out[root] for root in sorted(out)]
+
+
+def _group(
+    commits: Sequence[Commit], counts: Counter[str], min_subject: int
+) -> tuple[list[Receipt], list[SkippedCommit]]:
+    """One question per commit identity and subject; commits without a usable subject are skipped."""
+    groups = _Groups(len(commits))
+    first: dict[str, int] = {}
+    for i, commit in enumerate(commits):
+        groups.union(i, first.setdefault(commit.key, i))
+    # A short hash nobody resolved joins the one longer hash it prefixes (a chain counts as one).
+    for key, i in first.items():
+        longer = [k for k in first if len(k) > len(key) and k.startswith(key)]
+        if not longer:
+            continue
+        top = max(longer, key=len)
+        if all(top.startswith(k) for k in longer):
+            for k in longer:
+                groups.union(i, first[k])
+            counts["short_hash_merged"] += 1
+        else:
+            counts["short_hash_ambiguous"] += 1
+    usable = [c.subject is not None and len(c.subject) >= min_subject for c in commits]
+    by_subject: dict[str, int] = {}
+    for i, commit in enumerate(commits):
+        if usable[i] and commit.subject is not None:
+            groups.union(i, by_subject.setdefault(commit.subject.casefold(), i))
     receipts: list[Receipt] = []
+    skipped: list[SkippedCommit] = []
     used: set[str] = set()
-    for group in groups.values():
-        hashes = tuple(dict.fromkeys(c.key for c in group))
-        authors = tuple(dict.fromkeys(c.session_id for c in group))
-        if len(group) > 1:
-            counts["merged_same_subject"] += len(group) - 1
-        if len(authors) > 1:
-            counts["multi_author_receipts"] += 1
-        qid = _unique_qid(f"receipt-{group[0].short}", used)
-        receipts.append(
-            Receipt(
-                qid=qid,
-                text=group[0].subject,
-                hashes=hashes,
-                authors=authors,
-                projects=tuple(dict.fromkeys(c.project for c in group)),
-                source=group[0].source,
-            )
+    for members in groups.members():
+        group = [commits[i] for i in members]
+        named = [commits[i] for i in members if usable[i]]
+        if not named:
+            skipped.extend(_unusable(group))
+            continue
+        receipts.append(_receipt(group, named[0], used, counts))
+    return receipts, skipped
+
+
+def _receipt(
+    group: Sequence[Commit], head: Commit, used: set[str], counts: Counter[str]
+) -> Receipt:
+    hashes = tuple(dict.fromkeys(c.key for c in group))
+    authors = tuple(dict.fromkeys(c.session_id for c in group))
+    counts["merged_same_subject"] += len(hashes) - 1
+    if len(authors) > 1:
+        counts["multi_author_receipts"] += 1
+    if len({c.call_id for c in group}) < len({(c.call_id, c.session_id) for c in group}):
+        counts["copied_commit_calls"] += 1  # a resumed session holds a copy of the same call
+    return Receipt(
+        qid=_unique_qid(f"receipt-{head.short}", used),
+        text=head.subject or "",
+        hashes=hashes,
+        authors=authors,
+        projects=tuple(dict.fromkeys(c.project for c in group)),
+        source=head.source,
+        commits=tuple(group),
+    )
+
+
+def _unusable(group: Sequence[Commit]) -> list[SkippedCommit]:
+    out: dict[tuple[str, str], SkippedCommit] = {}
+    for c in group:
+        reason = "no_subject" if c.subject is None else "short_subject"
+        out.setdefault(
+            (c.key, c.session_id),
+            SkippedCommit(
+                hash=c.key, session_id=c.session_id, subject=c.subject or "", reason=reason
+            ),
         )
-    return receipts
+    return list(out.values())
+
+
+def _strays(sessions: Iterable[ScannedSession]) -> list[SkippedCommit]:
+    out: dict[tuple[str, str, str], SkippedCommit] = {}
+    for session in sessions:
+        for stray in session.strays:
+            subject = _clean_subject(stray.subject) or ""
+            out.setdefault(
+                (stray.hash, session.session_id, stray.reason),
+                SkippedCommit(
+                    hash=stray.hash,
+                    session_id=session.session_id,
+                    subject=subject,
+                    reason=stray.reason,
+                ),
+            )
+    return list(out.values())
 
 
 def _unique_qid(base: str, used: set[str]) -> str:
@@ -513,28 +498,26 @@ def _unique_qid(base: str, used: set[str]) -> str:
 
 
 def _citations(
-    sessions: Mapping[str, _Session],
-    commits: Sequence[Commit],
+    sessions: Sequence[ScannedSession],
+    receipts: Sequence[Receipt],
     skipped: Sequence[SkippedCommit],
     counts: Counter[str],
 ) -> dict[str, tuple[str, ...]]:
-    """Per commit hash, the non-author sessions whose stored text mentions it."""
-    authors: dict[str, set[str]] = {}
-    for c in commits:
-        authors.setdefault(c.key, set()).add(c.session_id)
+    """Per commit hash, the sessions whose stored text mentions it and that hold none of its group."""
+    holders: dict[str, set[str]] = {}  # hash -> every session of its question (or skipped group)
+    for receipt in receipts:
+        for hash_ in receipt.hashes:
+            holders[hash_] = set(receipt.authors)
     for s in skipped:
-        authors.setdefault(s.hash, set()).add(s.session_id)
-    tokens = {
-        sid: set(_HEX_TOKEN.findall("\n".join(s.texts)))
-        for sid, s in sessions.items()
-        if not s.self_transcript
-    }
+        if s.reason in ("short_subject", "no_subject"):
+            holders.setdefault(s.hash, set()).add(s.session_id)
+    tokens = {s.session_id: set(_HEX_TOKEN.findall("\n".join(s.texts))) for s in sessions}
     out: dict[str, tuple[str, ...]] = {}
-    for key, author_sids in authors.items():
+    for key, own in holders.items():
         citing = tuple(
             sid
             for sid, found in tokens.items()
-            if sid not in author_sids and any(_cites(t, key) for t in found)
+            if sid not in own and any(_cites(t, key) for t in found)
         )
         if citing:
             out[key] = citing
@@ -550,6 +533,11 @@ def _cites(token: str, key: str) -> bool:
     return token.startswith(key) or key.startswith(token)
 
 
-def _write_json(path: Path, data: object) -> None:
+def _pairs(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "none"
+
+
+def write_json(path: Path, data: object) -> None:
+    """UTF-8 JSON, indented, with a final newline (the miner's and the mask's files)."""
     text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
     path.write_bytes(text.encode("utf-8"))

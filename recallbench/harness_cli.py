@@ -16,6 +16,7 @@ import click
 from harness import freeze
 from recallbench import config
 from recallbench.cli_options import HelpGroup
+from recallbench.mine_cli import corpus_mask, roster_mine
 
 
 def _fail(exc: Exception) -> click.ClickException:
@@ -335,41 +336,9 @@ def corpus_locomo(path: Path, out: Path, conversations: str | None) -> None:
     click.echo(f"next: recallbench roster seal {out / 'roster.json'} --out sealed/NAME")
 
 
-@roster.command("mine")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "--kind",
-    type=click.Choice(["receipts"]),
-    default="receipts",
-    show_default=True,
-    help="What to mine: receipts are commit messages paired with the session that made the commit.",
-)
-@click.option(
-    "--out",
-    "out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("rosters/receipts-mined.json"),
-    show_default=True,
-    help="Where to write the draft roster (review it, then seal it).",
-)
-def roster_mine(paths: tuple[Path, ...], kind: str, out: Path) -> None:
-    """Draft a receipt-lookup roster from your own transcripts: commit messages -> the session whose
-    git result holds the hash. Sessions that only cite a hash are listed apart, never as authors."""
-    from harness.mine import MineError, mine_receipts
-
-    targets = list(paths) or [config.claude_projects()]
-    try:
-        mined = mine_receipts(targets)
-        roster_path, side_path = mined.write(out)
-    except MineError as exc:
-        raise _fail(exc) from exc
-    counts = dict(mined.counts)
-    click.echo(
-        f"drafted {roster_path} ({kind}): {len(mined.receipts)} questions from "
-        f"{counts.get('commits_with_hash', 0)} commits with a hash in {counts.get('sessions', 0)} sessions; "
-        f"{len(mined.citations)} hashes also cited elsewhere (kept apart in {side_path})"
-    )
-    click.echo(f"review it, then: recallbench roster seal {roster_path} --out sealed/NAME")
+# `roster mine` and `corpus mask` live in recallbench/mine_cli.py.
+roster.add_command(roster_mine)
+corpus.add_command(corpus_mask)
 
 
 # --- bench -----------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,6 +21,7 @@ from harness.mine import (
     mine_receipts,
 )
 from harness.roster import load_draft
+from tests.harness.transcript_builder import SessionBuilder as _Session
 
 ALPHA = "/home/dev/alpha"
 BETA = "/home/dev/beta"
@@ -35,86 +35,6 @@ FULL_1 = SHORT_1 + "d5e6f708192a3b4c5d6e7f8091a2b3c4d"
 SHORT_2 = "9f8e7d6"
 SHORT_SELF = "5555aaa"
 SHORT_MCP = "7777bbb"
-
-
-class _Session:
-    """Builds the lines of one Claude Code session with a full envelope and increasing times."""
-
-    def __init__(self, sid: str, cwd: str) -> None:
-        self.sid, self.cwd = sid, cwd
-        self.lines: list[dict[str, Any]] = []
-
-    def _env(self, kind: str) -> dict[str, Any]:
-        n = len(self.lines)
-        return {
-            "parentUuid": self.lines[-1]["uuid"] if self.lines else None,
-            "isSidechain": False,
-            "userType": "external",
-            "cwd": self.cwd,
-            "sessionId": self.sid,
-            "version": "2.1.74",
-            "gitBranch": "main",
-            "type": kind,
-            "uuid": f"{self.sid[:8]}-line-{n}",
-            "timestamp": f"2026-01-05T09:{n // 60:02d}:{n % 60:02d}.000Z",
-        }
-
-    def user(self, text: str) -> _Session:
-        self.lines.append({**self._env("user"), "message": {"role": "user", "content": text}})
-        return self
-
-    def say(self, text: str) -> _Session:
-        n = len(self.lines)
-        self.lines.append(
-            {
-                **self._env("assistant"),
-                "message": {
-                    "id": f"msg_{self.sid[-4:]}_{n}",
-                    "role": "assistant",
-                    "model": "claude-opus-4-6",
-                    "content": [{"type": "text", "text": text}],
-                },
-            }
-        )
-        return self
-
-    def tool(self, name: str, tool_input: dict[str, Any], result: str) -> _Session:
-        n = len(self.lines)
-        tool_id = f"toolu_{self.sid[-4:]}_{n}"
-        self.lines.append(
-            {
-                **self._env("assistant"),
-                "message": {
-                    "id": f"msg_{self.sid[-4:]}_{n}",
-                    "role": "assistant",
-                    "model": "claude-opus-4-6",
-                    "content": [
-                        {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
-                    ],
-                },
-            }
-        )
-        self.lines.append(
-            {
-                **self._env("user"),
-                "message": {
-                    "role": "user",
-                    "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": result}],
-                },
-                "toolUseResult": {"stdout": result, "stderr": ""},
-            }
-        )
-        return self
-
-    def bash(self, command: str, result: str) -> _Session:
-        return self.tool("Bash", {"command": command}, result)
-
-    def write(self, root: Path) -> Path:
-        folder = root / "projects" / self.cwd.replace("/", "-")
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{self.sid}.jsonl"
-        path.write_text("".join(json.dumps(line) + "\n" for line in self.lines), encoding="utf-8")
-        return path
 
 
 def _corpus(root: Path, *, self_marker: bool = True, mcp_server: str = "recallbench") -> Path:
@@ -182,8 +102,21 @@ def test_miner_recovers_exactly_the_two_authoring_sessions(tmp_path: Path) -> No
     assert mined.counts["git_commit_calls"] == 3  # the self-transcript's call is never parsed
     assert mined.counts["commits_with_hash"] == 3
     assert mined.counts["full_hash_resolved"] == 1
-    assert mined.counts["short_subject"] == 1
-    assert [(s.hash, s.reason) for s in mined.skipped] == [("0bad0ff", "short_subject")]
+    assert mined.counts["skipped:short_subject"] == 1
+    # Every other commit line is accounted for, with the reason it is not a receipt.
+    assert [(s.hash, s.session_id, s.reason) for s in mined.skipped] == [
+        ("0bad0ff", S_AUTHOR_1, "short_subject"),
+        (SHORT_1, S_CITES, "not_git_commit"),  # `cat notes/changelog.txt`
+        (SHORT_SELF, S_SELF, "self_transcript"),
+        (SHORT_1, S_MCP, "own_mcp_result"),
+        (SHORT_MCP, S_MCP, "own_mcp_result"),
+    ]
+    assert mined.skipped_by_reason() == {
+        "not_git_commit": 1,
+        "own_mcp_result": 2,
+        "self_transcript": 1,
+        "short_subject": 1,
+    }
 
 
 def test_citing_session_is_listed_apart_and_never_proposed_as_author(tmp_path: Path) -> None:
@@ -233,8 +166,15 @@ def test_written_draft_loads_as_a_session_roster_with_a_side_file(tmp_path: Path
     side = json.loads(side_path.read_text(encoding="utf-8"))
     assert side["citations"] == {FULL_1: [S_CITES], SHORT_2: [S_CITES]}
     assert side["counts"]["receipts"] == 2
-    assert side["skipped"] == [
-        {"hash": "0bad0ff", "session_id": S_AUTHOR_1, "subject": "wip", "reason": "short_subject"}
+    assert side["skipped"][0] == {
+        "hash": "0bad0ff",
+        "session_id": S_AUTHOR_1,
+        "subject": "wip",
+        "reason": "short_subject",
+    }
+    assert side["skipped_by_reason"]["short_subject"] == 1
+    assert side["receipts"][0]["commits"] == [
+        {"session_id": S_AUTHOR_1, "hash": SHORT_1, "call_id": f"toolu_{S_AUTHOR_1[-4:]}_2"}
     ]
 
 
