@@ -447,6 +447,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
 def _attach() -> None:
     from recallbench.config_cli import config_group
     from recallbench.harness_cli import bench, corpus, protocol, roster
+    from recallbench.roster_cli import roster_draft, roster_review
     from recallbench.serve_cli import hook_command, hooks_group, serve_command
     from recallbench.ship import ship_command
 
@@ -464,6 +465,8 @@ def _attach() -> None:
         rebuild_command,
     ):
         main.add_command(command)
+    roster.add_command(roster_draft)
+    roster.add_command(roster_review)
 
 
 def _add_examples(group: click.Group, prefix: str = "") -> None:
