@@ -429,6 +429,22 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "roster verify": ("recallbench roster verify sealed/mine --key receipts=~/keys/key.json",),
     "roster mine": (
         "recallbench roster mine ~/.claude/projects --out rosters/receipts-mined.json",
+        "recallbench roster mine --kind masked-receipts ~/bench/corpus --out rosters/mine-masked.json",
+    ),
+    "roster draft": (
+        'recallbench roster draft --generator "claude -p --model haiku" --sample 40 --seed 7 '
+        "corpora/mine-masked --out rosters/mine-drafted.json",
+        'recallbench roster draft --generator "python tests/harness/draft_generator.py" --sample 20 '
+        "--seed 1 corpora/mine-masked --out /tmp/drafted.json    # offline, deterministic",
+    ),
+    "roster review": (
+        "recallbench roster review rosters/mine-drafted.json",
+        "recallbench roster review rosters/mine-drafted.json --export-tsv review.tsv",
+        "recallbench roster review rosters/mine-drafted.json --import-tsv review.tsv",
+    ),
+    "corpus mask": (
+        "recallbench corpus mask ~/bench/corpus --mask rosters/mine-masked.mask.json "
+        "--out corpora/mine-masked",
     ),
     "corpus": ("recallbench corpus synthetic --out corpora/synthetic",),
     "corpus freeze": (
@@ -451,6 +467,8 @@ def _attach() -> None:
     from recallbench.config_cli import config_group
     from recallbench.harness_cli import bench, corpus, protocol, roster
     from recallbench.instantiate_cli import protocol_instantiate
+    from recallbench.mine_cli import corpus_mask, roster_mine
+    from recallbench.roster_cli import roster_draft, roster_review
     from recallbench.serve_cli import hook_command, hooks_group, serve_command
     from recallbench.ship import ship_command
 
@@ -469,6 +487,9 @@ def _attach() -> None:
         rebuild_command,
     ):
         main.add_command(command)
+    for subcommand in (roster_mine, roster_draft, roster_review):
+        roster.add_command(subcommand)
+    corpus.add_command(corpus_mask)
 
 
 def _add_examples(group: click.Group, prefix: str = "") -> None:

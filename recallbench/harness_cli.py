@@ -16,7 +16,6 @@ import click
 from harness import freeze
 from recallbench import config
 from recallbench.cli_options import HelpGroup
-from recallbench.mine_cli import corpus_mask, roster_mine
 
 
 def _fail(exc: Exception) -> click.ClickException:
@@ -334,11 +333,6 @@ def corpus_locomo(path: Path, out: Path, conversations: str | None) -> None:
     for item in unresolved:
         click.echo(f"  {item['qid']}: evidence {item['raw_evidence']}")
     click.echo(f"next: recallbench roster seal {out / 'roster.json'} --out sealed/NAME")
-
-
-# `roster mine` and `corpus mask` live in recallbench/mine_cli.py.
-roster.add_command(roster_mine)
-corpus.add_command(corpus_mask)
 
 
 # --- bench -----------------------------------------------------------------------------------------

@@ -13,23 +13,11 @@ from harness import freeze
 from recallbench import config
 
 
-def _examples(*lines: str) -> str:
-    """A --help epilog in the form recallbench.cli gives every command."""
-    label = "Example:" if len(lines) == 1 else "Examples:"
-    return "\b\n" + label + "\n" + "\n".join(f"  {line}" for line in lines)
-
-
 def _fail(exc: Exception) -> click.ClickException:
     return click.ClickException(str(exc))
 
 
-@click.command(
-    "mine",
-    epilog=_examples(
-        "recallbench roster mine ~/.claude/projects --out rosters/receipts-mined.json",
-        "recallbench roster mine --kind masked-receipts ~/.claude/projects --out rosters/mine.json",
-    ),
-)
+@click.command("mine")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--kind",
@@ -86,13 +74,7 @@ def roster_mine(paths: tuple[Path, ...], kind: str, out: Path) -> None:
     click.echo(f"review it, then: recallbench roster seal {roster_path} --out sealed/NAME")
 
 
-@click.command(
-    "mask",
-    epilog=_examples(
-        "recallbench corpus mask ~/.claude/projects --mask rosters/mine.mask.json "
-        "--out corpora/mine-masked"
-    ),
-)
+@click.command("mask")
 @click.argument("src", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option(
     "--mask",
