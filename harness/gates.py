@@ -144,26 +144,7 @@ def decide_gate(
     verdict: Verdict
     statistic: dict[str, float | int | str | None]
     if gate.test == "bootstrap":
-        confidence = gate.confidence if gate.confidence is not None else stats_cfg.confidence
-        boot = paired_bootstrap(
-            t, b, resamples=stats_cfg.resamples, seed=stats_cfg.seed, confidence=confidence
-        )
-        low, high = sorted((sign * boot.ci_low, sign * boot.ci_high))
-        verdict = "PASS" if low > gate.margin else "FAIL" if high < 0 else "NULL"
-        statistic = {"test": "bootstrap", **boot.to_dict()}
-        if with_p:
-            # Mirrored for direction "less": the claim is then that baseline − treatment > margin.
-            first, second = (t, b) if sign > 0 else (b, t)
-            p = bootstrap_p_values(
-                first,
-                second,
-                margin=gate.margin,
-                resamples=stats_cfg.resamples,
-                seed=stats_cfg.seed,
-            )
-            statistic.update(
-                p_value=p.two_sided, p_above_margin=p.above_margin, p_below_zero=p.below_zero
-            )
+        verdict, statistic = _bootstrap(gate, t, b, sign, stats_cfg, with_p=with_p)
     elif gate.test == "sign":
         st = sign_test(t, b)
         alpha = _alpha(gate)
@@ -193,6 +174,39 @@ def decide_gate(
         statistic = {"test": "randomization", "alpha": alpha, "n": counts["n"], **rt.to_dict()}
     statistic.update({"margin": gate.margin, "direction": gate.direction})
     return _result(gate, verdict, counts, statistic, test=gate.test)
+
+
+def _bootstrap(
+    gate: GateSpec,
+    t: NDArray[np.float64],
+    b: NDArray[np.float64],
+    sign: float,
+    stats_cfg: StatsConfig,
+    *,
+    with_p: bool,
+) -> tuple[Verdict, dict[str, float | int | str | None]]:
+    """A bootstrap gate's verdict (CI against the margin and zero) and its statistic."""
+    confidence = gate.confidence if gate.confidence is not None else stats_cfg.confidence
+    boot = paired_bootstrap(
+        t, b, resamples=stats_cfg.resamples, seed=stats_cfg.seed, confidence=confidence
+    )
+    low, high = sorted((sign * boot.ci_low, sign * boot.ci_high))
+    verdict: Verdict = "PASS" if low > gate.margin else "FAIL" if high < 0 else "NULL"
+    statistic: dict[str, float | int | str | None] = {"test": "bootstrap", **boot.to_dict()}
+    if with_p:
+        # Mirrored for direction "less": the claim is then that baseline − treatment > margin.
+        first, second = (t, b) if sign > 0 else (b, t)
+        p = bootstrap_p_values(
+            first,
+            second,
+            margin=gate.margin,
+            resamples=stats_cfg.resamples,
+            seed=stats_cfg.seed,
+        )
+        statistic.update(
+            p_value=p.two_sided, p_above_margin=p.above_margin, p_below_zero=p.below_zero
+        )
+    return verdict, statistic
 
 
 def decide_negative_gate(gate: GateSpec, leaks: ArrayLike, control_hits: ArrayLike) -> GateResult:

@@ -219,6 +219,17 @@ def _gates(summary: Summary, labels: Mapping[str, str]) -> list[str]:
 
 def _stat(g: GateResult) -> str:
     s = g.statistic
+    text = _test_stat(g)
+    if "p_adjusted" in s:
+        text += (
+            f"; raw p={float(s['p_value'] or 0):.4g}, {s['correction']}-adjusted "
+            f"p={float(s['p_adjusted'] or 0):.4g} (uncorrected {s['verdict_uncorrected']})"
+        )
+    return text
+
+
+def _test_stat(g: GateResult) -> str:
+    s = g.statistic
     if g.test == "bootstrap":
         return f"Δ={float(s['mean_diff'] or 0):+.3f} CI [{float(s['ci_low'] or 0):.3f}, {float(s['ci_high'] or 0):.3f}]"
     if g.test in ("sign", "randomization"):

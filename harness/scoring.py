@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from harness.gates import GateResult, decide_gate, decide_negative_gate
+from harness.gates import GateResult, correct_family, decide_gate, decide_negative_gate
 from harness.metrics import (
     control_hit_at_k,
     leak_at_k,
@@ -100,6 +100,7 @@ def decide_gates(
 ) -> list[GateResult]:
     """Every pre-registered gate's verdict, from paired per-query scores."""
     groups = subsets(protocol, questions)
+    family = set(protocol.correction.gates) if protocol.correction else set()
     results: list[GateResult] = []
     for gate in protocol.gates:
         gold = keys[gate.roster]
@@ -115,8 +116,16 @@ def decide_gates(
         baseline = gate.baseline or ""
         t = scores.vector(gate.treatment, gate.roster, gate.metric, positives)
         b = scores.vector(baseline, gate.roster, gate.metric, positives)
-        results.append(decide_gate(gate, t, b, protocol.stats))
-    return results
+        results.append(decide_gate(gate, t, b, protocol.stats, with_p=gate.id in family))
+    if protocol.correction is None:
+        return results
+    return correct_family(
+        results,
+        {g.id: g for g in protocol.gates},
+        family=protocol.correction.gates,
+        method=protocol.correction.method,
+        alpha=protocol.correction.alpha,
+    )
 
 
 def aggregates(

@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator
 
 from harness.protocol.model import (
     Corpus,
+    Correction,
     GateSpec,
     Metrics,
     Protocol,
@@ -215,7 +216,14 @@ def _build(
         sha256=sha256,
         raw_sha256=raw_sha256,
         embedder=doc.get("embedder"),
+        correction=_build_correction(doc.get("correction")),
     )
+
+
+def _build_correction(doc: dict[str, Any] | None) -> Correction | None:
+    if doc is None:
+        return None
+    return Correction(method=doc["method"], alpha=float(doc["alpha"]), gates=tuple(doc["gates"]))
 
 
 def _build_gate(g: dict[str, Any]) -> GateSpec:
@@ -248,6 +256,7 @@ def _cross_check(protocol: Protocol) -> None:
     _check_metrics(protocol)
     _check_gates(protocol)
     _check_ship(protocol)
+    _check_correction(protocol)
 
 
 def _check_rosters(protocol: Protocol) -> None:
@@ -329,3 +338,17 @@ def _check_ship(protocol: Protocol) -> None:
                     "VACUOUS; use PASS, FAIL or NULL"
                 )
                 raise ProtocolError(msg)
+
+
+def _check_correction(protocol: Protocol) -> None:
+    if protocol.correction is None:
+        return
+    gates = {g.id: g for g in protocol.gates}
+    for gate_id in protocol.correction.gates:
+        where = f"$.correction.gates: gate {gate_id!r}"
+        if gate_id not in gates:
+            msg = f"{where} does not exist; choose from {sorted(gates)}"
+            raise ProtocolError(msg)
+        if gates[gate_id].kind != "superiority":
+            msg = f"{where} is a negative gate: it has no p-value to correct; leave it out"
+            raise ProtocolError(msg)

@@ -265,6 +265,15 @@ class Reporting:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Correction:
+    """Gates corrected together for multiple comparisons (Holm step-down, or Bonferroni)."""
+
+    method: Literal["holm", "bonferroni"]
+    alpha: float
+    gates: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
 class Protocol:
     """A validated protocol and the hashes of the file it came from."""
 
@@ -287,6 +296,8 @@ class Protocol:
     # The embedder id the experiment was pre-registered with; None only for protocols registered
     # before embedder pinning (protocols/default.toml, default-2.toml), which must keep running.
     embedder: str | None = None
+    # The family of gates corrected together; None for protocols without one (each gate alone).
+    correction: Correction | None = None
 
     def roster(self, name: str) -> RosterRef:
         """The roster named `name`."""
