@@ -139,15 +139,7 @@ def paired_bootstrap(
     _check_confidence(confidence)
     diffs = _paired_differences(treatment, baseline)
     n = diffs.size
-    # Work on differences from one observed value: a constant difference then stays exact (all
-    # zeros resample to zero) instead of drifting by rounding, and summation cancels less.
-    shift = float(diffs[0])
-    centred = diffs - shift
-    rng = np.random.Generator(np.random.PCG64(seed))
-    means = np.empty(resamples, dtype=np.float64)
-    for start, stop in _blocks(resamples, n):
-        index = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = centred[index].mean(axis=1)
+    shift, centred, means = _resampled_means(diffs, resamples, seed)
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
     return BootstrapResult(
@@ -209,19 +201,10 @@ def bootstrap_p_values(
     """
     _check_resamples(resamples)
     _check_seed(seed)
-    diffs = _paired_differences(treatment, baseline)
-    n = diffs.size
-    shift = float(diffs[0])
-    centred = diffs - shift
-    rng = np.random.Generator(np.random.PCG64(seed))
-    at_or_below = 0
-    at_or_above = 0
-    for start, stop in _blocks(resamples, n):
-        index = rng.integers(0, n, size=(stop - start, n))
-        means = centred[index].mean(axis=1)
-        # Compare in the centred frame (m* - shift) so that a constant difference stays exact.
-        at_or_below += int(np.count_nonzero(means <= margin - shift))
-        at_or_above += int(np.count_nonzero(means >= -shift))
+    shift, _, means = _resampled_means(_paired_differences(treatment, baseline), resamples, seed)
+    # Compare in the centred frame (m* - shift) so that a constant difference stays exact.
+    at_or_below = int(np.count_nonzero(means <= margin - shift))
+    at_or_above = int(np.count_nonzero(means >= -shift))
     return BootstrapPValues(
         above_margin=(at_or_below + 1) / (resamples + 1),
         below_zero=(at_or_above + 1) / (resamples + 1),
@@ -369,6 +352,26 @@ def randomization_test(
         resamples=resamples,
         seed=seed,
     )
+
+
+def _resampled_means(
+    diffs: NDArray[np.float64], resamples: int, seed: int
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+    """(shift, centred differences, resampled means of the centred differences), seeded.
+
+    Works on differences from one observed value: a constant difference then stays exact (all zeros
+    resample to zero) instead of drifting by rounding, and summation cancels less. Both the CI and
+    the p-values read these draws, so one seed gives one bootstrap distribution.
+    """
+    n = diffs.size
+    shift = float(diffs[0])
+    centred = diffs - shift
+    rng = np.random.Generator(np.random.PCG64(seed))
+    means = np.empty(resamples, dtype=np.float64)
+    for start, stop in _blocks(resamples, n):
+        index = rng.integers(0, n, size=(stop - start, n))
+        means[start:stop] = centred[index].mean(axis=1)
+    return shift, centred, means
 
 
 def _paired_differences(treatment: ArrayLike, baseline: ArrayLike) -> NDArray[np.float64]:
