@@ -8,13 +8,15 @@ Sampling is stratified and seeded, with rules a person can check by hand:
 
 * a chunk shorter than `MIN_PASSAGE_CHARS` is too short to ask about; it is counted and never sampled;
 * **age**: the eligible chunks with a timestamp (the chunk's first, else its session's start) are sorted by
-  (timestamp, chunk id); the one at rank ``i`` of ``n`` is in tercile ``3 * i // n``: ``old``, ``middle``,
+  (timestamp, passage key); the one at rank ``i`` of ``n`` is in tercile ``3 * i // n``: ``old``, ``middle``,
   ``recent``. Chunks without any timestamp form the stratum ``undated``;
 * **strata** are (project, age); each gets ``N * size / eligible`` samples rounded down, and the samples
   left over go one each to the strata with the largest remainders, ties to the earlier stratum (projects
   sorted, then old, middle, recent, undated) -- Hamilton's largest-remainder rule, in integers;
-* **within a stratum** chunks are ordered by ``sha256("<seed>:<chunk id>")`` and the first ones taken.
+* **within a stratum** chunks are ordered by ``sha256("<seed>:<passage key>")`` and the first ones taken.
   A hash, not `random`, so the picks are the same on every Python version and can be recomputed by hand.
+  The passage key is ``<stream name>#<chunk index>`` (``<session id>#3``, ``<session id>/agent-<id>#0``):
+  chunk ids also hash the file's location, and a sample must not change when the corpus folder moves.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class Passage:
     """One stored chunk that a question may be drafted from."""
 
     chunk_id: str
+    key: str  # where it sits, whatever folder holds the corpus: "<stream name>#<chunk index>"
     session_id: str
     project: str
     message_uuids: tuple[str, ...]
@@ -113,6 +116,7 @@ def read_corpus(corpus: Path, *, progress: bool = False) -> Corpus:
         (
             Passage(
                 chunk_id=r.id,
+                key=f"{r.stream.split('@', 1)[0]}#{r.index}",
                 session_id=r.session_id,
                 project=r.project,
                 message_uuids=r.message_uuids,
@@ -121,7 +125,7 @@ def read_corpus(corpus: Path, *, progress: bool = False) -> Corpus:
             )
             for r in records
         ),
-        key=lambda p: p.chunk_id,
+        key=lambda p: (p.key, p.chunk_id),
     )
     if not passages:
         msg = (
@@ -139,10 +143,10 @@ def read_corpus(corpus: Path, *, progress: bool = False) -> Corpus:
 
 def age_strata(passages: Sequence[Passage]) -> dict[str, str]:
     """Chunk id -> age stratum: terciles of the timestamp over `passages`, or ``undated``."""
-    dated = sorted((p.timestamp, p.chunk_id) for p in passages if p.timestamp)
+    dated = sorted((p.timestamp, p.key, p.chunk_id) for p in passages if p.timestamp)
     out = {p.chunk_id: "undated" for p in passages if not p.timestamp}
     n = len(dated)
-    for i, (_, cid) in enumerate(dated):
+    for i, (_, _, cid) in enumerate(dated):
         out[cid] = AGES[3 * i // n]
     return out
 
@@ -187,7 +191,7 @@ def sample_passages(passages: Iterable[Passage], n: int, seed: int) -> Sample:
     picked: list[tuple[Passage, str]] = []
     strata: dict[str, tuple[int, int]] = {}
     for stratum, k in quota.items():
-        ranked = sorted(groups[stratum], key=lambda p: (_rank(seed, p.chunk_id), p.chunk_id))
+        ranked = sorted(groups[stratum], key=lambda p: (_rank(seed, p.key), p.key, p.chunk_id))
         picked.extend((p, stratum[1]) for p in ranked[:k])
         strata[f"{stratum[0]} | {stratum[1]}"] = (len(ranked), k)
     return Sample(
@@ -198,5 +202,5 @@ def sample_passages(passages: Iterable[Passage], n: int, seed: int) -> Sample:
     )
 
 
-def _rank(seed: int, chunk_id: str) -> str:
-    return hashlib.sha256(f"{seed}:{chunk_id}".encode()).hexdigest()
+def _rank(seed: int, key: str) -> str:
+    return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()

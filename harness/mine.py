@@ -23,9 +23,9 @@ JSON, a commit with no usable subject, a commit line printed by ``cat`` or ``git
 skipped and counted under its reason (`MinedRoster.counts`, ``skipped`` in the side file). Subjects shorter
 than `MIN_SUBJECT` characters are not questions.
 
-`MinedRoster.write` writes the draft roster (unit ``session``, category ``receipt``, scope = the
-authoring sessions' projects, qids ``receipt-<short hash>``) for ``harness.roster.load_draft`` and a
-side file ``<name>.mining.json`` holding hashes, citations, skipped commits and counts for review.
+`MinedRoster.write` writes the draft roster (unit ``session``, or ``message`` for the work each
+commit recorded; category ``receipt``, scope = the authoring sessions' projects, qids
+``receipt-<short hash>``) for ``harness.roster.load_draft`` and a side file ``<name>.mining.json`` holding hashes, citations, skipped commits and counts for review.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from harness.mine_scan import (
     message_from_command,
     scan_file,
 )
-from harness.roster import RosterError, parse_draft
+from harness.roster import RosterError, Unit, parse_draft
 
 __all__ = [
     "MIN_SUBJECT",
@@ -97,6 +97,7 @@ class Commit:
     session_id: str
     project: str
     call_id: str  # the git commit tool_use id
+    span: tuple[str, ...] = ()  # the work it recorded, as message uuids (`harness.mine_scan.Found`)
 
     @property
     def key(self) -> str:
@@ -139,15 +140,22 @@ class Receipt:
             msg = f"Receipt {self.qid} needs hashes, authors and projects, got {self!r}"
             raise MineError(msg)
 
-    def to_question(self) -> dict[str, Any]:
-        """The draft-roster entry (gold: every authoring session, grade 1)."""
+    def work(self) -> tuple[str, ...]:
+        """The message uuids of the work behind every merged commit, first-seen order."""
+        return tuple(dict.fromkeys(u for c in self.commits for u in c.span))
+
+    def to_question(self, unit: Unit = "session") -> dict[str, Any]:
+        """The draft-roster entry, gold at grade 1: every authoring session (unit ``session``), or
+        the messages of the work each commit recorded, from the authoring session's previous commit
+        through this one's call and result (unit ``message``)."""
+        gold = self.authors if unit == "session" else self.work()
         return {
             "qid": self.qid,
             "text": self.text,
             "scope": list(self.projects),
             "category": "receipt",
             "tags": {"hop": "single", "source": "mined"},
-            "gold": {"relevant": dict.fromkeys(self.authors, 1), "forbidden": [], "control": None},
+            "gold": {"relevant": dict.fromkeys(gold, 1), "forbidden": [], "control": None},
         }
 
 
@@ -162,6 +170,7 @@ class MinedRoster:
     counts: Mapping[str, int]
     sources: tuple[str, ...]
     attempts: Mapping[str, tuple[Attempt, ...]] = field(default_factory=dict)  # session -> calls
+    unit: Unit = "session"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "citations", MappingProxyType(dict(self.citations)))
@@ -209,13 +218,18 @@ class MinedRoster:
         """The draft roster as `harness.roster.parse_draft` reads it."""
         return {
             "name": self.name,
-            "unit": "session",
+            "unit": self.unit,
             "description": (
                 "Receipt look-up mined by harness.mine from "
-                f"{', '.join(self.sources)}: commit subject -> the session whose git commit printed "
-                "the hash. Review before sealing."
+                f"{', '.join(self.sources)}: commit subject -> "
+                + (
+                    "the session whose git commit printed the hash."
+                    if self.unit == "session"
+                    else "the messages of the work that commit recorded."
+                )
+                + " Review before sealing."
             ),
-            "questions": [r.to_question() for r in self.receipts],
+            "questions": [r.to_question(self.unit) for r in self.receipts],
         }
 
     def side_json(self) -> dict[str, Any]:
@@ -283,10 +297,12 @@ def mine_receipts(
     *,
     name: str = "receipts-mined",
     min_subject: int = MIN_SUBJECT,
+    unit: Unit = "session",
     on_file: Callable[[], None] | None = None,
 ) -> MinedRoster:
     """Draft a receipt-lookup roster from the transcripts under `paths` (see the module docstring).
 
+    `unit` chooses the gold: the authoring sessions, or the messages of the recorded work.
     `on_file` is called after each file (a progress bar's update).
 
     Raises:
@@ -324,6 +340,7 @@ def mine_receipts(
         counts=counts,
         sources=tuple(str(p) for p in paths),
         attempts={s.session_id: tuple(s.attempts) for s in live if s.attempts},
+        unit=unit,
     )
 
 
@@ -353,6 +370,7 @@ def _commits(sessions: Sequence[ScannedSession], counts: Counter[str]) -> list[C
                     session_id=session.session_id,
                     project=session.project or UNKNOWN_PROJECT,
                     call_id=found.call_id,
+                    span=found.span,
                 )
             )
             if session.project is None:

@@ -110,6 +110,9 @@ class Found:
     source: Literal["result", "command"]  # git's commit line, or ``-m`` of a quiet commit
     branch: str | None
     call_id: str  # the git commit tool_use id
+    # The stored message uuids of the work this commit recorded: this file's messages after its
+    # previous commit's result, through the call and its result (gold for unit ``message``).
+    span: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,7 +180,7 @@ def scan_file(
     # Full hashes come from sanitized text (never from our injected context) and, below, from raw
     # tool results, which the sanitizer caps but a long `git log` may need whole.
     session.full_hashes.update(h for t in texts for h in FULL_HASH.findall(t))
-    _scan_messages(parsed.messages, state, session, counts)
+    _scan_messages(parsed.messages, state, session, counts, {m.uuid for m in clean})
 
 
 def _strays_everywhere(
@@ -195,12 +198,22 @@ def _add_strays(result: str, session: ScannedSession, reason: StrayReason) -> No
 
 
 def _scan_messages(
-    messages: Sequence[Message], state: StreamState, session: ScannedSession, counts: Counter[str]
+    messages: Sequence[Message],
+    state: StreamState,
+    session: ScannedSession,
+    counts: Counter[str],
+    stored: set[str],
 ) -> None:
-    """Pair each Bash ``git commit`` call with its result; collect full hashes the session shows."""
+    """Pair each Bash ``git commit`` call with its result; collect full hashes the session shows.
+
+    `stored` holds the uuids of the messages the sanitizer keeps: only those can be gold.
+    """
     commands: dict[str, tuple[str, str]] = {}  # tool_use id -> (tool name, command)
     pending: set[str] = set()
+    span: list[str] = []  # stored messages since the last commit this file recorded
     for msg in messages:
+        if msg.uuid in stored and msg.uuid not in span:
+            span.append(msg.uuid)
         for block in msg.blocks:
             if isinstance(block, ToolUse):
                 command = block.input.get("command")
@@ -221,7 +234,10 @@ def _scan_messages(
                 if block.tool_use_id in pending:
                     pending.discard(block.tool_use_id)
                     counts["git_commit_results"] += 1
-                    _read_commit(block, commands[block.tool_use_id][1], session, counts)
+                    if _read_commit(
+                        block, commands[block.tool_use_id][1], session, counts, tuple(span)
+                    ):
+                        span.clear()
                 else:
                     _add_strays(block.content, session, _stray_reason(commands, block.tool_use_id))
     counts["git_commit_unanswered"] += len(pending)
@@ -236,11 +252,23 @@ def _stray_reason(commands: dict[str, tuple[str, str]], call_id: str) -> StrayRe
 
 
 def _read_commit(
-    block: ToolResult, command: str, session: ScannedSession, counts: Counter[str]
-) -> None:
+    block: ToolResult,
+    command: str,
+    session: ScannedSession,
+    counts: Counter[str],
+    span: tuple[str, ...],
+) -> bool:
+    """Record the commit(s) a result shows; False when it shows none (refused, quiet or failed)."""
     lines = commit_lines(block.content)
     found = [
-        Found(hash=h, subject=s or None, source="result", branch=b, call_id=block.tool_use_id)
+        Found(
+            hash=h,
+            subject=s or None,
+            source="result",
+            branch=b,
+            call_id=block.tool_use_id,
+            span=span,
+        )
         for b, h, s in lines
     ]
     if not found:
@@ -254,11 +282,12 @@ def _read_commit(
                     source="command",
                     branch=None,
                     call_id=block.tool_use_id,
+                    span=span,
                 )
             )
     if not found:
         counts["commits_without_hash"] += 1  # failed (hook, nothing to commit) or quiet
-        return
+        return False
     for item in found:
         if (item.call_id, item.hash) in session.seen:
             # A compacted or resumed stream replays the same call: one commit, counted once.
@@ -267,3 +296,4 @@ def _read_commit(
         session.seen.add((item.call_id, item.hash))
         session.found.append(item)
         counts["commits_with_hash"] += 1
+    return True

@@ -12,6 +12,7 @@ its seal verifies, and is used only for scoring after every arm has answered.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import platform
 import shlex
@@ -35,7 +36,7 @@ from harness.metrics import RankedItem
 from harness.protocol.embedder import EmbedderChoiceError, live_embedder, live_name, use_hint
 from harness.protocol.load import load_protocol
 from harness.protocol.lock import load_lock, verify
-from harness.protocol.model import Protocol
+from harness.protocol.model import Protocol, RosterRef
 from harness.report import write_results
 from harness.results import (
     ArmRecord,
@@ -136,6 +137,32 @@ def git_commit(root: Path) -> str | None:
 
 def _scope(question: Question) -> Scope:
     return Scope.everywhere() if question.scope == "*" else Scope.of(question.scope)
+
+
+def _key_path(protocol: Protocol, ref: RosterRef, options: RunOptions) -> Path:
+    return options.key_paths.get(ref.name, protocol.roster_dir(ref.name) / KEY_FILE)
+
+
+def _check_units(protocol: Protocol, options: RunOptions) -> None:
+    """Refuse, before any arm runs, a roster whose key is scored per another unit than the protocol's.
+
+    Only the key's ``unit`` field is read here (its seal was checked already); the gold itself is
+    loaded after every arm has answered.
+    """
+    for ref in protocol.rosters:
+        path = _key_path(protocol, ref, options)
+        try:
+            unit = json.loads(path.read_text(encoding="utf-8")).get("unit")
+        except (OSError, ValueError, AttributeError) as exc:
+            msg = f"Roster {ref.name}: cannot read the unit of its key {path}: {exc}"
+            raise RunRefusedError(msg) from exc
+        if unit != ref.unit:
+            msg = (
+                f"Roster {ref.name}: its key is scored per {unit}, but {protocol.path} says unit = "
+                f"{ref.unit!r}, so every query would score 0. Instantiate the protocol again from "
+                "its template (`protocol instantiate` reads the unit from the key)"
+            )
+            raise RunRefusedError(msg)
 
 
 def run_arm(
@@ -297,6 +324,7 @@ def evaluate(verified: Verified, options: RunOptions) -> Evaluation:
     """Import the corpus, ask every arm every question, then load the gold, score and decide."""
     wall_start = time.perf_counter()
     protocol = verified.protocol
+    _check_units(protocol, options)
     questions = {
         ref.name: load_questions(protocol.roster_dir(ref.name)) for ref in protocol.rosters
     }
@@ -321,8 +349,7 @@ def evaluate(verified: Verified, options: RunOptions) -> Evaluation:
     # Gold is loaded only now, after every arm has answered, and only through the seal check.
     keys = {
         ref.name: load_sealed_key(
-            options.key_paths.get(ref.name, protocol.roster_dir(ref.name) / KEY_FILE),
-            sealed_dir=protocol.roster_dir(ref.name),
+            _key_path(protocol, ref, options), sealed_dir=protocol.roster_dir(ref.name)
         ).gold
         for ref in protocol.rosters
     }

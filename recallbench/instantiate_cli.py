@@ -2,8 +2,8 @@
 
 A template (e.g. protocols/private.toml) holds everything decided in advance: arms, gates, readings,
 ship rule. What it cannot know is the user's corpus and rosters; this command fills in the corpus path
-and its manifest hash (computed now), and each roster's path and seal (verified now), by editing the
-TOML text in place so the template's comments and layout survive into the new protocol.
+and its manifest hash (computed now), and each roster's path, seal (verified now) and unit (read from
+its key: the key decides whether a session or a message is found), by editing the TOML text in place so the template's comments and layout survive into the new protocol.
 
 Rosters are named as in the template: ``--roster NAME=DIR`` (repeatable). A template with one roster
 also takes a bare ``--roster DIR``. Every roster of the template must be given: a protocol whose
@@ -62,6 +62,7 @@ def protocol_instantiate(
     """
     from harness.protocol.load import find_root, load_protocol
     from harness.protocol.model import ProtocolError
+    from harness.roster import RosterError, parse_key_file
     from harness.seal import SealError, verify_sealed
 
     if out.exists():
@@ -78,19 +79,25 @@ def protocol_instantiate(
         )
     try:
         manifest = freeze.manifest(corpus).sha256
-        seals = {
-            name: verify_sealed(folder, key_by_name.get(name)).seal
-            for name, folder in folders.items()
+        infos = {
+            name: verify_sealed(folder, key_by_name.get(name)) for name, folder in folders.items()
         }
-    except (freeze.FreezeError, SealError) as exc:
+        # The unit is the key's (a message-unit key scored per session would score nothing).
+        units = {name: parse_key_file(info.key_path).unit for name, info in infos.items()}
+    except (freeze.FreezeError, SealError, RosterError) as exc:
         raise click.ClickException(str(exc)) from exc
     root = find_root(out.resolve().parent)
     text = set_top(text, "id", out.stem)
     text = set_in_section(
         text, "[corpus]", {"path": relative(corpus, root), "manifest_sha256": manifest}
     )
+    seals = {name: info.seal for name, info in infos.items()}
     for name, folder in folders.items():
-        text = set_in_roster(text, name, {"path": relative(folder, root), "seal": seals[name]})
+        text = set_in_roster(
+            text,
+            name,
+            {"path": relative(folder, root), "seal": seals[name], "unit": units[name]},
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     try:
@@ -98,7 +105,9 @@ def protocol_instantiate(
     except ProtocolError as exc:
         out.unlink()
         raise click.ClickException(str(exc)) from exc
-    filled = ", ".join(f"{name} seal {seal[:16]}…" for name, seal in seals.items())
+    filled = ", ".join(
+        f"{name} seal {seal[:16]}… unit {units[name]}" for name, seal in seals.items()
+    )
     click.echo(f"wrote {out} (corpus {manifest[:16]}…, {filled})")
     click.echo("next: " + register_line(out, key_by_name))
 

@@ -5,7 +5,7 @@ masked benchmark copy of a corpus (registered on the `roster` and `corpus` group
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -29,6 +29,16 @@ def _fail(exc: Exception) -> click.ClickException:
     "without the commit calls, subjects and hashes.",
 )
 @click.option(
+    "--unit",
+    type=click.Choice(["session", "message"]),
+    default="session",
+    show_default=True,
+    help="What counts as found. session: the session that made the commit. message: the messages of "
+    "the work it recorded (that session's messages after its previous commit, through this commit's "
+    "call and result); use it when each project holds few sessions, where finding the session is "
+    "trivial.",
+)
+@click.option(
     "--out",
     "out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -36,7 +46,9 @@ def _fail(exc: Exception) -> click.ClickException:
     show_default=True,
     help="Where to write the draft roster (review it, then seal it).",
 )
-def roster_mine(paths: tuple[Path, ...], kind: str, out: Path) -> None:
+def roster_mine(
+    paths: tuple[Path, ...], kind: str, unit: Literal["session", "message"], out: Path
+) -> None:
     """Draft a receipt-lookup roster from your own transcripts (PATHS, default ~/.claude/projects):
     commit messages -> the session whose git result holds the hash. Sessions that only cite a hash
     are listed apart, never as authors; whatever cannot be read is skipped and counted.
@@ -47,7 +59,7 @@ def roster_mine(paths: tuple[Path, ...], kind: str, out: Path) -> None:
     targets = list(paths) or [config.claude_projects()]
     bar = _bar("mine", "file")
     try:
-        mined = mine_receipts(targets, on_file=bar.update if bar else None)
+        mined = mine_receipts(targets, unit=unit, on_file=bar.update if bar else None)
         mask = build_mask(mined) if kind == "masked-receipts" else None
         roster_path, side_path = mined.write(out)
         if mask is not None:

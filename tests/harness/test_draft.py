@@ -50,6 +50,7 @@ LONG = "x " * MIN_PASSAGE_CHARS
 def _passage(cid: str, project: str, day: str | None, text: str = LONG) -> Passage:
     return Passage(
         chunk_id=cid,
+        key=cid,
         session_id=f"session-{cid}",
         project=project,
         message_uuids=(f"m-{cid}",),
@@ -108,7 +109,7 @@ def test_allocation_is_proportional_with_largest_remainders_and_ties_to_the_earl
 
 
 def test_seeded_sample_takes_the_smallest_seeded_hashes_in_each_stratum() -> None:
-    # Within a stratum, chunks are taken in order of sha256("<seed>:<id>"). Seed 7:
+    # Within a stratum, chunks are taken in order of sha256("<seed>:<key>"). Seed 7:
     #   alpha|old     c0 fc80c1d6, c1 4dd4e247            -> c1
     #   alpha|middle  c3 14863067, c4 972fd87d, c5 b392c827 -> c3
     #   alpha|recent  c8 (alone)                          -> c8
@@ -142,6 +143,25 @@ def test_sampling_refuses_an_empty_sample_and_a_corpus_of_short_chunks() -> None
     with pytest.raises(SampleError, match="200 characters"):
         sample_passages(PASSAGES[10:], 1, seed=1)
     assert len(sample_passages(PASSAGES, 50, seed=1).picked) == 10  # every eligible chunk, no more
+
+
+def test_the_sample_does_not_depend_on_where_the_corpus_folder_is(tmp_path: Path) -> None:
+    here = read_corpus(write_corpus(tmp_path / "a"))
+    there = read_corpus(write_corpus(tmp_path / "elsewhere" / "b"))
+    # chunk ids hash the file's location, so they differ; the passage keys do not
+    assert {p.chunk_id for p in here.passages}.isdisjoint(p.chunk_id for p in there.passages)
+    assert [p.key for p in here.passages] == [p.key for p in there.passages]
+    assert here.passages[0].key == f"{here.passages[0].session_id}#0"  # one chunk per session
+    for seed in (1, 7):
+        picked = [
+            [
+                (p.key, p.message_uuids, age)
+                for p, age in sample_passages(c.passages, 5, seed).picked
+            ]
+            for c in (here, there)
+        ]
+        assert picked[0] == picked[1]
+        assert len(picked[0]) == 5
 
 
 def test_the_corpus_is_read_as_the_importer_stores_it(tmp_path: Path) -> None:
