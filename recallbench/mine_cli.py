@@ -81,7 +81,7 @@ def roster_mine(
         )
         click.echo(
             f"build the benchmark copy: recallbench corpus mask {' '.join(map(str, targets))} "
-            f"--mask {mask_file} --out corpora/{out.stem}-masked"
+            f"--mask {mask_file} --out corpora/{_masked_name(out.stem)}"
         )
     click.echo(f"review it, then: recallbench roster seal {roster_path} --out sealed/NAME")
 
@@ -125,6 +125,11 @@ def corpus_mask(src: Path, mask_file: Path, out: Path) -> None:
     )
     click.echo("removed: " + ", ".join(f"{k}={v}" for k, v in data["removed"].items()))
     click.echo(f"mask sha256 {report.mask_sha256}; manifest sha256 {freeze.manifest(out).sha256}")
+
+
+def _masked_name(stem: str) -> str:
+    """The masked copy's folder name for a roster named `stem` (``mine-masked``, not ``…-masked-masked``)."""
+    return stem if stem.endswith("masked") else f"{stem}-masked"
 
 
 def _bar(desc: str, unit: str) -> Any:
