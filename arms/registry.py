@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from arms.base import Arm
 from arms.fallback import FallbackArm, FallbackParams
+from arms.fitting import Example, FitFunction, Fitted
 from arms.fts import FtsArm, FtsParams
 from arms.none import NoneArm, NoneParams
 from arms.rrf import RRFArm, RRFParams
@@ -24,6 +25,8 @@ from engine.api import ReadAPI
 from engine.checks import is_int
 
 ArmFactory = Callable[[ReadAPI, Any], Arm]
+# A fitted arm is built as `arm_cls(memory, params, model)`, the model read from its artifact.
+FittedArmFactory = Callable[[ReadAPI, Any, Mapping[str, Any]], Arm]
 
 
 class RegistryError(ValueError):
@@ -35,16 +38,31 @@ class Entry:
     """A registered arm: its class (called as `arm_cls(memory, params)`) and its params dataclass."""
 
     name: str
-    arm_cls: ArmFactory
+    arm_cls: ArmFactory | FittedArmFactory
     params_cls: type[Any]
     description: str
+    fit: FitFunction | None = None  # set for fitted arms (`register_fitted`)
+
+    @property
+    def fitted(self) -> bool:
+        """Whether the arm runs only from a fitted model (`arms.fitting`)."""
+        return self.fit is not None
 
 
 _REGISTRY: dict[str, Entry] = {}
 
 
-def register(name: str, arm_cls: ArmFactory, params_cls: type[Any], description: str) -> None:
+def register(
+    name: str,
+    arm_cls: ArmFactory | FittedArmFactory,
+    params_cls: type[Any],
+    description: str,
+    *,
+    fit: FitFunction | None = None,
+) -> None:
     """Add an arm under `name`; `description` is the one line `recallbench arms` prints.
+
+    A fitted arm passes its `fit` function; it is then built as ``arm_cls(memory, params, model)``.
 
     Raises:
         RegistryError: `name` is already registered, is not an identifier, or `params_cls` is not a
@@ -63,7 +81,11 @@ def register(name: str, arm_cls: ArmFactory, params_cls: type[Any], description:
         msg = f"arm {name!r} needs a one-line description, got {description!r}"
         raise RegistryError(msg)
     _REGISTRY[name] = Entry(
-        name=name, arm_cls=arm_cls, params_cls=params_cls, description=description.strip()
+        name=name,
+        arm_cls=arm_cls,
+        params_cls=params_cls,
+        description=description.strip(),
+        fit=fit,
     )
 
 
@@ -123,16 +145,53 @@ def resolve(spec: ArmSpec | str) -> ArmSpec:
     )
 
 
-def build(spec: str | ArmSpec, memory: ReadAPI) -> Arm:
-    """An arm built from its spec over `memory`.
+def build(spec: str | ArmSpec, memory: ReadAPI, model: Mapping[str, Any] | None = None) -> Arm:
+    """An arm built from its spec over `memory`; a fitted arm also needs its fitted `model`.
 
     Raises:
-        RegistryError: the arm is unknown.
+        RegistryError: the arm is unknown, is fitted and no model was given, or is not fitted and
+            one was.
         SpecError: the spec does not parse, or names an unknown or ill-typed parameter.
     """
     if isinstance(spec, str):
         spec = parse_spec(spec)
-    return entry(spec.name).arm_cls(memory, make_params(spec))
+    found = entry(spec.name)
+    params = make_params(spec)
+    if found.fitted:
+        if model is None:
+            msg = (
+                f"arm {spec.name!r} is fitted: it runs only from a fitted model. Name its training "
+                "data in the protocol's [[fits]] (`protocol register` fits it and locks the artifact), "
+                "or explore with `recallbench arm fit`"
+            )
+            raise RegistryError(msg)
+        return typing.cast(FittedArmFactory, found.arm_cls)(memory, params, model)
+    if model is not None:
+        msg = f"arm {spec.name!r} is not fitted; it takes no model"
+        raise RegistryError(msg)
+    return typing.cast(ArmFactory, found.arm_cls)(memory, params)
+
+
+def fit(spec: str | ArmSpec, memory: ReadAPI, examples: tuple[Example, ...], seed: int) -> Fitted:
+    """Fit arm `spec` on `examples` over `memory` (the training corpus), seeded.
+
+    Raises:
+        RegistryError: the arm is unknown or not fitted.
+        arms.fitting.FitError: the examples cannot fit the arm.
+    """
+    if isinstance(spec, str):
+        spec = parse_spec(spec)
+    found = entry(spec.name)
+    if found.fit is None:
+        fitted = ", ".join(n for n in names() if entry(n).fitted) or "(none registered)"
+        msg = f"arm {spec.name!r} is not fitted; fitted arms: {fitted}"
+        raise RegistryError(msg)
+    return found.fit(memory, make_params(spec), examples, seed)
+
+
+def is_fitted(spec: str | ArmSpec) -> bool:
+    """Whether the arm of `spec` runs only from a fitted model."""
+    return entry((parse_spec(spec) if isinstance(spec, str) else spec).name).fitted
 
 
 def default_spec(name: str) -> str:
