@@ -11,7 +11,6 @@ its seal verifies, and is used only for scoring after every arm has answered.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -31,6 +30,8 @@ from engine.embed import Embedder
 from engine.memory import Memory
 from engine.scope import Scope
 from harness import freeze
+from harness.corpus_db import CorpusMissingError, materialise, open_memory
+from harness.fit import check_fits, models
 from harness.gates import GateResult, choose_ship
 from harness.metrics import RankedItem
 from harness.protocol.embedder import EmbedderChoiceError, live_embedder, live_name, use_hint
@@ -57,7 +58,6 @@ from harness.roster import Gold, Question, load_questions
 from harness.scoring import aggregates, decide_gates, score_all
 from harness.seal import KEY_FILE, SealError, load_sealed_key, verify_sealed
 from harness.stats import percentile
-from harness.synthetic import SyntheticConfig, generate
 
 
 class RunRefusedError(RuntimeError):
@@ -90,19 +90,10 @@ class RunResult:
 
 def materialise_corpus(protocol: Protocol, *, progress: bool = False) -> Path:
     """The corpus folder; a synthetic corpus is generated there from its seed when missing."""
-    path = protocol.corpus_path
-    if protocol.corpus.source == "synthetic" and not path.exists():
-        seed, size = protocol.corpus.seed, protocol.corpus.size
-        if seed is None or size is None:  # the protocol loader already refuses this
-            msg = "a synthetic corpus needs seed and size"
-            raise RunRefusedError(msg)
-        if progress:
-            print(f"generating synthetic corpus (seed {seed}, {size} sessions) into {path}")
-        generate(path, SyntheticConfig(seed=seed, sessions=size))
-    if not path.exists():
-        msg = f"corpus folder {path} (from {protocol.path}) does not exist"
-        raise RunRefusedError(msg)
-    return path
+    try:
+        return materialise(protocol.corpus, protocol.root, protocol.path, progress=progress)
+    except CorpusMissingError as exc:
+        raise RunRefusedError(str(exc)) from exc
 
 
 def current_seals(
@@ -173,9 +164,11 @@ def run_arm(
     now: datetime,
     k: int,
     progress: bool = False,
+    model: Mapping[str, Any] | None = None,
 ) -> ArmRun:
-    """Ask one arm every question (only `Query` values cross into the arm)."""
-    arm = build(spec, memory)
+    """Ask one arm every question (only `Query` values cross into the arm); a fitted arm runs
+    from `model`, the one its locked artifact holds."""
+    arm = build(spec, memory) if model is None else build(spec, memory, model)
     ranked: dict[str, dict[str, list[RankedItem]]] = {}
     latency: list[float] = []
     errors: dict[str, str] = {}
@@ -232,6 +225,7 @@ class Verified:
     seals: Mapping[str, str]
     deviations: tuple[Deviation, ...]
     embedder: Embedder  # the live one; built, but no model loaded until the first embed
+    models: Mapping[str, Any] = field(default_factory=dict)  # fitted arm (canonical) -> its model
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -271,6 +265,12 @@ def verify_inputs(protocol_path: Path, options: RunOptions) -> Verified:
     problems = seal_errors + [
         m.message for m in verify(protocol.path, manifest_sha256=manifest.sha256, seals=seals)
     ]
+    lock = load_lock(protocol.path)
+    locked_fits = lock.fits if lock is not None else {}
+    fit_problems, fit_leaks = check_fits(protocol, locked_fits, test_corpus=corpus_dir)
+    if fit_leaks:  # no deviation runs a test its training saw
+        raise RunRefusedError(f"refusing to run {protocol.path}:\n  " + "\n  ".join(fit_leaks))
+    problems += fit_problems
     pin_problem = _embedder_problem(protocol, embedder.id, live_name(options.embedder))
     if (problems or pin_problem) and not options.deviation:
         fixes = [_embedder_fix(protocol)] if pin_problem else []
@@ -301,6 +301,7 @@ def verify_inputs(protocol_path: Path, options: RunOptions) -> Verified:
         seals=seals,
         deviations=deviations,
         embedder=embedder,
+        models=models(protocol, locked_fits),
     )
 
 
@@ -343,6 +344,7 @@ def evaluate(verified: Verified, options: RunOptions) -> Evaluation:
             now=protocol.corpus.cutoff,
             k=protocol.metrics.k,
             progress=options.progress,
+            model=verified.models.get(full_canonical(spec)),
         )
         for spec in protocol.arms
     )
@@ -414,21 +416,15 @@ def _open_corpus_db(
     contamination: freeze.ContaminationReport,
     excluded: set[str],
 ) -> tuple[Memory, Path]:
-    """Import the corpus (less the pre-declared exclusions) into a cached database.
-
-    The database is keyed by the manifest and the exclusions, so a second run re-imports nothing and
-    re-embeds nothing (vectors are keyed by content hash).
-    """
-    cache = options.cache_dir or protocol.root / "cache"
-    excl_hash = hashlib.sha256("\n".join(sorted(excluded)).encode()).hexdigest()[:8]
-    db_path = cache / "bench" / f"{verified.manifest.sha256[:16]}-{excl_hash}.db"
-    # A benchmark asks many queries of a frozen corpus: FTS5 answers from an in-memory snapshot.
-    memory = Memory(db_path, verified.embedder, lexical_index="sync")
-    files = [verified.corpus_dir / f for f in contamination.files_excluding(excluded)]
-    if files:
-        memory.import_paths(files, embed=True, progress=options.progress)
-    memory.ensure_index()
-    return memory, db_path
+    """Import the corpus (less the pre-declared exclusions) into a cached database."""
+    return open_memory(
+        options.cache_dir or protocol.root / "cache",
+        verified.manifest.sha256,
+        [verified.corpus_dir / f for f in contamination.files_excluding(excluded)],
+        excluded,
+        verified.embedder,
+        progress=options.progress,
+    )
 
 
 # ---------------------------------------------------------------------------------------------

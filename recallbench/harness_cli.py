@@ -92,20 +92,53 @@ def protocol_register(path: Path, keys: tuple[str, ...]) -> None:
         manifest, seals, errors = _corpus_and_seals(path, keys)
         if errors:
             raise click.ClickException("; ".join(errors))
+        fits = _fit(path, manifest, seals)
         lock = register(
             path,
             manifest_sha256=manifest,
             seals=seals,
             now=datetime.now(UTC),
             git_commit=git_commit(path.resolve().parent),
+            fits=fits,
         )
-    except (ProtocolError, OSError, ValueError) as exc:
+    except (ProtocolError, OSError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from exc
     click.echo(f"registered {path} (sha256 {lock.protocol_sha256})")
     click.echo(f"embedder {lock.embedder} (pinned)")
     click.echo(f"corpus manifest {manifest}")
     for name, seal in sorted(seals.items()):
         click.echo(f"roster {name}: seal {seal}")
+    for arm, record in sorted(lock.fits.items()):
+        click.echo(f"fitted {arm}: {record['path']} (sha256 {record['sha256']})")
+
+
+def _fit(path: Path, manifest: str, seals: dict[str, str]) -> dict[str, dict[str, str]]:
+    """Fit the protocol's fitted arms (none: nothing to do) once it is known to register."""
+    from harness.fit import fit_all
+    from harness.protocol.embedder import live_embedder
+    from harness.protocol.lock import check_registrable
+    from harness.protocol.model import ProtocolError
+    from harness.runner import materialise_corpus
+
+    proto = check_registrable(path, manifest_sha256=manifest, seals=seals)
+    if not proto.fits:
+        return {}
+    embedder = live_embedder()
+    if embedder.id != proto.embedder:
+        msg = (
+            f"{path} pins embedder {proto.embedder} but the live one is {embedder.id}: a fitted arm "
+            "must be fitted with the embedder it will run with; switch embedders, then register"
+        )
+        raise ProtocolError(msg)
+    artifacts = fit_all(
+        proto,
+        embedder,
+        test_corpus=materialise_corpus(proto),
+        cache=proto.root / "cache",
+        progress=config.show_progress(),
+        on_fit=lambda a: click.echo(f"fitted {a.arm} -> {a.path}", err=True),
+    )
+    return {arm: a.to_dict() for arm, a in artifacts.items()}
 
 
 @protocol.command("amend")

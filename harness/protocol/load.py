@@ -18,9 +18,12 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from arms.registry import RegistryError, full_canonical, is_fitted
+from arms.spec import SpecError
 from harness.protocol.model import (
     Corpus,
     Correction,
+    FitSpec,
     GateSpec,
     Metrics,
     Protocol,
@@ -163,13 +166,10 @@ def load_protocol(path: Path | str, *, root: Path | str | None = None) -> Protoc
 def _build(
     doc: dict[str, Any], *, path: Path, root: Path, sha256: str, raw_sha256: str
 ) -> Protocol:
-    corpus = doc["corpus"]
-    conversations = corpus.get("conversations")
     try:
-        cutoff = dt.datetime.fromisoformat(corpus["cutoff"])
         registered = dt.date.fromisoformat(doc["registered"])
     except ValueError as err:
-        msg = f"registered must be a date and corpus.cutoff an ISO date-time: {err}"
+        msg = f"registered must be a date: {err}"
         raise ProtocolError(msg) from err
     stats = StatsConfig(**doc["stats"])
     ship = doc["ship"]
@@ -178,26 +178,8 @@ def _build(
         title=doc["title"],
         hypothesis=doc["hypothesis"],
         registered=registered,
-        corpus=Corpus(
-            source=corpus["source"],
-            path=corpus["path"],
-            manifest_sha256=corpus["manifest_sha256"],
-            cutoff=cutoff,
-            exclude=tuple(corpus["exclude"]),
-            seed=corpus.get("seed"),
-            size=corpus.get("size"),
-            conversations=tuple(conversations) if conversations is not None else None,
-        ),
-        rosters=tuple(
-            RosterRef(
-                name=r["name"],
-                path=r["path"],
-                seal=r["seal"],
-                unit=r["unit"],
-                subsets=r.get("subsets", {}),
-            )
-            for r in doc["rosters"]
-        ),
+        corpus=_build_corpus(doc["corpus"], "corpus"),
+        rosters=tuple(_build_roster(r) for r in doc["rosters"]),
         arms=tuple(doc["arms"]),
         metrics=Metrics(
             primary=doc["metrics"]["primary"],
@@ -217,6 +199,42 @@ def _build(
         raw_sha256=raw_sha256,
         embedder=doc.get("embedder"),
         correction=_build_correction(doc.get("correction")),
+        fits=tuple(_build_fit(f, i) for i, f in enumerate(doc.get("fits", ()))),
+    )
+
+
+def _build_corpus(corpus: dict[str, Any], where: str) -> Corpus:
+    conversations = corpus.get("conversations")
+    try:
+        cutoff = dt.datetime.fromisoformat(corpus["cutoff"])
+    except ValueError as err:
+        msg = f"{where}.cutoff must be an ISO date-time: {err}"
+        raise ProtocolError(msg) from err
+    return Corpus(
+        source=corpus["source"],
+        path=corpus["path"],
+        manifest_sha256=corpus["manifest_sha256"],
+        cutoff=cutoff,
+        exclude=tuple(corpus["exclude"]),
+        seed=corpus.get("seed"),
+        size=corpus.get("size"),
+        conversations=tuple(conversations) if conversations is not None else None,
+    )
+
+
+def _build_roster(r: dict[str, Any]) -> RosterRef:
+    return RosterRef(
+        name=r["name"], path=r["path"], seal=r["seal"], unit=r["unit"], subsets=r.get("subsets", {})
+    )
+
+
+def _build_fit(f: dict[str, Any], i: int) -> FitSpec:
+    return FitSpec(
+        arm=f["arm"],
+        seed=f["seed"],
+        corpus=_build_corpus(f["corpus"], f"fits[{i}].corpus"),
+        rosters=tuple(_build_roster(r) for r in f["rosters"]),
+        shared_sessions=f.get("shared_sessions", False),
     )
 
 
@@ -257,6 +275,7 @@ def _cross_check(protocol: Protocol) -> None:
     _check_gates(protocol)
     _check_ship(protocol)
     _check_correction(protocol)
+    _check_fits(protocol)
 
 
 def _check_rosters(protocol: Protocol) -> None:
@@ -352,3 +371,46 @@ def _check_correction(protocol: Protocol) -> None:
         if gates[gate_id].kind != "superiority":
             msg = f"{where} is a negative gate: it has no p-value to correct; leave it out"
             raise ProtocolError(msg)
+
+
+def _check_fits(protocol: Protocol) -> None:
+    """Every fitted arm has exactly one [[fits]] entry, and every entry fits a listed, fitted arm.
+
+    An arm the registry does not know is left to `bench run` to report, as before fitting existed.
+    """
+    listed: dict[str, str] = {}
+    for arm in protocol.arms:
+        try:
+            listed[full_canonical(arm)] = arm
+        except (RegistryError, SpecError):
+            continue
+    fitted = {c: a for c, a in listed.items() if is_fitted(a)}
+    seen: dict[str, int] = {}
+    for i, fit in enumerate(protocol.fits):
+        where = f"$.fits[{i}]"
+        try:
+            canonical = full_canonical(fit.arm)
+        except (RegistryError, SpecError) as err:
+            msg = f"{where}.arm {fit.arm!r}: {err}"
+            raise ProtocolError(msg) from err
+        if canonical not in listed:
+            msg = f"{where}.arm {fit.arm!r} is not one of the protocol's arms; fit an arm it runs"
+            raise ProtocolError(msg)
+        if canonical not in fitted:
+            msg = f"{where}.arm {fit.arm!r} is not a fitted arm; it has nothing to fit, drop the entry"
+            raise ProtocolError(msg)
+        if canonical in seen:
+            msg = f"{where}.arm {fit.arm!r} is fitted twice (also $.fits[{seen[canonical]}])"
+            raise ProtocolError(msg)
+        seen[canonical] = i
+        names = [r.name for r in fit.rosters]
+        if len(set(names)) != len(names):
+            msg = f"{where}.rosters name a roster twice: {names}"
+            raise ProtocolError(msg)
+    missing = sorted(a for c, a in fitted.items() if c not in seen)
+    if missing:
+        msg = (
+            f"fitted arm(s) {missing} have no [[fits]] entry: name each one's training corpus and "
+            "rosters (a fitted arm runs only from what registration fitted)"
+        )
+        raise ProtocolError(msg)

@@ -16,7 +16,7 @@ import datetime as dt
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
@@ -83,10 +83,15 @@ class Lock:
     git_commit: str | None
     amendments: tuple[Amendment, ...] = ()
     embedder: str | None = None  # the pinned embedder id; None in locks from before pinning
+    # fitted arm spec -> {"path", "sha256"} of the artifact registration fitted (`harness.fit`)
+    fits: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seals", MappingProxyType(dict(self.seals)))
         object.__setattr__(self, "amendments", tuple(self.amendments))
+        object.__setattr__(
+            self, "fits", MappingProxyType({k: dict(v) for k, v in self.fits.items()})
+        )
 
     def __hash__(self) -> int:
         return hash((self.protocol_sha256, self.registered_at, self.amendments))
@@ -129,6 +134,8 @@ class Lock:
         }
         if self.embedder is not None:
             out["embedder"] = self.embedder
+        if self.fits:
+            out["fits"] = {k: dict(v) for k, v in sorted(self.fits.items())}
         return out
 
     @classmethod
@@ -146,8 +153,9 @@ class Lock:
                 git_commit=data["git_commit"],
                 amendments=tuple(Amendment(**a) for a in data["amendments"]),
                 embedder=data.get("embedder"),
+                fits=data.get("fits", {}),
             )
-        except (KeyError, TypeError) as err:
+        except (KeyError, TypeError, AttributeError) as err:
             msg = f"Lock file {where} is malformed ({err!r}); restore it from version control"
             raise ProtocolError(msg) from err
 
@@ -213,6 +221,7 @@ def register(
     seals: Mapping[str, str],
     now: dt.datetime,
     git_commit: str | None,
+    fits: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Lock:
     """Register a protocol: validate it and write ``<protocol>.lock.json`` beside it.
 
@@ -222,6 +231,7 @@ def register(
         seals: roster name -> seal the caller computed (``verify_sealed(...).seal``).
         now: registration time (timezone-aware).
         git_commit: the repository commit, when known.
+        fits: fitted arm spec -> artifact path and sha256, one per [[fits]] entry (`harness.fit`).
 
     Raises:
         ProtocolError: a lock already exists, the protocol is invalid, names no embedder or one
@@ -230,16 +240,8 @@ def register(
     """
     path = Path(protocol_path)
     target = lock_path(path)
-    if target.exists():
-        msg = (
-            f"Refusing to re-register {path}: {target} already exists. Changes before the first "
-            "run are amendments (`protocol amend`); after a run they are deviations"
-        )
-        raise ProtocolError(msg)
     _check_time(now)
-    protocol = load_protocol(path)
-    _check_pinned(protocol)
-    _check_given(protocol, manifest_sha256, seals)
+    protocol = check_registrable(path, manifest_sha256=manifest_sha256, seals=seals)
     lock = Lock(
         protocol=path.name,
         protocol_id=protocol.id,
@@ -250,10 +252,34 @@ def register(
         registered_at=now.isoformat(),
         git_commit=git_commit,
         embedder=protocol.embedder,
+        fits=_check_fits_given(protocol, fits or {}),
     )
     with target.open("xb") as fh:
         fh.write(canonical_json_bytes(lock.to_dict()))
     return lock
+
+
+def check_registrable(
+    protocol_path: Path | str, *, manifest_sha256: str, seals: Mapping[str, str]
+) -> Protocol:
+    """Everything `register` checks before writing, so that slow work (fitting) starts only on a
+    protocol that will register.
+
+    Raises:
+        ProtocolError: as `register`.
+    """
+    path = Path(protocol_path)
+    target = lock_path(path)
+    if target.exists():
+        msg = (
+            f"Refusing to re-register {path}: {target} already exists. Changes before the first "
+            "run are amendments (`protocol amend`); after a run they are deviations"
+        )
+        raise ProtocolError(msg)
+    protocol = load_protocol(path)
+    _check_pinned(protocol)
+    _check_given(protocol, manifest_sha256, seals)
+    return protocol
 
 
 def amend(protocol_path: Path | str, now: dt.datetime, reason: str, has_runs: bool) -> Lock:
@@ -434,6 +460,25 @@ def _check_given(protocol: Protocol, manifest_sha256: str, seals: Mapping[str, s
             raise ProtocolError(msg)
 
 
+def _check_fits_given(
+    protocol: Protocol, fits: Mapping[str, Mapping[str, str]]
+) -> Mapping[str, Mapping[str, str]]:
+    """One artifact per [[fits]] entry, no more, each with a path and a sha256."""
+    wanted = sorted(f.arm for f in protocol.fits)
+    if sorted(fits) != wanted:
+        msg = (
+            f"Fitted artifacts given for {sorted(fits)} but {protocol.path} fits {wanted}; "
+            "fit every [[fits]] entry (harness.fit.fit_all) before registering"
+        )
+        raise ProtocolError(msg)
+    for arm, record in fits.items():
+        if set(record) != {"path", "sha256"}:
+            msg = f"Fitted artifact of {arm} must give path and sha256, got {dict(record)!r}"
+            raise ProtocolError(msg)
+        check_sha256(f"fits[{arm}].sha256", record["sha256"])
+    return fits
+
+
 def _lock_fields(lock: Lock) -> dict[str, Any]:
     return {
         "protocol": lock.protocol,
@@ -445,6 +490,7 @@ def _lock_fields(lock: Lock) -> dict[str, Any]:
         "registered_at": lock.registered_at,
         "git_commit": lock.git_commit,
         "embedder": lock.embedder,
+        "fits": lock.fits,
     }
 
 

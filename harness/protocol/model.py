@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal, TypeAlias, get_args
+from typing import Any, Literal, TypeAlias, get_args
 
 from harness.roster import Unit
 
@@ -84,6 +84,49 @@ class RosterRef:
         return hash(
             (self.name, self.path, self.seal, self.unit, tuple(sorted(self.subsets.items())))
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class FitSpec:
+    """How one fitted arm is fitted: its training corpus and sealed training rosters, and the seed.
+
+    `shared_sessions` allows the training corpus to hold sessions of the test corpus; without it a
+    shared session is refused (HARNESS.md, Fitting).
+    """
+
+    arm: str
+    seed: int
+    corpus: Corpus
+    rosters: tuple[RosterRef, ...]
+    shared_sessions: bool = False
+
+    def roster_dir(self, ref: RosterRef, root: Path) -> Path:
+        """The sealed folder of training roster `ref`, resolved against `root`."""
+        path = Path(ref.path).expanduser()
+        return path if path.is_absolute() else root / path
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as JSON values (what the artifact's ``fit_sha256`` hashes)."""
+        c = self.corpus
+        return {
+            "arm": self.arm,
+            "seed": self.seed,
+            "shared_sessions": self.shared_sessions,
+            "corpus": {
+                "source": c.source,
+                "path": c.path,
+                "manifest_sha256": c.manifest_sha256,
+                "cutoff": c.cutoff.isoformat(),
+                "exclude": list(c.exclude),
+                "seed": c.seed,
+                "size": c.size,
+                "conversations": list(c.conversations) if c.conversations else None,
+            },
+            "rosters": [
+                {"name": r.name, "path": r.path, "seal": r.seal, "unit": r.unit}
+                for r in self.rosters
+            ],
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -298,6 +341,7 @@ class Protocol:
     embedder: str | None = None
     # The family of gates corrected together; None for protocols without one (each gate alone).
     correction: Correction | None = None
+    fits: tuple[FitSpec, ...] = ()  # one per fitted arm
 
     def roster(self, name: str) -> RosterRef:
         """The roster named `name`."""

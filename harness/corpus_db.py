@@ -1,0 +1,69 @@
+"""A benchmark corpus on disk and in a database: generated when synthetic, imported once, cached.
+
+Shared by `bench run` (the test corpus) and by fitting at registration (a fitted arm's training corpus),
+so both read a corpus the same way: the same generator for a synthetic corpus, the same importer, the
+same cache keyed by the manifest and the excluded sessions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+from engine.embed import Embedder
+from engine.memory import Memory
+from harness.protocol.model import Corpus
+from harness.synthetic import SyntheticConfig, generate
+
+__all__ = ["CorpusMissingError", "materialise", "open_memory"]
+
+
+class CorpusMissingError(RuntimeError):
+    """The corpus folder does not exist and cannot be generated."""
+
+
+def materialise(corpus: Corpus, root: Path, declared_in: Path, *, progress: bool = False) -> Path:
+    """The corpus folder; a synthetic corpus is generated there from its seed when missing.
+
+    Raises:
+        CorpusMissingError: the folder does not exist (and the corpus is not synthetic).
+    """
+    path = corpus.resolve(root)
+    if corpus.source == "synthetic" and not path.exists():
+        seed, size = corpus.seed, corpus.size
+        if seed is None or size is None:  # the protocol loader already refuses this
+            msg = "a synthetic corpus needs seed and size"
+            raise CorpusMissingError(msg)
+        if progress:
+            print(f"generating synthetic corpus (seed {seed}, {size} sessions) into {path}")
+        generate(path, SyntheticConfig(seed=seed, sessions=size))
+    if not path.exists():
+        msg = f"corpus folder {path} (from {declared_in}) does not exist"
+        raise CorpusMissingError(msg)
+    return path
+
+
+def open_memory(
+    cache: Path,
+    manifest_sha256: str,
+    files: Iterable[Path],
+    excluded: Iterable[str],
+    embedder: Embedder,
+    *,
+    progress: bool = False,
+) -> tuple[Memory, Path]:
+    """Import `files` (the corpus less its pre-declared exclusions) into a cached database.
+
+    The database is keyed by the manifest and the exclusions, so a second run re-imports nothing and
+    re-embeds nothing (vectors are keyed by content hash).
+    """
+    excl_hash = hashlib.sha256("\n".join(sorted(excluded)).encode()).hexdigest()[:8]
+    db_path = cache / "bench" / f"{manifest_sha256[:16]}-{excl_hash}.db"
+    # A benchmark asks many queries of a frozen corpus: FTS5 answers from an in-memory snapshot.
+    memory = Memory(db_path, embedder, lexical_index="sync")
+    paths = list(files)
+    if paths:
+        memory.import_paths(paths, embed=True, progress=progress)
+    memory.ensure_index()
+    return memory, db_path

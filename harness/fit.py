@@ -1,0 +1,355 @@
+"""Fitting under pre-registration: fit each fitted arm at `protocol register`, verify at `bench run`.
+
+A protocol's ``[[fits]]`` entry names a fitted arm's training corpus, its sealed training rosters and the
+seed (HARNESS.md, Fitting). Registration calls `fit_all`: for each entry it checks the training corpus
+and rosters against the hashes the entry declares, refuses a fit that could see the test (`leaks`: a
+training question with a test question's qid or normalised text, or a training session that is also a
+test session unless ``shared_sessions = true``), imports the training corpus, fits the arm through the
+registry and writes the artifact ``arms/fitted/<arm>-<sha12>.json``: canonical JSON holding the model,
+its features, the training qids, the corpus manifest, the roster seals, the embedder and the library
+versions. No clock goes in, so fitting twice writes the same bytes. The lock records each artifact's
+path and sha256.
+
+A run calls `check_fits` (artifact present, hash as locked, made for the protocol's current entry, no
+leak) and `models`, which hands each fitted arm the model its artifact holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import re
+import tempfile
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from arms.base import Query
+from arms.fitting import Example
+from arms.registry import fit as fit_arm
+from arms.registry import full_canonical
+from arms.spec import parse_spec
+from engine import __version__ as engine_version
+from engine.embed import Embedder
+from engine.scope import Scope
+from harness import freeze
+from harness.corpus_db import materialise, open_memory
+from harness.protocol.model import FitSpec, Protocol
+from harness.roster import Question, load_questions
+from harness.seal import KEY_FILE, canonical_json_bytes, load_sealed_key, verify_sealed
+
+__all__ = [
+    "ARTIFACT_DIR",
+    "Artifact",
+    "FitRefusedError",
+    "check_fits",
+    "fit_all",
+    "fit_one",
+    "leaks",
+    "models",
+    "normalise",
+]
+
+ARTIFACT_DIR = Path("arms") / "fitted"
+FORMAT = 1
+_LIBRARIES = ("numpy", "scikit-learn", "scipy")
+_WORD = re.compile(r"\w+")
+
+
+class FitRefusedError(RuntimeError):
+    """A fit that must not be made or used: hashes differ, the test leaks into training, or no model."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Artifact:
+    """A written artifact: the arm it fits, where it is (relative to the root) and its sha256."""
+
+    arm: str
+    path: str
+    sha256: str
+
+    def to_dict(self) -> dict[str, str]:
+        """What the lock records per fitted arm."""
+        return {"path": self.path, "sha256": self.sha256}
+
+
+def normalise(text: str) -> str:
+    """A question's text for comparing training and test: NFKC, case-folded, words only."""
+    return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+def fit_sha256(fit: FitSpec) -> str:
+    """The hash of a [[fits]] entry as written (what an artifact is bound to)."""
+    return hashlib.sha256(canonical_json_bytes(fit.to_dict())).hexdigest()
+
+
+def leaks(protocol: Protocol, fit: FitSpec, *, test_corpus: Path, train_corpus: Path) -> list[str]:
+    """Every way `fit`'s training data could see the test: shared qids, texts or sessions."""
+    test = {ref.name: load_questions(protocol.roster_dir(ref.name)) for ref in protocol.rosters}
+    train = {ref.name: load_questions(fit.roster_dir(ref, protocol.root)) for ref in fit.rosters}
+    out: list[str] = []
+    test_qids = {q.qid: name for name, qs in test.items() for q in qs}
+    test_texts = {normalise(q.text): (name, q.qid) for name, qs in test.items() for q in qs}
+    same_qid = [
+        f"{name}/{q.qid} (test roster {test_qids[q.qid]})"
+        for name, qs in train.items()
+        for q in qs
+        if q.qid in test_qids
+    ]
+    if same_qid:
+        out.append(_listed("training questions share a qid with a test question", same_qid))
+    same_text = [
+        f"{name}/{q.qid} = {test_texts[normalise(q.text)][0]}/{test_texts[normalise(q.text)][1]}"
+        for name, qs in train.items()
+        for q in qs
+        if normalise(q.text) in test_texts
+    ]
+    if same_text:
+        out.append(_listed("training questions ask a test question's text", same_text))
+    if not fit.shared_sessions:
+        shared = sorted(
+            set(freeze.scan(train_corpus).sessions) & set(freeze.scan(test_corpus).sessions)
+        )
+        if shared:
+            out.append(
+                _listed(
+                    f"the training corpus {train_corpus} shares sessions with the test corpus "
+                    f"{test_corpus} (write shared_sessions = true in the entry only if that is meant)",
+                    shared,
+                )
+            )
+    return [f"fit of {fit.arm}: {line}" for line in out]
+
+
+def _listed(what: str, items: Sequence[str]) -> str:
+    shown = ", ".join(items[:5])
+    more = f" and {len(items) - 5} more" if len(items) > 5 else ""
+    return f"{len(items)} {what}: {shown}{more}"
+
+
+def examples(protocol: Protocol, fit: FitSpec) -> tuple[Example, ...]:
+    """The training rosters as arm examples (qids prefixed by roster), negative items left out.
+
+    Queries are asked as a run asks them: the question's scope, the training corpus cutoff as `now`,
+    the protocol's depth k.
+    """
+    out: list[Example] = []
+    for ref in fit.rosters:
+        folder = fit.roster_dir(ref, protocol.root)
+        key = load_sealed_key(folder / KEY_FILE, sealed_dir=folder)
+        for q in load_questions(folder):
+            gold = key.gold[q.qid]
+            if not gold.relevant:
+                continue
+            out.append(
+                Example(
+                    qid=f"{ref.name}/{q.qid}",
+                    query=Query(
+                        text=q.text, scope=_scope(q), now=fit.corpus.cutoff, k=protocol.metrics.k
+                    ),
+                    unit=ref.unit,
+                    relevant=gold.relevant,
+                )
+            )
+    return tuple(out)
+
+
+def _scope(question: Question) -> Scope:
+    return Scope.everywhere() if question.scope == "*" else Scope.of(question.scope)
+
+
+def check_inputs(protocol: Protocol, fit: FitSpec, *, progress: bool = False) -> tuple[Path, str]:
+    """The training corpus folder and manifest, after checking it and the rosters' seals.
+
+    Raises:
+        FitRefusedError: the corpus manifest or a roster seal is not the one the entry declares.
+    """
+    corpus_dir = materialise(fit.corpus, protocol.root, protocol.path, progress=progress)
+    manifest = freeze.manifest(corpus_dir).sha256
+    problems: list[str] = []
+    if manifest != fit.corpus.manifest_sha256:
+        problems.append(
+            f"Expected sha256 of corpus manifest ({corpus_dir}) to be {fit.corpus.manifest_sha256} "
+            f"(declared in {protocol.path}, fit of {fit.arm}) but got {manifest}"
+        )
+    for ref in fit.rosters:
+        folder = fit.roster_dir(ref, protocol.root)
+        seal = verify_sealed(folder).seal
+        if seal != ref.seal:
+            problems.append(
+                f"Expected sha256 of {folder / 'SEAL.sha256'} to be {ref.seal} (declared in "
+                f"{protocol.path}, fit of {fit.arm}) but got {seal}"
+            )
+    if problems:
+        raise FitRefusedError("; ".join(problems))
+    return corpus_dir, manifest
+
+
+def fit_one(
+    protocol: Protocol,
+    fit: FitSpec,
+    embedder: Embedder,
+    *,
+    test_corpus: Path,
+    cache: Path | None = None,
+    progress: bool = False,
+) -> Artifact:
+    """Fit one [[fits]] entry and write its artifact under the protocol's root (see module doc).
+
+    Raises:
+        FitRefusedError: the training inputs are not the declared ones, or they leak the test.
+        arms.fitting.FitError: the arm cannot be fitted on these examples.
+    """
+    corpus_dir, manifest = check_inputs(protocol, fit, progress=progress)
+    found = leaks(protocol, fit, test_corpus=test_corpus, train_corpus=corpus_dir)
+    if found:
+        raise FitRefusedError("refusing to fit: " + "; ".join(found))
+    train = examples(protocol, fit)
+    report = freeze.scan(corpus_dir, cutoff=fit.corpus.cutoff)
+    excluded = report.flagged(tuple(f for f in fit.corpus.exclude if f != "roster_leak"))
+    with tempfile.TemporaryDirectory(prefix="recallbench-fit-") as tmp:
+        memory, _ = open_memory(
+            cache or Path(tmp),
+            manifest,
+            [corpus_dir / f for f in report.files_excluding(excluded)],
+            excluded,
+            embedder,
+            progress=progress,
+        )
+        try:
+            fitted = fit_arm(fit.arm, memory, train, fit.seed)
+        finally:
+            memory.close()
+    body = {
+        "format": FORMAT,
+        "arm": full_canonical(fit.arm),
+        "fit_sha256": fit_sha256(fit),
+        "seed": fit.seed,
+        "features": list(fitted.features),
+        "model": dict(fitted.model),
+        "counts": dict(sorted(fitted.counts.items())),
+        "training": {
+            "corpus_manifest_sha256": manifest,
+            "excluded_sessions": sorted(excluded),
+            "rosters": {ref.name: ref.seal for ref in fit.rosters},
+            "qids": [e.qid for e in train],
+        },
+        "embedder": embedder.id,
+        "versions": _versions(),
+    }
+    data = canonical_json_bytes(body)
+    sha = hashlib.sha256(data).hexdigest()
+    name = parse_spec(fit.arm).name
+    relative = ARTIFACT_DIR / f"{name}-{sha[:12]}.json"
+    target = protocol.root / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.exists():  # the name holds the hash: an existing file has these very bytes
+        target.write_bytes(data)
+    return Artifact(arm=fit.arm, path=relative.as_posix(), sha256=sha)
+
+
+def fit_all(
+    protocol: Protocol,
+    embedder: Embedder,
+    *,
+    test_corpus: Path,
+    cache: Path | None = None,
+    progress: bool = False,
+    on_fit: Callable[[Artifact], None] | None = None,
+) -> dict[str, Artifact]:
+    """Fit every [[fits]] entry; arm spec -> artifact."""
+    out: dict[str, Artifact] = {}
+    for fit in protocol.fits:
+        artifact = fit_one(
+            protocol, fit, embedder, test_corpus=test_corpus, cache=cache, progress=progress
+        )
+        out[fit.arm] = artifact
+        if on_fit is not None:
+            on_fit(artifact)
+    return out
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "recallbench-engine": engine_version}
+    for lib in _LIBRARIES:
+        try:
+            out[lib] = metadata.version(lib)
+        except metadata.PackageNotFoundError:
+            out[lib] = "absent"
+    return out
+
+
+def check_fits(
+    protocol: Protocol, locked: Mapping[str, Mapping[str, str]], *, test_corpus: Path
+) -> tuple[list[str], list[str]]:
+    """What stops the protocol's fitted arms from running: (mismatches, leaks).
+
+    Mismatches (a fit not locked, an artifact missing, changed or made for another entry) name the
+    file and both hashes; a deviation may override them. Leaks never run.
+    """
+    problems: list[str] = []
+    found: list[str] = []
+    for fit in protocol.fits:
+        record = locked.get(fit.arm)
+        if record is None:
+            problems.append(
+                f"No fitted artifact for {fit.arm} in the lock: it was added after registration; "
+                "register a new protocol"
+            )
+            continue
+        path = protocol.root / record["path"]
+        if not path.is_file():
+            problems.append(
+                f"Missing fitted artifact {record['path']} (sha256 {record['sha256']}) for {fit.arm}; "
+                "restore it from version control"
+            )
+            continue
+        data = path.read_bytes()
+        actual = hashlib.sha256(data).hexdigest()
+        if actual != record["sha256"]:
+            problems.append(
+                f"Expected sha256 of {record['path']} to be {record['sha256']} but got {actual}; "
+                "the fitted artifact changed after registration"
+            )
+            continue
+        bound = _load(data, record["path"]).get("fit_sha256")
+        if bound != fit_sha256(fit):
+            problems.append(
+                f"Expected {record['path']} to be fitted for the [[fits]] entry with sha256 "
+                f"{fit_sha256(fit)} but it was fitted for {bound}; the entry changed after fitting"
+            )
+        train_corpus = fit.corpus.resolve(protocol.root)
+        if train_corpus.is_dir():
+            found.extend(leaks(protocol, fit, test_corpus=test_corpus, train_corpus=train_corpus))
+        else:
+            problems.append(f"training corpus {train_corpus} of {fit.arm} is missing")
+    return problems, found
+
+
+def models(protocol: Protocol, locked: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+    """Fitted arm (full canonical spec) -> the model its locked artifact holds (after `check_fits`)."""
+    out: dict[str, Any] = {}
+    for fit in protocol.fits:
+        record = locked.get(fit.arm)
+        if record is None:
+            continue
+        path = protocol.root / record["path"]
+        if path.is_file():
+            out[full_canonical(fit.arm)] = _load(path.read_bytes(), record["path"])["model"]
+    return out
+
+
+def _load(data: bytes, where: str) -> dict[str, Any]:
+    try:
+        body = json.loads(data)
+    except ValueError as exc:
+        msg = f"fitted artifact {where} is not JSON: {exc}"
+        raise FitRefusedError(msg) from exc
+    if not isinstance(body, dict) or not isinstance(body.get("model"), dict):
+        msg = f"fitted artifact {where} holds no model; restore it from version control"
+        raise FitRefusedError(msg)
+    return body
