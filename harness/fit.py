@@ -24,9 +24,10 @@ import tempfile
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from arms.base import Query
 from arms.fitting import Example
@@ -46,8 +47,10 @@ __all__ = [
     "ARTIFACT_DIR",
     "Artifact",
     "FitRefusedError",
+    "TrainingRoster",
     "check_fits",
     "fit_all",
+    "fit_bytes",
     "fit_one",
     "leaks",
     "models",
@@ -131,27 +134,41 @@ def _listed(what: str, items: Sequence[str]) -> str:
     return f"{len(items)} {what}: {shown}{more}"
 
 
-def examples(protocol: Protocol, fit: FitSpec) -> tuple[Example, ...]:
+@dataclass(frozen=True, kw_only=True)
+class TrainingRoster:
+    """A sealed training roster: its name, folder, unit and where its key is."""
+
+    name: str
+    folder: Path
+    unit: Literal["session", "message"]
+    key: Path
+
+    @classmethod
+    def of(cls, folder: Path, name: str | None = None, key: Path | None = None) -> TrainingRoster:
+        """A sealed folder as a training roster, its unit read from the key (checked by its seal)."""
+        key_path = key or folder / KEY_FILE
+        unit = load_sealed_key(key_path, sealed_dir=folder).unit
+        return cls(name=name or folder.name, folder=folder, unit=unit, key=key_path)
+
+
+def examples(rosters: Sequence[TrainingRoster], *, now: datetime, k: int) -> tuple[Example, ...]:
     """The training rosters as arm examples (qids prefixed by roster), negative items left out.
 
-    Queries are asked as a run asks them: the question's scope, the training corpus cutoff as `now`,
-    the protocol's depth k.
+    Queries are asked as a run asks them: the question's scope, `now` (the training corpus cutoff),
+    depth `k`.
     """
     out: list[Example] = []
-    for ref in fit.rosters:
-        folder = fit.roster_dir(ref, protocol.root)
-        key = load_sealed_key(folder / KEY_FILE, sealed_dir=folder)
-        for q in load_questions(folder):
+    for roster in rosters:
+        key = load_sealed_key(roster.key, sealed_dir=roster.folder)
+        for q in load_questions(roster.folder):
             gold = key.gold[q.qid]
             if not gold.relevant:
                 continue
             out.append(
                 Example(
-                    qid=f"{ref.name}/{q.qid}",
-                    query=Query(
-                        text=q.text, scope=_scope(q), now=fit.corpus.cutoff, k=protocol.metrics.k
-                    ),
-                    unit=ref.unit,
+                    qid=f"{roster.name}/{q.qid}",
+                    query=Query(text=q.text, scope=_scope(q), now=now, k=k),
+                    unit=roster.unit,
                     relevant=gold.relevant,
                 )
             )
@@ -208,9 +225,63 @@ def fit_one(
     found = leaks(protocol, fit, test_corpus=test_corpus, train_corpus=corpus_dir)
     if found:
         raise FitRefusedError("refusing to fit: " + "; ".join(found))
-    train = examples(protocol, fit)
-    report = freeze.scan(corpus_dir, cutoff=fit.corpus.cutoff)
-    excluded = report.flagged(tuple(f for f in fit.corpus.exclude if f != "roster_leak"))
+    rosters = [
+        TrainingRoster(
+            name=ref.name,
+            folder=fit.roster_dir(ref, protocol.root),
+            unit=ref.unit,
+            key=fit.roster_dir(ref, protocol.root) / KEY_FILE,
+        )
+        for ref in fit.rosters
+    ]
+    data = fit_bytes(
+        fit.arm,
+        corpus_dir,
+        rosters,
+        seed=fit.seed,
+        now=fit.corpus.cutoff,
+        k=protocol.metrics.k,
+        exclude=fit.corpus.exclude,
+        embedder=embedder,
+        bound_to=fit_sha256(fit),
+        cache=cache,
+        progress=progress,
+        manifest=manifest,
+    )
+    sha = hashlib.sha256(data).hexdigest()
+    relative = ARTIFACT_DIR / f"{parse_spec(fit.arm).name}-{sha[:12]}.json"
+    target = protocol.root / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.exists():  # the name holds the hash: an existing file has these very bytes
+        target.write_bytes(data)
+    return Artifact(arm=fit.arm, path=relative.as_posix(), sha256=sha)
+
+
+def fit_bytes(
+    arm: str,
+    corpus_dir: Path,
+    rosters: Sequence[TrainingRoster],
+    *,
+    seed: int,
+    now: datetime,
+    k: int,
+    exclude: Sequence[str],
+    embedder: Embedder,
+    bound_to: str | None,
+    cache: Path | None = None,
+    progress: bool = False,
+    manifest: str | None = None,
+) -> bytes:
+    """Import `corpus_dir` (less the sessions `exclude` flags), fit `arm` on `rosters`, return the
+    artifact's canonical bytes. `bound_to` is the [[fits]] entry's hash (None: an exploratory fit).
+
+    Raises:
+        arms.fitting.FitError: the arm cannot be fitted on these examples.
+    """
+    manifest = manifest or freeze.manifest(corpus_dir).sha256
+    train = examples(rosters, now=now, k=k)
+    report = freeze.scan(corpus_dir, cutoff=now)
+    excluded = report.flagged(tuple(f for f in exclude if f != "roster_leak"))
     with tempfile.TemporaryDirectory(prefix="recallbench-fit-") as tmp:
         memory, _ = open_memory(
             cache or Path(tmp),
@@ -221,35 +292,27 @@ def fit_one(
             progress=progress,
         )
         try:
-            fitted = fit_arm(fit.arm, memory, train, fit.seed)
+            fitted = fit_arm(arm, memory, train, seed)
         finally:
             memory.close()
     body = {
         "format": FORMAT,
-        "arm": full_canonical(fit.arm),
-        "fit_sha256": fit_sha256(fit),
-        "seed": fit.seed,
+        "arm": full_canonical(arm),
+        "fit_sha256": bound_to,
+        "seed": seed,
         "features": list(fitted.features),
         "model": dict(fitted.model),
         "counts": dict(sorted(fitted.counts.items())),
         "training": {
             "corpus_manifest_sha256": manifest,
             "excluded_sessions": sorted(excluded),
-            "rosters": {ref.name: ref.seal for ref in fit.rosters},
+            "rosters": {r.name: verify_sealed(r.folder, r.key).seal for r in rosters},
             "qids": [e.qid for e in train],
         },
         "embedder": embedder.id,
         "versions": _versions(),
     }
-    data = canonical_json_bytes(body)
-    sha = hashlib.sha256(data).hexdigest()
-    name = parse_spec(fit.arm).name
-    relative = ARTIFACT_DIR / f"{name}-{sha[:12]}.json"
-    target = protocol.root / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not target.exists():  # the name holds the hash: an existing file has these very bytes
-        target.write_bytes(data)
-    return Artifact(arm=fit.arm, path=relative.as_posix(), sha256=sha)
+    return canonical_json_bytes(body)
 
 
 def fit_all(

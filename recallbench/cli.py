@@ -374,7 +374,14 @@ def arms_cmd() -> None:
     """List the registered retrieval arms: name, canonical default spec, and what each does."""
     from arms.registry import default_spec, entry, names
 
-    listed = [(name, default_spec(name), entry(name).description) for name in names()]
+    listed = [
+        (
+            name,
+            default_spec(name),
+            ("[fitted] " if entry(name).fitted else "") + entry(name).description,
+        )
+        for name in names()
+    ]
     name_width = max(len(name) for name, _, _ in listed)
     spec_width = max(len(spec) for _, spec, _ in listed)
     for name, spec, description in listed:
@@ -383,6 +390,11 @@ def arms_cmd() -> None:
 
 # One example per command, shown under its --help; keyed by the command's path below `recallbench`.
 EXAMPLES: dict[str, tuple[str, ...]] = {
+    "arm": ("recallbench arm fit --help",),
+    "arm fit": (
+        'recallbench arm fit "ltr()" --corpus corpora/locomo-train --roster sealed/locomo-train '
+        "--now 2026-06-01 --out /tmp/ltr.json",
+    ),
     "doctor": ("recallbench doctor", "recallbench doctor --fix"),
     "rebuild": (
         "recallbench rebuild",
@@ -465,6 +477,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
 
 def _attach() -> None:
     from recallbench.config_cli import config_group
+    from recallbench.fit_cli import arm_group
     from recallbench.harness_cli import bench, corpus, protocol, roster
     from recallbench.instantiate_cli import protocol_instantiate
     from recallbench.mine_cli import corpus_mask, roster_mine
@@ -485,6 +498,7 @@ def _attach() -> None:
         config_group,
         doctor_command,
         rebuild_command,
+        arm_group,
     ):
         main.add_command(command)
     for subcommand in (roster_mine, roster_draft, roster_review):

@@ -267,3 +267,21 @@ def test_the_protocol_must_fit_every_fitted_arm_and_only_those(tmp_path: Path) -
     with pytest.raises(ProtocolError, match="is not a fitted arm"):
         load_protocol(path)
     shutil.rmtree(root)
+
+
+def test_arm_fit_writes_an_exploratory_artifact_a_run_would_not_accept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo(tmp_path)
+    monkeypatch.chdir(root)
+    args = ["--corpus", "train", "--roster", "sealed/train", "--now", "2026-06-01", "--seed", "2"]
+    out = cli("arm", "fit", "toyfit", *args, "--out", "explore/toy.json")
+    assert "training: 3 questions; examples=3" in out
+    assert "exploration only" in out
+    body = json.loads(Path("explore/toy.json").read_text())
+    assert body["model"]["depth"] == 5  # the same fit registration makes: 3 examples + seed 2
+    assert body["fit_sha256"] is None  # bound to no protocol entry
+    assert "exists; artifacts are not overwritten" in cli(
+        "arm", "fit", "toyfit", *args, "--out", "explore/toy.json", ok=False
+    )
+    assert "is not a fitted arm" in cli("arm", "fit", "fts", *args, "--out", "x.json", ok=False)
