@@ -1,7 +1,7 @@
 """The arm registry: one entry per arm name, built from a spec string such as `rrf(pool=20,rrf_k=60)`.
 
-All six arms (`none`, `fts`, `vector`, `fallback`, `rrf`, `walk`) are registered when this module is
-imported. Error messages that list choices are built from the registry itself, so they cannot drift.
+The arms at the bottom of this module are registered when it is imported. Error messages that list
+choices are built from the registry itself, so they cannot drift.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from arms.base import Arm
+from arms.cc import CCArm, CCParams
 from arms.fallback import FallbackArm, FallbackParams
 from arms.fitting import Example, FitFunction, Fitted
 from arms.fts import FtsArm, FtsParams
+from arms.neighbors import NeighborsArm, NeighborsParams
 from arms.none import NoneArm, NoneParams
 from arms.rrf import RRFArm, RRFParams
 from arms.spec import ArmSpec, ParamValue, SpecError, canonical, parse_spec
@@ -257,4 +259,16 @@ register(
     WalkArm,
     WalkParams,
     "Multi-hop reinstatement: seeds, then hops through shared files, episodes and neighbours.",
+)
+register(
+    "cc",
+    CCArm,
+    CCParams,
+    "Convex combination of per-query normalised vector and BM25 scores (score fusion).",
+)
+register(
+    "neighbors",
+    NeighborsArm,
+    NeighborsParams,
+    "Fused hits gain a share of their adjacent chunks' scores (context propagation).",
 )

@@ -12,7 +12,7 @@ from engine.scope import Scope
 from tests.arms.fake_memory import FakeMemory, e0, toward
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
-SEARCHING_ARMS = ["fallback", "fts", "rrf", "vector", "walk"]
+SEARCHING_ARMS = ["cc", "fallback", "fts", "neighbors", "rrf", "vector", "walk"]
 
 
 def test_every_registered_arm_but_none_is_covered_here() -> None:

@@ -17,8 +17,8 @@ from engine.scope import Scope
 from tests.arms.fake_memory import FakeMemory
 
 
-def test_all_six_arms_are_registered_on_import() -> None:
-    assert names() == ["fallback", "fts", "none", "rrf", "vector", "walk"]
+def test_every_arm_is_registered_on_import() -> None:
+    assert names() == ["cc", "fallback", "fts", "neighbors", "none", "rrf", "vector", "walk"]
 
 
 def test_registering_a_taken_name_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -34,7 +34,7 @@ def test_registering_a_taken_name_is_refused(monkeypatch: pytest.MonkeyPatch) ->
 def test_an_unknown_arm_names_every_registered_choice() -> None:
     with pytest.raises(
         RegistryError,
-        match="unknown arm 'x', choose one of: fallback, fts, none, rrf, vector, walk",
+        match="unknown arm 'x', choose one of: cc, fallback, fts, neighbors, none, rrf, vector, walk",
     ):
         build("x", FakeMemory())
 
@@ -43,7 +43,8 @@ def test_the_unknown_arm_message_follows_the_registry(monkeypatch: pytest.Monkey
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     register("zeta", NoneArm, NoneParams, "the last one")
     with pytest.raises(
-        RegistryError, match="choose one of: fallback, fts, none, rrf, vector, walk, zeta"
+        RegistryError,
+        match="choose one of: cc, fallback, fts, neighbors, none, rrf, vector, walk, zeta",
     ):
         build("x", FakeMemory())
 
