@@ -52,13 +52,33 @@ from recallbench.harness_cli import key_option, key_paths
     type=click.Path(dir_okay=False, path_type=Path),
     help="The new protocol file (never overwritten); its stem becomes the protocol id.",
 )
+@click.option(
+    "--fit-corpus",
+    "fit_corpus",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The training corpus of the template's fitted arms ([[fits]]): never the test corpus.",
+)
+@click.option(
+    "--fit-roster",
+    "fit_roster",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The sealed training roster of the template's fitted arms (its key in the folder).",
+)
 @key_option
 def protocol_instantiate(
-    template: Path, corpus: Path, rosters: tuple[str, ...], out: Path, keys: tuple[str, ...]
+    template: Path,
+    corpus: Path,
+    rosters: tuple[str, ...],
+    out: Path,
+    keys: tuple[str, ...],
+    fit_corpus: Path | None,
+    fit_roster: Path | None,
 ) -> None:
     """Fill a template's corpus (path + fresh manifest hash) and rosters (path + seal), keep the rest.
 
-    The new protocol's id becomes OUT's file stem so its results live apart from other instances.
+    A template with fitted arms ([[fits]]) also needs their training corpus and roster
+    (--fit-corpus, --fit-roster): `protocol register` fits on them. The new protocol's id becomes OUT's
+    file stem so its results live apart from other instances.
     """
     from harness.protocol.load import find_root, load_protocol
     from harness.protocol.model import ProtocolError
@@ -89,8 +109,15 @@ def protocol_instantiate(
     root = find_root(out.resolve().parent)
     text = set_top(text, "id", out.stem)
     text = set_in_section(
-        text, "[corpus]", {"path": relative(corpus, root), "manifest_sha256": manifest}
+        text,
+        "[corpus]",
+        {
+            "path": relative(corpus, root),
+            "manifest_sha256": manifest,
+            **_converted(corpus, tomllib.loads(text)["corpus"].get("source")),
+        },
     )
+    text = fill_fits(text, template, fit_corpus, fit_roster, root)
     seals = {name: info.seal for name, info in infos.items()}
     for name, folder in folders.items():
         text = set_in_roster(
@@ -110,6 +137,71 @@ def protocol_instantiate(
     )
     click.echo(f"wrote {out} (corpus {manifest[:16]}…, {filled})")
     click.echo("next: " + register_line(out, key_by_name))
+
+
+def _converted(corpus: Path, source: object) -> dict[str, object]:
+    """What a converter recorded about the corpus that the protocol repeats: LoCoMo's conversations."""
+    report = corpus / "conversion.json"
+    if source != "locomo" or not report.is_file():
+        return {}
+    try:
+        conversations = json.loads(report.read_text(encoding="utf-8")).get("conversations")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise click.ClickException(f"{report} is not a conversion report: {exc}") from exc
+    return {"conversations": conversations} if isinstance(conversations, list) else {}
+
+
+def fill_fits(
+    text: str, template: Path, corpus: Path | None, roster: Path | None, root: Path
+) -> str:
+    """Fill every [[fits]] entry's corpus and training roster; refuse a mismatch of options and template.
+
+    Raises:
+        click.UsageError: the template fits arms and a --fit option is missing, or the other way round.
+        click.ClickException: the training roster's seal or key does not check.
+    """
+    from harness.roster import RosterError, parse_key_file
+    from harness.seal import SealError, verify_sealed
+
+    fits = tomllib.loads(text).get("fits") or []
+    if not fits:
+        if corpus is not None or roster is not None:
+            raise click.UsageError(f"{template} fits no arm; drop --fit-corpus and --fit-roster")
+        return text
+    if corpus is None or roster is None:
+        raise click.UsageError(
+            f"{template} fits {', '.join(str(f.get('arm')) for f in fits)}: give their training data "
+            "with --fit-corpus DIR --fit-roster SEALED_DIR (never the test corpus or rosters)"
+        )
+    try:
+        info = verify_sealed(roster)
+        unit = parse_key_file(info.key_path).unit
+        manifest = freeze.manifest(corpus).sha256
+    except (SealError, RosterError, freeze.FreezeError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    text = set_in_every(
+        text,
+        "[fits.corpus]",
+        {
+            "path": relative(corpus, root),
+            "manifest_sha256": manifest,
+            **_converted(corpus, fits[0].get("corpus", {}).get("source")),
+        },
+    )
+    return set_in_every(
+        text,
+        "[[fits.rosters]]",
+        {"path": relative(roster, root), "seal": info.seal, "unit": unit},
+    )
+
+
+def set_in_every(text: str, header: str, values: Mapping[str, object]) -> str:
+    """Set keys inside every table whose header line is exactly `header` (last first, so indices hold)."""
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, ln in enumerate(lines) if ln.strip() == header]
+    for start in reversed(starts):
+        lines = _set_in_block(lines, start, values)
+    return "".join(lines)
 
 
 def register_line(out: Path, keys: Mapping[str, Path]) -> str:

@@ -285,3 +285,57 @@ def test_arm_fit_writes_an_exploratory_artifact_a_run_would_not_accept(
         "arm", "fit", "toyfit", *args, "--out", "explore/toy.json", ok=False
     )
     assert "is not a fitted arm" in cli("arm", "fit", "fts", *args, "--out", "x.json", ok=False)
+
+
+def test_instantiate_fills_the_training_corpus_and_roster_of_every_fit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo(tmp_path)
+    monkeypatch.chdir(root)
+    filled = Path("protocols/fit.toml").read_text()
+    fitted = load_protocol("protocols/fit.toml").fits[0]
+    zeros = "0" * 64
+    template = filled.replace(fitted.corpus.manifest_sha256, zeros).replace(
+        fitted.rosters[0].seal, zeros
+    )
+    template = template.replace('path = "train"', 'path = "corpora/placeholder"')
+    Path("protocols/template.toml").write_text(template)
+    base = ["protocol", "instantiate", "protocols/template.toml", "--corpus", "corpus",
+            "--roster", "sealed/fixture"]  # fmt: skip
+    missing = cli(*base, "--out", "protocols/x.toml", ok=False)
+    assert "give their training data with --fit-corpus DIR --fit-roster SEALED_DIR" in " ".join(
+        missing.split()
+    )
+    cli(
+        *base,
+        "--fit-corpus",
+        "train",
+        "--fit-roster",
+        "sealed/train",
+        "--out",
+        "protocols/inst.toml",
+    )
+    made = load_protocol("protocols/inst.toml")
+    assert made.fits[0].corpus.path == "train"
+    assert made.fits[0].corpus.manifest_sha256 == fitted.corpus.manifest_sha256
+    assert made.fits[0].rosters[0].seal == fitted.rosters[0].seal
+    assert made.fits[0].rosters[0].unit == "session"
+    assert "fitted toyfit" in cli("protocol", "register", "protocols/inst.toml")
+    # a template that fits nothing refuses the options (positive control: it instantiates without)
+    plain = Path("protocols/plain.toml")
+    no_fits = template[: template.index("[[fits]]")] + template[template.index("[corpus]") :]
+    plain.write_text(no_fits.replace(', "toyfit"]', "]"))
+    refused = cli("protocol", "instantiate", str(plain), "--corpus", "corpus", "--roster", "sealed/fixture",
+                  "--fit-corpus", "train", "--fit-roster", "sealed/train", "--out", "protocols/y.toml", ok=False)  # fmt: skip
+    assert "fits no arm; drop --fit-corpus and --fit-roster" in refused
+    cli(
+        "protocol",
+        "instantiate",
+        str(plain),
+        "--corpus",
+        "corpus",
+        "--roster",
+        "sealed/fixture",
+        "--out",
+        "protocols/y.toml",
+    )
