@@ -153,7 +153,8 @@ def read_instances(conn: sqlite3.Connection, rowids: Int64s, *, stem: bool = Fal
         docs = _parse_ints(doc_parts, pending)
         rows = np.searchsorted(rowids, docs)
         if rows.size and (int(rows.max()) >= rowids.size or not np.array_equal(rowids[rows], docs)):
-            msg = "the FTS5 index holds a row that chunks_fts_docsize lacks; rebuild chunks_fts"
+            table = reads.FTS_TABLE[bool(stem)]
+            msg = f"the FTS5 index holds a row that {table}_docsize lacks; rebuild {table}"
             raise RuntimeError(msg)
         row_chunks.append(rows.astype(np.int32))
         off_chunks.append(_parse_ints(off_parts, pending).astype(np.int32))
