@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from arms.base import Hit, Query
 from arms.decay import decay, parse_ts
 from arms.rerank import rerank
-from arms.spec import check_float, check_int
+from arms.spec import OMIT_DEFAULT, check_bool, check_float, check_int
 from engine.api import ChunkRecord, ReadAPI
 
 VIA_VECTOR = "vector"
@@ -20,7 +20,8 @@ class FallbackParams:
 
     `fetch = min(k + max(k, fetch_pool), fetch_factor · k)`; the lexical channel runs only when the best
     decayed cosine is below `gate`, and its new hits enter at `lexical_score` (decayed) or
-    `lexical_score_undated` when the chunk has no parseable timestamp.
+    `lexical_score_undated` when the chunk has no parseable timestamp. `stem`: the lexical channel
+    reads the Porter-stemmed index (named in the spec only when True).
     """
 
     gate: float = 0.5
@@ -31,6 +32,7 @@ class FallbackParams:
     decay_half_life_days: float = 90.0
     fetch_pool: int = 20
     fetch_factor: int = 3
+    stem: bool = field(default=False, metadata={OMIT_DEFAULT: True})
 
     def __post_init__(self) -> None:
         check_float("fallback", "gate", self.gate)
@@ -41,6 +43,7 @@ class FallbackParams:
         check_float("fallback", "decay_half_life_days", self.decay_half_life_days, low=1e-9)
         check_int("fallback", "fetch_pool", self.fetch_pool, minimum=1)
         check_int("fallback", "fetch_factor", self.fetch_factor, minimum=1)
+        check_bool("fallback", "stem", self.stem)
 
 
 class FallbackArm:
@@ -76,7 +79,7 @@ class FallbackArm:
             pool[s.chunk_id] = (self._decay(s.score, rec, query), VIA_VECTOR)
         best = max((score for score, _ in pool.values()), default=None)
         if best is None or best < p.gate:
-            lexical = self.memory.lexical(query.text, query.scope, limit)
+            lexical = self.memory.lexical(query.text, query.scope, limit, stem=p.stem)
             new_ids = [s.chunk_id for s in lexical if s.chunk_id not in pool]
             lexical_records = _by_id(self.memory.chunks(new_ids, query.scope))
             for s in sorted(lexical, key=lambda s: (-s.score, s.chunk_id)):

@@ -20,7 +20,7 @@ from arms.fts import FtsArm, FtsParams
 from arms.neighbors import NeighborsArm, NeighborsParams
 from arms.none import NoneArm, NoneParams
 from arms.rrf import RRFArm, RRFParams
-from arms.spec import ArmSpec, ParamValue, SpecError, canonical, parse_spec
+from arms.spec import OMIT_DEFAULT, ArmSpec, ParamValue, SpecError, canonical, parse_spec
 from arms.vector import VectorArm, VectorParams
 from arms.walk import WalkArm, WalkParams
 from engine.api import ReadAPI
@@ -137,14 +137,28 @@ def make_params(spec: ArmSpec | str) -> Any:
 
 
 def resolve(spec: ArmSpec | str) -> ArmSpec:
-    """The spec with every parameter spelled out (defaults filled in), as recorded in results."""
+    """The spec with every parameter spelled out (defaults filled in), as recorded in results.
+
+    A parameter added after specs of its arm were recorded (field metadata `OMIT_DEFAULT`) is left
+    out while it has its default, so those recorded strings stay what they were.
+    """
     if isinstance(spec, str):
         spec = parse_spec(spec)
     params = make_params(spec)
     return ArmSpec(
         name=spec.name,
-        params=tuple((f.name, getattr(params, f.name)) for f in dataclasses.fields(params)),
+        params=tuple(
+            (f.name, getattr(params, f.name))
+            for f in dataclasses.fields(params)
+            if not _omitted(f, getattr(params, f.name))
+        ),
     )
+
+
+def _omitted(f: dataclasses.Field[Any], value: ParamValue) -> bool:
+    """Whether `value` of field `f` is a default that the canonical spec leaves out (`OMIT_DEFAULT`)."""
+    default = f.default
+    return bool(f.metadata.get(OMIT_DEFAULT)) and type(value) is type(default) and value == default
 
 
 def build(spec: str | ArmSpec, memory: ReadAPI, model: Mapping[str, Any] | None = None) -> Arm:

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from arms.base import Hit, Query
-from arms.spec import check_float, check_int
+from arms.spec import OMIT_DEFAULT, check_bool, check_float, check_int
 from engine.api import ReadAPI, Scored
 
 
 @dataclass(frozen=True, kw_only=True)
 class RRFParams:
-    """`pool`: hits per channel; `rrf_k`: the RRF constant (>= 1); `min_score`: the vector channel's cosine floor.
+    """`pool`: hits per channel; `rrf_k`: the RRF constant (>= 1); `min_score`: the vector channel's cosine floor;
+    `stem`: the lexical channel reads the Porter-stemmed index (named in the spec only when True).
 
     `rrf_k=0` is refused: it turns fusion into 1/rank, which the published method never uses.
     """
@@ -20,8 +21,10 @@ class RRFParams:
     pool: int = 20
     rrf_k: int = 60
     min_score: float = 0.20
+    stem: bool = field(default=False, metadata={OMIT_DEFAULT: True})
 
     def __post_init__(self) -> None:
+        check_bool("rrf", "stem", self.stem)
         check_int("rrf", "pool", self.pool, minimum=1)
         check_int("rrf", "rrf_k", self.rrf_k, minimum=1)
         check_float("rrf", "min_score", self.min_score, low=-1.0, high=1.0)
@@ -46,7 +49,7 @@ class RRFArm:
         p = self.params
         q = self.memory.embed_query(query.text)
         vector_pool = self.memory.nearest(q, query.scope, p.pool, p.min_score)
-        lexical_pool = self.memory.lexical(query.text, query.scope, p.pool)
+        lexical_pool = self.memory.lexical(query.text, query.scope, p.pool, stem=p.stem)
         fused: dict[str, float] = {}
         channels: dict[str, list[str]] = {}
         for channel, pool in (("vector", vector_pool), ("fts", lexical_pool)):

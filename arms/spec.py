@@ -19,6 +19,11 @@ from engine.checks import is_int, is_number
 
 ParamValue = int | float | str | bool
 
+# Field metadata key for a parameter added to an arm after specs of it were recorded: the canonical
+# spec names such a parameter only when it differs from its default, so every recorded spec keeps its
+# string (`arms.registry.resolve`). Written `field(default=False, metadata={OMIT_DEFAULT: True})`.
+OMIT_DEFAULT = "omit_default"
+
 
 class SpecError(ValueError):
     """An arm spec string or value that cannot be used."""
@@ -145,6 +150,13 @@ def check_int(arm: str, field: str, value: object, *, minimum: int) -> None:
         raise SpecError(msg)
     if value < minimum:
         msg = f"{arm}: {field} must be >= {minimum}, got {value}"
+        raise SpecError(msg)
+
+
+def check_bool(arm: str, field: str, value: object) -> None:
+    """Refuse anything but True or False (1 and 0 included); names as in `check_int`."""
+    if not isinstance(value, bool):
+        msg = f"{arm}: {field} must be True or False, got {value!r} ({type(value).__name__})"
         raise SpecError(msg)
 
 

@@ -53,7 +53,9 @@ class ChunkRecord:
 class ReadAPI(Protocol):
     """The scoped read surface that arms use; `Memory` implements it, tests may fake it."""
 
-    def lexical(self, text: str, scope: Scope, limit: int) -> list[Scored]: ...
+    def lexical(
+        self, text: str, scope: Scope, limit: int, *, stem: bool = False
+    ) -> list[Scored]: ...
     def nearest(
         self, vector: NDArray[np.float32], scope: Scope, limit: int, min_score: float = 0.0
     ) -> list[Scored]: ...

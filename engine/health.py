@@ -98,7 +98,7 @@ def _fts_check(conn: sqlite3.Connection) -> Check:
         reads.check_fts(conn)
     except STORE_ERRORS as exc:
         return _problem(name, f"FTS5 integrity-check failed: {exc}")
-    return Check(name=name, ok=True, detail="FTS5 index matches the stored chunks")
+    return Check(name=name, ok=True, detail="both FTS5 indexes match the stored chunks")
 
 
 # --- the vector index ------------------------------------------------------------------------------

@@ -1,5 +1,8 @@
 """The in-memory lexical index: FTS5's bm25 ranking over `chunks_fts`, with identical results.
 
+One index snapshots one FTS5 table: `chunks_fts`, or with `stem=True` the Porter-stemmed
+`chunks_fts_porter` (`engine.reads.FTS_TABLE`); everything below holds for either.
+
 `engine.reads.lexical` asks SQLite for `bm25(chunks_fts)` over an OR of quoted phrases. FTS5 scores
 every row that matches any phrase, which for common words is most of the table (about 100 ms at 100k
 chunks). `LexicalIndex` holds a snapshot of FTS5's own index in numpy arrays and answers the same
@@ -14,8 +17,9 @@ FTS5 stays the source of truth; this is a cache of it:
   The statements are `engine.reads`'s; this module holds no SQL.
 * `search` takes the query terms `engine.reads.query_terms` produced (each is one phrase of the FTS5
   query `engine.reads.match_query` would build from them). Each phrase is tokenised by SQLite's own
-  unicode61 tokenizer (`engine.reads.PhraseTokenizer`), so case folding, diacritics, `foo-bar`,
-  `my_var` and `Straße` split exactly as in FTS5.
+  tokenizer (`engine.reads.PhraseTokenizer`: unicode61, or Porter over unicode61), so case folding,
+  diacritics, `foo-bar`, `my_var`, `Straße` and stems such as "running" -> "run" come out exactly
+  as in FTS5. No tokenizer or stemmer is re-implemented in Python.
 * The score is FTS5's bm25 (ext/fts5/fts5_aux.c), evaluated in float64 with the C code's operation
   order: k1 = 1.2, b = 0.75, avgdl = tokens / rows of the whole table; per phrase i (duplicates count
   separately) idf_i = log((N - nHit_i + 0.5) / (nHit_i + 0.5)), floored to 1e-6 when <= 0, and
@@ -131,7 +135,7 @@ class Instances:
     offsets: Int32s  # token offset in its row of each instance
 
 
-def read_instances(conn: sqlite3.Connection, rowids: Int64s) -> Instances:
+def read_instances(conn: sqlite3.Connection, rowids: Int64s, *, stem: bool = False) -> Instances:
     """Every token instance FTS5 holds; `rowids` are the FTS5 rowids in ascending order.
 
     The comma-separated lists SQLite gathers per term are parsed in batches of about
@@ -149,14 +153,15 @@ def read_instances(conn: sqlite3.Connection, rowids: Int64s) -> Instances:
         docs = _parse_ints(doc_parts, pending)
         rows = np.searchsorted(rowids, docs)
         if rows.size and (int(rows.max()) >= rowids.size or not np.array_equal(rowids[rows], docs)):
-            msg = "the FTS5 index holds a row that chunks_fts_docsize lacks; rebuild chunks_fts"
+            table = reads.FTS_TABLE[bool(stem)]
+            msg = f"the FTS5 index holds a row that {table}_docsize lacks; rebuild {table}"
             raise RuntimeError(msg)
         row_chunks.append(rows.astype(np.int32))
         off_chunks.append(_parse_ints(off_parts, pending).astype(np.int32))
         doc_parts.clear()
         off_parts.clear()
 
-    for term, n, doc_text, off_text in reads.fts_instances(conn):
+    for term, n, doc_text, off_text in reads.fts_instances(conn, stem=stem):
         terms.append(term)
         counts.append(n)
         doc_parts.append(doc_text)
@@ -297,6 +302,7 @@ class LexicalIndex:
         inst_pos: Positions,
         row_base: Int64s,
         row_span: Int64s,
+        stem: bool = False,
     ) -> None:
         """Use `LexicalIndex.build`; the arguments are the snapshot's arrays, by FTS5 row.
 
@@ -304,9 +310,11 @@ class LexicalIndex:
         post_start[t + 1]] (ascending rows; tf = instances in the row), and its instances, as global
         positions row_base[row] + offset, are inst_pos[inst_start[t]:inst_start[t + 1]] (ascending).
         Row r owns positions row_base[r] .. row_base[r] + row_span[r] - 1. A row without a chunk has
-        project code -1 and id "": it counts in the statistics but is never returned.
+        project code -1 and id "": it counts in the statistics but is never returned. `stem`: the
+        snapshot is of the Porter-stemmed index, so query phrases are stemmed the same way.
         """
         self.generation = generation
+        self.stem = bool(stem)
         self.n_rows = int(lengths.size)
         self.total_tokens = int(lengths.sum())
         # FTS5: avgdl = (double)nToken / (double)nRow over the whole table, whatever the scope.
@@ -331,7 +339,7 @@ class LexicalIndex:
         d = lengths.astype(np.float64)
         self._norm: Floats = K1 * ((1 - B) + B * d / self.avgdl) if self.n_rows else d
         self._post_score = self._single_token_scores(post_tf)
-        self._tokenizer = reads.PhraseTokenizer()
+        self._tokenizer = reads.PhraseTokenizer(stem=self.stem)
         self._lock = threading.Lock()
         self._masks: dict[frozenset[str], Bools] = {}
         # Multi-token phrases' (rows, scores), the costly part of a query; bounded in entries.
@@ -355,24 +363,25 @@ class LexicalIndex:
 
     # --- build -------------------------------------------------------------------------------
     @classmethod
-    def build(cls, conn: sqlite3.Connection) -> LexicalIndex:
-        """Snapshot FTS5's index of `chunks_fts` (one read transaction, with the store generation).
+    def build(cls, conn: sqlite3.Connection, *, stem: bool = False) -> LexicalIndex:
+        """Snapshot FTS5's index of `chunks_fts`, or with `stem` of `chunks_fts_porter` (one read
+        transaction, with the store generation).
 
         Creates (once per connection) the fts5vocab table `engine.reads.open_fts_vocab` names. Call
         it outside a write transaction: the snapshot is what other connections can see.
         """
-        reads.open_fts_vocab(conn)
+        reads.open_fts_vocab(conn, stem=stem)
         with store.read(conn):
             gen = store.generation(conn)
-            sizes = reads.fts_docsizes(conn)
+            sizes = reads.fts_docsizes(conn, stem=stem)
             rowids = np.fromiter((r for r, _ in sizes), dtype=np.int64, count=len(sizes))
             lengths = np.fromiter(
                 (_varint_sum(sz) for _, sz in sizes), dtype=np.int64, count=len(sizes)
             )
             del sizes
             chunk_rows = reads.chunk_projects(conn)
-            instances = read_instances(conn, rowids)
-        return cls.from_snapshot(gen, rowids, lengths, chunk_rows, instances)
+            instances = read_instances(conn, rowids, stem=stem)
+        return cls.from_snapshot(gen, rowids, lengths, chunk_rows, instances, stem=stem)
 
     @classmethod
     def from_snapshot(
@@ -382,9 +391,11 @@ class LexicalIndex:
         lengths: Int64s,
         chunk_rows: Sequence[tuple[int, str, str]],
         instances: Instances,
+        *,
+        stem: bool = False,
     ) -> LexicalIndex:
         """The index of what `build` read: FTS5 rowids (ascending) and row lengths, the chunks'
-        (rowid, id, project), and the token instances."""
+        (rowid, id, project), and the token instances (of the stemmed index with `stem`)."""
         chunk_ids, project_code, projects = _chunk_columns(rowids, chunk_rows)
         inst_row, offsets = _in_term_order(instances)
         post_start, post_row, post_tf = _postings(instances.counts, inst_row)
@@ -404,6 +415,7 @@ class LexicalIndex:
             inst_pos=inst_pos,
             row_base=row_base,
             row_span=row_span,
+            stem=stem,
         )
 
     # --- state ---------------------------------------------------------------------------------
@@ -418,8 +430,8 @@ class LexicalIndex:
         """(chunk id, -bm25) of the best `limit` rows for the query terms, best first.
 
         `terms` are `engine.reads.query_terms(text)`, each one phrase; the answer equals
-        `engine.reads.lexical(conn, text, scope, limit)` with `allowed_projects` = the scope's
-        projects (None for every project). No terms, or `limit` < 1, gives [].
+        `engine.reads.lexical(conn, text, scope, limit, stem=self.stem)` with `allowed_projects` =
+        the scope's projects (None for every project). No terms, or `limit` < 1, gives [].
 
         Raises:
             TypeError: `terms` is one string rather than a sequence of terms.

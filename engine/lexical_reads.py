@@ -7,6 +7,9 @@ The two give identical results (ids, order and scores); the mode only chooses wh
   query after the store changed (a benchmark over a frozen corpus);
 - "background": the same snapshot, rebuilt by a background thread while FTS5 answers (a server
   whose store other processes keep writing to).
+
+Each index (plain, and Porter-stemmed for `stem=True`) has its own snapshot, built the first time a
+query asks for that index: a process that never stems never holds the stemmed one.
 """
 
 from __future__ import annotations
@@ -49,19 +52,21 @@ class LexicalReads:
         self._conn = conn
         self._mode: LexicalMode = mode
         self._busy_timeout_ms = busy_timeout_ms
-        self._cache: LexicalIndex | None = None
+        # By `stem`: the snapshot of that index, and the thread building one in the background.
+        self._cache: dict[bool, LexicalIndex] = {}
         self._lock = threading.Lock()
-        self._builder: threading.Thread | None = None
+        self._builder: dict[bool, threading.Thread] = {}
 
-    def lexical(self, text: str, scope: Scope, limit: int) -> list[Scored]:
+    def lexical(self, text: str, scope: Scope, limit: int, *, stem: bool = False) -> list[Scored]:
         """FTS5 BM25 over chunk text; score = -bm25 (higher is better). User text is plain words only.
 
-        Answered by the in-memory snapshot of FTS5 when this mode keeps one and it is current (the
-        same ids, order and scores), else by FTS5 itself.
+        `stem` reads the Porter-stemmed index. Answered by the in-memory snapshot of that index when
+        this mode keeps one and it is current (the same ids, order and scores), else by FTS5 itself.
         """
-        index = self._current_index()
+        stem = bool(stem)
+        index = self._current_index(stem)
         if index is None:
-            return reads.lexical(self._conn(), text, scope, limit)
+            return reads.lexical(self._conn(), text, scope, limit, stem=stem)
         require_scope(scope)
         allowed = None if scope.all_projects else frozenset(scope.projects)
         return [
@@ -69,55 +74,64 @@ class LexicalReads:
             for chunk, score in index.search(reads.query_terms(text), allowed, limit)
         ]
 
-    def warm(self, *, wait: bool = True) -> None:
-        """Bring the snapshot up to date now (`wait`), or start building it in the background.
+    def warm(self, *, wait: bool = True, stem: bool = False) -> None:
+        """Bring the snapshot of one index (`stem`: the stemmed one) up to date now (`wait`), or start
+        building it in the background.
 
         Does nothing in mode "off".
         """
+        stem = bool(stem)
         if self._mode == "off":
             return
         if not wait:
-            self._start_build()
+            self._start_build(stem)
             return
         with self._lock:
-            index = self._cache
+            index = self._cache.get(stem)
             if index is None or not index.is_current(self._conn()):
-                self._cache = LexicalIndex.build(self._conn())
+                self._cache[stem] = LexicalIndex.build(self._conn(), stem=stem)
 
-    def _current_index(self) -> LexicalIndex | None:
+    def snapshot(self, *, stem: bool = False) -> LexicalIndex | None:
+        """The snapshot of one index held now, current or not (None before the first build)."""
+        return self._cache.get(bool(stem))
+
+    def _current_index(self, stem: bool) -> LexicalIndex | None:
         """The current snapshot, or None when FTS5 must answer this query."""
         if self._mode == "off":
             return None
-        index = self._cache
+        index = self._cache.get(stem)
         if index is not None and index.is_current(self._conn()):
             return index
         if self._mode == "sync":
-            self.warm()
-            return self._cache
-        self._start_build()
+            self.warm(stem=stem)
+            return self._cache.get(stem)
+        self._start_build(stem)
         return None
 
-    def _start_build(self) -> None:
+    def _start_build(self, stem: bool) -> None:
         with self._lock:
-            builder = self._builder
+            builder = self._builder.get(stem)
             if builder is None or not builder.is_alive():
                 builder = threading.Thread(
-                    target=self._build_in_background, name="recallbench-lexical-index", daemon=True
+                    target=self._build_in_background,
+                    args=(stem,),
+                    name="recallbench-lexical-index" + ("-porter" if stem else ""),
+                    daemon=True,
                 )
-                self._builder = builder
+                self._builder[stem] = builder
                 builder.start()
 
-    def _build_in_background(self) -> None:
+    def _build_in_background(self, stem: bool) -> None:
         # The thread's own connection: the caller's belongs to the thread that opened it.
         conn = store.connect(self._db_path, busy_timeout_ms=self._busy_timeout_ms)
         try:
-            index = LexicalIndex.build(conn)
+            index = LexicalIndex.build(conn, stem=stem)
         except Exception:  # FTS5 keeps answering; the next query starts another build
             logging.getLogger(__name__).exception("building the lexical snapshot failed")
             return
         finally:
             conn.close()
         with self._lock:
-            current = self._cache
+            current = self._cache.get(stem)
             if current is None or current.generation < index.generation:
-                self._cache = index
+                self._cache[stem] = index

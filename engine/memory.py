@@ -160,7 +160,7 @@ class Memory:
 
     def chunk_rows(self) -> list[tuple[int, str, str, str]]:
         """(rowid, id, project, text) of every chunk, by rowid (for tools that rebuild an index)."""
-        return store.chunk_rows(self.conn)
+        return reads.chunk_rows(self.conn)
 
     # --- vector index ------------------------------------------------------------------------
     def ensure_index(self) -> dict[str, VectorIndex]:
@@ -174,16 +174,21 @@ class Memory:
         return self._vectors.index_state()
 
     # --- read API ----------------------------------------------------------------------------
-    def lexical(self, text: str, scope: Scope, limit: int) -> list[Scored]:
-        """FTS5 BM25 over chunk text; score = -bm25 (higher is better). User text is plain words only."""
-        return self._lexical.lexical(text, scope, limit)
+    def lexical(self, text: str, scope: Scope, limit: int, *, stem: bool = False) -> list[Scored]:
+        """FTS5 BM25 over chunk text; score = -bm25 (higher is better). User text is plain words only.
 
-    def warm_lexical(self, *, wait: bool = True) -> None:
-        """Bring the lexical snapshot up to date now (`wait`), or start building it in the background.
+        `stem` reads the Porter-stemmed index ("running" and "runs" match "run"); the default reads
+        the plain one.
+        """
+        return self._lexical.lexical(text, scope, limit, stem=stem)
+
+    def warm_lexical(self, *, wait: bool = True, stem: bool = False) -> None:
+        """Bring the lexical snapshot up to date now (`wait`), or start building it in the background;
+        `stem`: the snapshot of the Porter-stemmed index.
 
         Does nothing for a memory opened with `lexical_index="off"`.
         """
-        self._lexical.warm(wait=wait)
+        self._lexical.warm(wait=wait, stem=stem)
 
     def nearest(
         self, vector: NDArray[np.float32], scope: Scope, limit: int, min_score: float = 0.0

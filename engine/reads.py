@@ -7,6 +7,10 @@ functions, so both give identical answers.
 
 User text never reaches SQL as syntax: `query_terms` reduces it to plain words once, and
 `match_query` quotes each one before FTS5's `MATCH`.
+
+Two FTS5 indexes hold the same chunk text (engine/store.py): `chunks_fts` (unicode61) and
+`chunks_fts_porter` (Porter stemming over unicode61). Every lexical read takes `stem` to choose one;
+`stem=False`, the default, is the plain index.
 """
 
 from __future__ import annotations
@@ -24,8 +28,11 @@ from engine.scope import Scope, require_scope
 _TOKEN = re.compile(r"[\w-]+", re.UNICODE)
 # Phrase tokenisations kept per `PhraseTokenizer`.
 _PHRASE_CACHE = 65_536
-# The name of the fts5vocab table `open_fts_vocab` creates in the connection's temp schema.
-VOCAB_TABLE = "recallbench_bm25_vocab"
+# By `stem`: the FTS5 table (engine/store.py), its tokenizer, and the name of the fts5vocab table
+# `open_fts_vocab` creates over it in the connection's temp schema. The tokenizers must match store.py.
+FTS_TABLE = {False: "chunks_fts", True: "chunks_fts_porter"}
+TOKENIZER = {False: "unicode61", True: "porter unicode61"}
+VOCAB_TABLE = {False: "recallbench_bm25_vocab", True: "recallbench_bm25_vocab_porter"}
 
 
 # --- query text ----------------------------------------------------------------------------------
@@ -58,18 +65,19 @@ def fts_query(text: str) -> str | None:
 
 
 class PhraseTokenizer:
-    """Token lists of phrases, produced by SQLite's unicode61 tokenizer itself (and cached).
+    """Token lists of phrases, produced by SQLite's own tokenizer (and cached): unicode61, or with
+    `stem` Porter stemming over unicode61, as `chunks_fts` and `chunks_fts_porter` tokenize.
 
     A phrase is written to a contentless FTS5 table in a private in-memory database and read back
-    through an fts5vocab instance table, so no part of unicode61 is re-implemented by the in-memory
-    lexical index (`engine.lexical_index`).
+    through an fts5vocab instance table, so no part of unicode61 or of the Porter stemmer is
+    re-implemented by the in-memory lexical index (`engine.lexical_index`).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, stem: bool = False) -> None:
         self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        # The tokenizer of chunks_fts (engine/store.py); both must change together.
         self._conn.execute(
-            "CREATE VIRTUAL TABLE scratch USING fts5(text, content='', tokenize='unicode61')"
+            "CREATE VIRTUAL TABLE scratch USING fts5(text, content='', "
+            f"tokenize='{TOKENIZER[bool(stem)]}')"
         )
         self._conn.execute("CREATE VIRTUAL TABLE scratch_vocab USING fts5vocab(scratch, instance)")
         self._lock = threading.Lock()
@@ -121,16 +129,22 @@ def scope_sql(scope: Scope, column: str) -> tuple[str, list[object]]:
 # --- the text side of the read API ----------------------------------------------------------------
 
 
-def lexical(conn: sqlite3.Connection, text: str, scope: Scope, limit: int) -> list[Scored]:
-    """FTS5 BM25 over chunk text; score = -bm25 (higher is better). User text is plain words only."""
+def lexical(
+    conn: sqlite3.Connection, text: str, scope: Scope, limit: int, *, stem: bool = False
+) -> list[Scored]:
+    """FTS5 BM25 over chunk text; score = -bm25 (higher is better). User text is plain words only.
+
+    `stem` reads the Porter-stemmed index, where "running" and "runs" both match "run".
+    """
     where, params = scope_sql(scope, "c.project")
     query = fts_query(text)
     if query is None or limit < 1:
         return []
+    table = FTS_TABLE[bool(stem)]
     rows = conn.execute(
-        "SELECT c.id, bm25(chunks_fts) AS r FROM chunks_fts "
-        "JOIN chunks c ON c.rowid = chunks_fts.rowid "
-        "WHERE chunks_fts MATCH ?" + where + " ORDER BY r, c.id LIMIT ?",
+        f"SELECT c.id, bm25({table}) AS r FROM {table} "
+        f"JOIN chunks c ON c.rowid = {table}.rowid "
+        f"WHERE {table} MATCH ?" + where + " ORDER BY r, c.id LIMIT ?",
         (query, *params, limit),
     ).fetchall()
     return [Scored(chunk_id=str(r[0]), score=-float(r[1])) for r in rows]
@@ -306,10 +320,18 @@ def counts(conn: sqlite3.Connection, embedder: str | None) -> dict[str, int]:
 # --- FTS5's own index, for the in-memory lexical index ----------------------------------------------
 
 
-def fts_docsizes(conn: sqlite3.Connection) -> list[tuple[int, bytes]]:
+def fts_docsizes(conn: sqlite3.Connection, *, stem: bool = False) -> list[tuple[int, bytes]]:
     """(FTS5 rowid, docsize record) of every FTS5 row, by rowid: the row lengths bm25 reads."""
-    rows = conn.execute("SELECT id, sz FROM chunks_fts_docsize ORDER BY id").fetchall()
+    rows = conn.execute(
+        f"SELECT id, sz FROM {FTS_TABLE[bool(stem)]}_docsize ORDER BY id"
+    ).fetchall()
     return [(int(r[0]), bytes(r[1])) for r in rows]
+
+
+def chunk_rows(conn: sqlite3.Connection) -> list[tuple[int, str, str, str]]:
+    """(rowid, id, project, text) of every chunk, by rowid (for benchmarks that rebuild an index)."""
+    rows = conn.execute("SELECT rowid, id, project, text FROM chunks ORDER BY rowid").fetchall()
+    return [(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
 
 
 def chunk_projects(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
@@ -318,27 +340,30 @@ def chunk_projects(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
     return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
 
 
-def open_fts_vocab(conn: sqlite3.Connection) -> None:
+def open_fts_vocab(conn: sqlite3.Connection, *, stem: bool = False) -> None:
     """Create (once per connection) the fts5vocab table `fts_instances` reads, in the temp schema.
 
     Call it outside a read transaction: the table belongs to the connection, not to a snapshot.
     """
     conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_TABLE} "
-        "USING fts5vocab(main, chunks_fts, instance)"
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_TABLE[bool(stem)]} "
+        f"USING fts5vocab(main, {FTS_TABLE[bool(stem)]}, instance)"
     )
 
 
-def fts_instances(conn: sqlite3.Connection) -> Iterator[tuple[str, int, str, str]]:
+def fts_instances(
+    conn: sqlite3.Connection, *, stem: bool = False
+) -> Iterator[tuple[str, int, str, str]]:
     """(term, instances, comma-separated rowids, comma-separated offsets) per term, by term.
 
-    Read from the fts5vocab instance table over `chunks_fts` that `open_fts_vocab` creates, so the
-    terms and positions are FTS5's own. Within a term the instances come by row, then offset; SQLite
-    concatenates them so that Python handles one row per term, not one per token.
+    Read from the fts5vocab instance table over the FTS5 index that `open_fts_vocab` creates, so the
+    terms (stemmed ones with `stem`) and positions are FTS5's own. Within a term the instances come by
+    row, then offset; SQLite concatenates them so that Python handles one row per term, not one per
+    token.
     """
     cursor = conn.execute(
-        f"SELECT term, count(*), group_concat(doc), group_concat(offset) FROM temp.{VOCAB_TABLE} "
-        "GROUP BY term ORDER BY term"
+        "SELECT term, count(*), group_concat(doc), group_concat(offset) "
+        f"FROM temp.{VOCAB_TABLE[bool(stem)]} GROUP BY term ORDER BY term"
     )
     for term, n, docs, offsets in cursor:
         yield str(term), int(n), str(docs), str(offsets)
@@ -355,12 +380,14 @@ def integrity_problems(conn: sqlite3.Connection, limit: int) -> list[str]:
 
 
 def check_fts(conn: sqlite3.Connection) -> None:
-    """FTS5's integrity-check of chunks_fts, against the chunks it indexes too (rank 1).
+    """FTS5's integrity-check of both indexes (chunks_fts, chunks_fts_porter), against the chunks
+    they index too (rank 1).
 
     FTS5 spells its commands as an INSERT, but this one changes nothing. Raises sqlite3.DatabaseError
-    ("database disk image is malformed") when the index is damaged or disagrees with the chunks.
+    ("database disk image is malformed") when an index is damaged or disagrees with the chunks.
     """
-    conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+    for table in FTS_TABLE.values():
+        conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
 
 
 def recorded_files(conn: sqlite3.Connection) -> list[str]:

@@ -120,6 +120,26 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX file_edits_path ON file_edits(path, session_id);
     INSERT INTO meta(key, value) VALUES ('generation', '0');
     """,
+    # 2: a second FTS5 index of the same chunk text with Porter stemming (`lexical(stem=True)`), kept
+    # in sync by triggers like chunks_fts's, and filled from the chunks already stored ('rebuild').
+    """
+    CREATE VIRTUAL TABLE chunks_fts_porter USING fts5(
+        text, content='chunks', content_rowid='rowid', tokenize='porter unicode61'
+    );
+    CREATE TRIGGER chunks_porter_ai AFTER INSERT ON chunks BEGIN
+        INSERT INTO chunks_fts_porter(rowid, text) VALUES (new.rowid, new.text);
+    END;
+    CREATE TRIGGER chunks_porter_ad AFTER DELETE ON chunks BEGIN
+        INSERT INTO chunks_fts_porter(chunks_fts_porter, rowid, text)
+        VALUES ('delete', old.rowid, old.text);
+    END;
+    CREATE TRIGGER chunks_porter_au AFTER UPDATE OF text ON chunks BEGIN
+        INSERT INTO chunks_fts_porter(chunks_fts_porter, rowid, text)
+        VALUES ('delete', old.rowid, old.text);
+        INSERT INTO chunks_fts_porter(rowid, text) VALUES (new.rowid, new.text);
+    END;
+    INSERT INTO chunks_fts_porter(chunks_fts_porter) VALUES ('rebuild');
+    """,
 )
 
 
@@ -572,12 +592,6 @@ def vector_catalog(
         [str(r[3]) for r in rows],
         matrix,
     )
-
-
-def chunk_rows(conn: sqlite3.Connection) -> list[tuple[int, str, str, str]]:
-    """(rowid, id, project, text) of every chunk, by rowid (for benchmarks that rebuild an index)."""
-    rows = conn.execute("SELECT rowid, id, project, text FROM chunks ORDER BY rowid").fetchall()
-    return [(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
 
 
 def blob_to_vector(blob: bytes) -> NDArray[np.float32]:

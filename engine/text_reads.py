@@ -40,9 +40,10 @@ class TextReads:
         """Every project with a recorded session, sorted."""
         return reads.projects(self._conn)
 
-    def lexical(self, text: str, scope: Scope, limit: int) -> list[Scored]:
-        """FTS5 BM25 over chunk text (score = -bm25, higher is better), as `Memory.lexical`."""
-        return reads.lexical(self._conn, text, scope, limit)
+    def lexical(self, text: str, scope: Scope, limit: int, *, stem: bool = False) -> list[Scored]:
+        """FTS5 BM25 over chunk text (score = -bm25, higher is better), as `Memory.lexical`; `stem`
+        reads the Porter-stemmed index."""
+        return reads.lexical(self._conn, text, scope, limit, stem=stem)
 
     def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]:
         """Records for `ids` in the order given; ids unknown or outside `scope` are omitted."""

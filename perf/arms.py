@@ -29,8 +29,8 @@ class PreEmbedded:
         self.memory = memory
         self.vectors = vectors
 
-    def lexical(self, text: str, scope: Scope, limit: int) -> list[Scored]:
-        return self.memory.lexical(text, scope, limit)
+    def lexical(self, text: str, scope: Scope, limit: int, *, stem: bool = False) -> list[Scored]:
+        return self.memory.lexical(text, scope, limit, stem=stem)
 
     def nearest(
         self, vector: NDArray[np.float32], scope: Scope, limit: int, min_score: float = 0.0

@@ -9,6 +9,9 @@ Differences, on purpose:
   whitespace, each token keeps only letters, digits, `_` and `-`, is lower-cased, and dropped when shorter
   than 2 characters (the ARMS.md token rule); a chunk's score is the number of its tokens equal to some
   query token. Chunks scoring 0 are not hits. That is enough to rank fixtures whose answer is obvious.
+  With `stem=True` both sides' tokens first lose one suffix of "ing", "ed" or "s" when at least 3
+  characters remain, and a doubled last consonant left by "ing" or "ed" is halved: a stand-in for the
+  engine's Porter index ("running", "runs" -> "run"), not Porter.
 - `embed_query` has no model: a test registers each query's vector with `add_query`.
 """
 
@@ -107,16 +110,16 @@ class FakeMemory:
 
     # --- ReadAPI --------------------------------------------------------------------------------
 
-    def lexical(self, text: str, scope: Scope, limit: int) -> list[Scored]:
+    def lexical(self, text: str, scope: Scope, limit: int, *, stem: bool = False) -> list[Scored]:
         """Term-frequency overlap with the query's tokens (not BM25; see the module docstring)."""
         scope = require_scope(scope)
-        self.calls.append(("lexical", (text, scope, limit)))
-        wanted = set(_tokens(text))
+        self.calls.append(("lexical", (text, scope, limit, stem)))
+        wanted = set(_tokens(text, stem))
         if not wanted:
             return []
         found = []
         for chunk in self._visible(scope):
-            score = sum(1 for token in _tokens(chunk.text) if token in wanted)
+            score = sum(1 for token in _tokens(chunk.text, stem) if token in wanted)
             if score > 0:
                 found.append(Scored(chunk_id=chunk.id, score=float(score)))
         return _top(found, limit)
@@ -259,11 +262,20 @@ class FakeMemory:
         )
 
 
-def _tokens(text: str) -> list[str]:
-    """Whitespace tokens with only letters, digits, `_` and `-` kept, lower-cased, length >= 2."""
+def _tokens(text: str, stem: bool = False) -> list[str]:
+    """Whitespace tokens with only letters, digits, `_` and `-` kept, lower-cased, length >= 2; with
+    `stem`, each without one suffix "ing", "ed" or "s" when 3 characters or more remain (and a doubled
+    last consonant that "ing" or "ed" leaves halved)."""
     out = []
     for piece in text.split():
         token = "".join(ch for ch in piece if ch.isalnum() or ch in "_-").lower()
+        if stem:
+            for suffix in ("ing", "ed", "s"):
+                if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+                    token = token[: -len(suffix)]
+                    if suffix != "s" and token[-1] == token[-2] and token[-1] not in "aeioulsz":
+                        token = token[:-1]  # "runn" -> "run", as Porter's step 1b does
+                    break
         if len(token) >= 2:
             out.append(token)
     return out

@@ -52,3 +52,16 @@ def test_previous_session_stays_in_the_project_and_picks_the_latest_earlier_star
     assert mem.previous_session("a2", A) == "a1"
     assert mem.previous_session("a1", A) is None
     assert mem.previous_session("b1", AB) is None  # a1 and a2 are earlier but in another project
+
+
+def test_stemmed_lexical_strips_one_suffix_on_both_sides() -> None:
+    mem = FakeMemory()
+    mem.add_session("s", project="/a", start=None)
+    mem.add_chunk("c1", session="s", text="run runs")  # stemmed: run run -> 2 for "running"
+    mem.add_chunk("c2", session="s", text="running late")  # run late
+    mem.add_chunk("c3", session="s", text="bus is")  # "bus", "is": too short to lose the "s"
+    plain = [(s.chunk_id, s.score) for s in mem.lexical("running bus", A, 10)]
+    assert plain == [("c2", 1.0), ("c3", 1.0)]  # control: exact tokens only
+    stemmed = [(s.chunk_id, s.score) for s in mem.lexical("running bus", A, 10, stem=True)]
+    assert stemmed == [("c1", 2.0), ("c2", 1.0), ("c3", 1.0)]
+    assert [args[3] for args in mem.calls_to("lexical")] == [False, True]

@@ -137,3 +137,19 @@ def test_fetch_is_k_plus_max_k_20_capped_at_three_k() -> None:
 def test_the_top_up_is_truncated_to_k() -> None:
     assert [cid for cid, _, _ in result(memory(0.49), k=1)] == ["v"]
     assert FallbackParams().gate == 0.5
+
+
+def test_stem_reaches_the_lexical_top_up() -> None:
+    mem = memory(0.49)  # the gate opens
+    mem.add_chunk("lex2", session="s1", text="needles", vector=toward(0.0, 3), ts=None)
+    plain = FallbackArm(mem).search(Query(text="needle", scope=A, now=NOW))
+    assert "lex2" not in [h.chunk_id for h in plain]  # control: "needles" is not "needle"
+    params = FallbackParams(stem=True)
+    stemmed = FallbackArm(mem, params).search(Query(text="needle", scope=A, now=NOW))
+    # Both lexical hits enter at the undated 0.40 and tie; the chunk id orders them.
+    assert [(h.chunk_id, round(h.score, 6), h.via) for h in stemmed] == [
+        ("v", 0.49, "vector"),
+        ("lex", 0.40, "fallback-fts"),
+        ("lex2", 0.40, "fallback-fts"),
+    ]
+    assert [args[3] for args in mem.calls_to("lexical")] == [False, True]

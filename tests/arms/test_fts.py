@@ -65,3 +65,15 @@ def test_fts_params_refuse_bad_values() -> None:
     with pytest.raises(SpecError, match="pool must be >= 1"):
         FtsParams(pool=0)
     assert FtsParams(pool=1).pool == 1  # control
+
+
+def test_stem_reads_the_stemmed_index_and_finds_other_word_forms() -> None:
+    mem = memory()
+    mem.add_chunk("c4", session="s1", text="deployed twice")  # stemmed: deploy twice
+    query = Query(text="deploying", scope=A, now=NOW, k=10)
+    assert FtsArm(mem).search(query) == []  # control: no chunk holds "deploying" verbatim
+    hits = FtsArm(mem, FtsParams(stem=True)).search(query)
+    # Stemmed, "deploying" is "deploy": c3 holds it 3 times, c1, c2 and c4 once each (ties by id).
+    assert [h.chunk_id for h in hits] == ["c3", "c1", "c2", "c4"]
+    assert [h.score for h in hits] == [1 / 1, 1 / 2, 1 / 3, 1 / 4]
+    assert [args[3] for args in mem.calls_to("lexical")] == [False, True]  # stem passed through

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import pytest
@@ -11,7 +12,7 @@ from arms.base import Hit, Query
 from arms.none import NoneArm, NoneParams
 from arms.registry import RegistryError, build, full_canonical, names, register, resolve
 from arms.rrf import RRFArm, RRFParams
-from arms.spec import ArmSpec, SpecError, canonical
+from arms.spec import OMIT_DEFAULT, ArmSpec, SpecError, canonical
 from arms.walk import WalkArm, WalkParams
 from engine.scope import Scope
 from tests.arms.fake_memory import FakeMemory
@@ -147,3 +148,63 @@ def test_every_arm_has_a_one_line_description_and_a_blank_one_is_refused(
         register("blank", NoneArm, NoneParams, "   ")
     with pytest.raises(RegistryError, match="needs a one-line description"):
         register("two_lines", NoneArm, NoneParams, "one\ntwo")
+
+
+# The six arms as protocols/default.toml registered them (and results recorded them), verbatim.
+REGISTERED_DEFAULTS = {
+    "none": "none()",
+    "fts": "fts(pool=20,score='rank')",
+    "vector": "vector(min_score=0.2,pool=20)",
+    "rrf": "rrf(min_score=0.2,pool=20,rrf_k=60)",
+    "fallback": "fallback(decay_half_life_days=90.0,decay_w=0.3,fetch_factor=3,fetch_pool=20,"
+    "gate=0.5,lexical_score=0.45,lexical_score_undated=0.4,min_score=0.2)",
+    "walk": "walk(blend_k=5,blend_q=0.65,echo_min_len=15,echo_penalty=0.35,episode_boost=1.1,"
+    "files_per_seed=4,graph_boost=1.1,graph_cap=6,hop_factor=2,min_score=0.2,seeds=3,"
+    "sessions_per_file=12)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(REGISTERED_DEFAULTS))
+def test_registered_default_specs_keep_their_canonical_strings(name: str) -> None:
+    recorded = REGISTERED_DEFAULTS[name]
+    assert full_canonical(name) == recorded
+    assert full_canonical(recorded) == recorded
+    assert registry.default_spec(name) == recorded
+
+
+@pytest.mark.parametrize("name", ["fts", "rrf", "fallback"])
+def test_stem_is_named_only_when_set_and_round_trips(name: str) -> None:
+    recorded = REGISTERED_DEFAULTS[name]
+    # Spelled out at its default, the parameter added later leaves the recorded string as it was.
+    assert full_canonical(f"{name}(stem=False)") == recorded
+    stemmed = full_canonical(f"{name}(stem=True)")
+    assert stemmed != recorded  # control: set, it is named
+    assert "stem=True" in stemmed
+    assert full_canonical(stemmed) == stemmed
+    assert resolve(stemmed) == resolve(f"{name}(stem=True)")
+    assert build(stemmed, FakeMemory()).params.stem is True  # type: ignore[attr-defined]
+    with pytest.raises(SpecError, match=f"{name}: stem must be bool, got 1"):
+        build(f"{name}(stem=1)", FakeMemory())
+
+
+def test_stem_takes_its_place_in_sorted_key_order() -> None:
+    assert full_canonical("fts(stem=True)") == "fts(pool=20,score='rank',stem=True)"
+    assert full_canonical("rrf(stem=True,pool=5)") == "rrf(min_score=0.2,pool=5,rrf_k=60,stem=True)"
+    assert full_canonical("fallback(stem=True)") == (
+        "fallback(decay_half_life_days=90.0,decay_w=0.3,fetch_factor=3,fetch_pool=20,gate=0.5,"
+        "lexical_score=0.45,lexical_score_undated=0.4,min_score=0.2,stem=True)"
+    )
+
+
+def test_only_fields_marked_omit_default_are_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    @dataclass(frozen=True, kw_only=True)
+    class Later:
+        old: bool = False  # registered from the start: always spelled out
+        new: bool = field(default=False, metadata={OMIT_DEFAULT: True})
+        other: int = field(default=3, metadata={"unrelated": True})
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    register("later", NoneArm, Later, "a params class with a parameter added later")
+    assert full_canonical("later") == "later(old=False,other=3)"
+    assert full_canonical("later(new=True)") == "later(new=True,old=False,other=3)"
+    assert full_canonical("later(new=True,old=True)") == "later(new=True,old=True,other=3)"

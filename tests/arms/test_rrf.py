@@ -60,3 +60,18 @@ def test_the_rrf_constant_is_a_parameter() -> None:
         Query(text="commit deadbeef", scope=A, now=NOW, k=1)
     )
     assert hits == [Hit(chunk_id="x", score=1 / (1 + 3) + 1 / (1 + 1), via="rrf (fts+vector)")]
+
+
+def test_stem_reaches_the_lexical_pool_only() -> None:
+    mem = memory()
+    mem.add_chunk("l3", session="s1", text="commits", vector=toward(0.0, 6))  # stemmed: commit
+    plain = RRFArm(mem).search(Query(text="commit deadbeef", scope=A, now=NOW))
+    assert "l3" not in [h.chunk_id for h in plain]  # control: "commits" is not "commit"
+    stemmed = RRFArm(mem, RRFParams(stem=True)).search(
+        Query(text="commit deadbeef", scope=A, now=NOW)
+    )
+    # Stemmed lexical ranks: x (3 tokens), then l2 and l3 (1 each, by id); vector ranks unchanged.
+    assert stemmed[-1] == Hit(chunk_id="l3", score=1 / (60 + 3), via="rrf (fts)")
+    assert [args[3] for args in mem.calls_to("lexical")] == [False, True]
+    assert len(mem.calls_to("nearest")) == 2  # the vector channel is read the same way both times
+    assert mem.calls_to("nearest")[0][1:] == mem.calls_to("nearest")[1][1:]

@@ -455,7 +455,7 @@ def test_background_mode_answers_from_fts5_until_its_snapshot_is_built(
         LEXICAL_QUERIES[0], Scope.everywhere(), 10
     )  # FTS5 answers; a build starts
     assert [(h.chunk_id, h.score) for h in first] == want[0]
-    builder = memory._lexical._builder
+    builder = memory._lexical._builder.get(False)
     assert builder is not None
     builder.join(timeout=30)
     assert snapshot_of(memory) is not None
@@ -464,7 +464,7 @@ def test_background_mode_answers_from_fts5_until_its_snapshot_is_built(
 
 
 def snapshot_of(memory: Memory) -> object:
-    return memory._lexical._cache
+    return memory._lexical.snapshot()
 
 
 def test_an_unknown_lexical_mode_is_refused_with_the_choices(tmp_path: Path) -> None:
