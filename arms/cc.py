@@ -26,13 +26,15 @@ CHANNELS = ("vector", "fts")  # the order channels are read in; `via` sorts them
 @dataclass(frozen=True, kw_only=True)
 class CCParams:
     """`weight`: the vector channel's share, in [0, 1] (the lexical one gets `1 − weight`);
-    `norm`: "minmax" or "zscore"; `pool`: hits per channel; `min_score`: the vector channel's cosine floor.
+    `norm`: "minmax" or "zscore"; `pool`: hits per channel; `min_score`: the vector channel's cosine floor;
+    `stem`: the lexical channel reads the Porter-stemmed index.
     """
 
     weight: float = 0.5
     norm: Norm = "minmax"
     pool: int = 20
     min_score: float = 0.20
+    stem: bool = False
 
     def __post_init__(self) -> None:
         check_float("cc", "weight", self.weight, low=0.0, high=1.0)
@@ -80,7 +82,9 @@ class CCArm:
         q = self.memory.embed_query(query.text)
         pools = {
             "vector": _best_per_chunk(self.memory.nearest(q, query.scope, p.pool, p.min_score)),
-            "fts": _best_per_chunk(self.memory.lexical(query.text, query.scope, p.pool)),
+            "fts": _best_per_chunk(
+                self.memory.lexical(query.text, query.scope, p.pool, stem=p.stem)
+            ),
         }
         weights = {"vector": p.weight, "fts": 1.0 - p.weight}
         fused: dict[str, float] = {cid: 0.0 for pool in pools.values() for cid in pool}

@@ -37,7 +37,8 @@ class NeighborsParams:
     """`lam`: λ, the share of the best adjacent score a chunk gains, in [0, 1]; `base`: the fusion whose
     pool is re-scored ("cc" or "rrf", at that arm's defaults but for `pool` and `min_score`); `pool`:
     hits per channel of the base; `min_score`: its vector channel's cosine floor; `expand`: let an
-    adjacent chunk that is not a candidate enter the ranking.
+    adjacent chunk that is not a candidate enter the ranking; `stem`: the base's lexical channel reads
+    the Porter-stemmed index.
     """
 
     lam: float = 0.3
@@ -45,6 +46,7 @@ class NeighborsParams:
     pool: int = 20
     min_score: float = 0.20
     expand: bool = False
+    stem: bool = False
 
     def __post_init__(self) -> None:
         check_float("neighbors", "lam", self.lam, low=0.0, high=1.0)
@@ -77,10 +79,12 @@ class NeighborsArm:
         """The top k chunks after propagation, ties by chunk id."""
         p = self.params
         if p.base == "cc":
-            pool = CCArm(self.memory, CCParams(pool=p.pool, min_score=p.min_score)).fuse(query)
+            pool = CCArm(
+                self.memory, CCParams(pool=p.pool, min_score=p.min_score, stem=p.stem)
+            ).fuse(query)
         else:
             # Two channels of `pool` hits hold at most 2·pool chunks: asking for that many is the pool.
-            rrf = RRFArm(self.memory, RRFParams(pool=p.pool, min_score=p.min_score))
+            rrf = RRFArm(self.memory, RRFParams(pool=p.pool, min_score=p.min_score, stem=p.stem))
             pool = rrf.search(dataclasses.replace(query, k=2 * p.pool))
         return propagate(self.memory, pool, query.scope, lam=p.lam, expand=p.expand)[: query.k]
 

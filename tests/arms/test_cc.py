@@ -263,7 +263,7 @@ def test_the_params_class_itself_refuses_an_unknown_norm() -> None:
 
 def test_the_canonical_spec_spells_every_default_and_round_trips() -> None:
     text = full_canonical("cc(weight=1)")
-    assert text == "cc(min_score=0.2,norm='minmax',pool=20,weight=1.0)"
+    assert text == "cc(min_score=0.2,norm='minmax',pool=20,stem=False,weight=1.0)"
     assert canonical(parse_spec(text)) == text
     assert full_canonical(text) == text
-    assert full_canonical("cc") == "cc(min_score=0.2,norm='minmax',pool=20,weight=0.5)"
+    assert full_canonical("cc") == "cc(min_score=0.2,norm='minmax',pool=20,stem=False,weight=0.5)"

@@ -256,7 +256,7 @@ def test_the_params_class_itself_refuses_a_non_bool_expand_and_an_unknown_base()
 
 def test_the_canonical_spec_spells_every_default_and_round_trips() -> None:
     text = full_canonical("neighbors(lam=0)")
-    assert text == "neighbors(base='cc',expand=False,lam=0.0,min_score=0.2,pool=20)"
+    assert text == "neighbors(base='cc',expand=False,lam=0.0,min_score=0.2,pool=20,stem=False)"
     assert canonical(parse_spec(text)) == text
     assert full_canonical(text) == text
 
