@@ -11,6 +11,7 @@ A private roster may keep ``key.json`` out of the repository; the seal still com
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -116,6 +117,28 @@ def seal_roster(
         SealError: `out_dir` (or `key_path`) already holds files; sealed folders are append-only.
     """
     return seal_draft(load_draft(draft_path), out_dir, key_path=key_path)
+
+
+def with_qid_prefix(draft: Draft, prefix: str) -> Draft:
+    """The draft with every qid (and every control reference) prefixed by `prefix`.
+
+    For training rosters made by the same generator as a test roster (another seed, the same qid
+    scheme): a fit refuses training questions that share a qid with a test question.
+    """
+    if not prefix:
+        return draft
+    return Draft(
+        name=draft.name,
+        unit=draft.unit,
+        description=draft.description,
+        questions=tuple(dataclasses.replace(q, qid=prefix + q.qid) for q in draft.questions),
+        key={
+            prefix + qid: dataclasses.replace(
+                g, control=prefix + g.control if g.control is not None else None
+            )
+            for qid, g in draft.key.items()
+        },
+    )
 
 
 def seal_draft(

@@ -203,13 +203,19 @@ def roster() -> None:
     default=None,
     help="Write the key (gold) here instead, e.g. outside the repository.",
 )
-def roster_seal(draft: Path, out: Path, key_out: Path | None) -> None:
+@click.option(
+    "--qid-prefix",
+    default="",
+    help="Prefix every qid, e.g. 'train-' for a training roster made by the same generator as a "
+    "test roster (a fit refuses training qids that are test qids).",
+)
+def roster_seal(draft: Path, out: Path, key_out: Path | None, qid_prefix: str) -> None:
     """Split DRAFT into questions.json (what arms see) and key.json (gold), sealed by SEAL.sha256."""
-    from harness.roster import RosterError
-    from harness.seal import SealError, seal_roster
+    from harness.roster import RosterError, load_draft
+    from harness.seal import SealError, seal_draft, with_qid_prefix
 
     try:
-        info = seal_roster(draft, out, key_path=key_out)
+        info = seal_draft(with_qid_prefix(load_draft(draft), qid_prefix), out, key_path=key_out)
     except (RosterError, SealError, OSError) as exc:
         raise _fail(exc) from exc
     click.echo(f"sealed {draft} -> {out}")

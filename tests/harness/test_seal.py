@@ -195,3 +195,33 @@ def test_sealing_refuses_to_overwrite_a_sealed_folder_but_a_new_name_works(tmp_p
     second = seal_roster(draft, tmp_path / "sealed" / "receipts-v2")
     # Same draft, same bytes: the seal is a pure function of the roster.
     assert second.seal == first.seal
+
+
+def test_a_qid_prefix_renames_every_question_and_control_reference(tmp_path: Path) -> None:
+    from harness.roster import load_draft
+    from harness.seal import seal_draft, with_qid_prefix
+
+    gold = {"relevant": {"s1": 1}, "forbidden": [], "control": None}
+    negative = {"relevant": {}, "forbidden": ["s2"], "control": "q1"}
+    draft_path = tmp_path / "d.json"
+    draft_path.write_text(
+        json.dumps(
+            {
+                "name": "t",
+                "unit": "session",
+                "description": "",
+                "questions": [
+                    {"qid": "q1", "text": "where", "scope": "*", "category": "c", "gold": gold},
+                    {"qid": "n1", "text": "what", "scope": "*", "category": "c", "gold": negative},
+                ],
+            }
+        )
+    )
+    draft = load_draft(draft_path)
+    assert with_qid_prefix(draft, "") == draft  # control: no prefix, no change
+    seal_draft(with_qid_prefix(draft, "train-"), tmp_path / "sealed")
+    assert [q.qid for q in load_questions(tmp_path / "sealed")] == ["train-q1", "train-n1"]
+    key = load_sealed_key(tmp_path / "sealed")
+    assert sorted(key.gold) == ["train-n1", "train-q1"]
+    assert key.gold["train-n1"].control == "train-q1"
+    assert key.gold["train-q1"].control is None
