@@ -16,6 +16,7 @@ from arms.base import Arm
 from arms.fallback import FallbackArm, FallbackParams
 from arms.fitting import Example, FitFunction, Fitted
 from arms.fts import FtsArm, FtsParams
+from arms.ltr import LtrArm, LtrParams, fit_ltr
 from arms.none import NoneArm, NoneParams
 from arms.rrf import RRFArm, RRFParams
 from arms.spec import ArmSpec, ParamValue, SpecError, canonical, parse_spec
@@ -257,4 +258,11 @@ register(
     WalkArm,
     WalkParams,
     "Multi-hop reinstatement: seeds, then hops through shared files, episodes and neighbours.",
+)
+register(
+    "ltr",
+    LtrArm,
+    LtrParams,
+    "Learned reranker: a fitted logistic model over features of the deep lexical and vector pools.",
+    fit=fit_ltr,
 )
