@@ -179,7 +179,8 @@ def test_arms_lists_each_arm_with_its_canonical_default_spec_and_description() -
 
     lines = invoke("arms").splitlines()
     fields = [line.split(maxsplit=2) for line in lines]
-    assert [name for name, _, _ in fields] == ["fallback", "fts", "none", "rrf", "vector", "walk"]
+    listed = [name for name, _, _ in fields]
+    assert listed == ["fallback", "fts", "ltr", "none", "rrf", "vector", "walk"]
     assert ["rrf", "rrf(min_score=0.2,pool=20,rrf_k=60)", entry("rrf").description] in fields
     for name, spec, description in fields:
         assert spec.startswith(f"{name}(")
