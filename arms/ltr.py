@@ -15,7 +15,7 @@ features):
 - ``rrf``: `Σ over pools holding it of 1 / (rrf_k + rank)`, the `rrf` arm's fused score.
 - ``term_share``: the share of the query's distinct terms that are tokens of the chunk. Terms follow
   the engine's lexical rule (`engine.reads.query_terms`: runs of word characters and `-`, at least 2
-  characters), case-folded on both sides; 0 when the query has no term.
+  characters) applied to the case-folded text, on both sides; 0 when the query has no term.
 - ``log_length``: `log1p` of the chunk's length in characters.
 - ``author_user``, ``author_assistant``: the chunk's author (`engine.model.Author`) one-hot; a tool
   result is both 0.
@@ -62,6 +62,7 @@ __all__ = [
     "fit_ltr",
     "gather",
     "hand_model",
+    "has_term",
     "query_terms",
 ]
 
@@ -126,8 +127,30 @@ class Candidates:
 
 
 def query_terms(text: str) -> frozenset[str]:
-    """The distinct, case-folded terms of `text` under the engine's lexical rule."""
-    return frozenset(t.casefold() for t in _TERM.findall(text) if len(t) >= _MIN_TERM)
+    """The distinct terms of `text` under the engine's lexical rule, after case folding."""
+    return frozenset(t for t in _TERM.findall(text.casefold()) if len(t) >= _MIN_TERM)
+
+
+def has_term(folded: str, term: str) -> bool:
+    """Whether `term` is a whole token of the case-folded text `folded` (as `query_terms` splits it).
+
+    A substring search with a boundary check, not a tokenisation of the chunk: the chunk is long and
+    the query has few terms, and this is the arm's hottest loop.
+    """
+    start = folded.find(term)
+    while start >= 0:
+        end = start + len(term)
+        before = folded[start - 1] if start > 0 else " "
+        after = folded[end] if end < len(folded) else " "
+        if not _is_term_char(before) and not _is_term_char(after):
+            return True
+        start = folded.find(term, start + 1)
+    return False
+
+
+def _is_term_char(ch: str) -> bool:
+    # `[\w-]` of `_TERM`: \w is what str.isalnum() accepts, and the underscore.
+    return ch.isalnum() or ch in "_-"
 
 
 def gather(memory: ReadAPI, params: LtrParams, query: Query) -> Candidates:
@@ -209,7 +232,8 @@ def _text_features(
     wanted = query_terms(query.text)
     for row, rec in enumerate(records):
         if wanted:
-            have = len(wanted & query_terms(rec.text))
+            folded = rec.text.casefold()
+            have = sum(has_term(folded, term) for term in wanted)
             matrix[row, _COLUMN["term_share"]] = have / len(wanted)
         matrix[row, _COLUMN["log_length"]] = math.log1p(len(rec.text))
         matrix[row, _COLUMN["author_user"]] = float(rec.author == Author.USER)

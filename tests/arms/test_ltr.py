@@ -15,7 +15,17 @@ import pytest
 from arms import registry
 from arms.base import Hit, Query
 from arms.fitting import Example, FitError
-from arms.ltr import FEATURES, LinearModel, LtrArm, LtrParams, fit_ltr, gather, hand_model
+from arms.ltr import (
+    FEATURES,
+    LinearModel,
+    LtrArm,
+    LtrParams,
+    fit_ltr,
+    gather,
+    hand_model,
+    has_term,
+    query_terms,
+)
 from arms.registry import RegistryError
 from arms.spec import SpecError
 from engine.model import Author
@@ -89,6 +99,30 @@ def test_a_lexical_pool_of_equal_scores_normalises_to_one_and_the_pool_caps_each
     assert list(capped) == ["c2", "c3"]
     assert capped["c2"]["rrf"] == pytest.approx(1 / 61)
     assert capped["c3"]["neighbor_best_rrf"] == pytest.approx(1 / 61)  # c2 is its neighbour
+
+
+@pytest.mark.parametrize(
+    ("text", "term", "found"),
+    [
+        ("the deploy-api works", "deploy-api", True),  # `-` joins a term, as in the engine's rule
+        ("the deploy-api works", "deploy", False),  # so `deploy` alone is not a token here
+        ("read (api) docs", "api", True),  # punctuation is a boundary
+        ("set api_key now", "api", False),  # `_` is a word character
+        ("rapid api", "api", True),  # the second occurrence is whole after a partial first one
+        ("grosse strasse", "straße".casefold(), True),  # case folding on both sides: ß -> ss
+        ("apis", "api", False),
+    ],
+)
+def test_a_term_counts_only_as_a_whole_token_of_the_folded_chunk(
+    text: str, term: str, found: bool
+) -> None:
+    folded = text.casefold()
+    assert has_term(folded, term) is found
+    assert (term in query_terms(text)) is found  # the same answer as splitting the chunk into terms
+
+
+def test_query_terms_follow_the_engines_rule_of_two_or_more_word_characters() -> None:
+    assert query_terms("Deploy the API, a b-c x_y!") == {"deploy", "the", "api", "b-c", "x_y"}
 
 
 def test_records_are_read_once_within_the_query_scope() -> None:
