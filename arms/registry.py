@@ -17,6 +17,7 @@ from arms.cc import CCArm, CCParams
 from arms.fallback import FallbackArm, FallbackParams
 from arms.fitting import Example, FitFunction, Fitted
 from arms.fts import FtsArm, FtsParams
+from arms.ltr import LtrArm, LtrParams, fit_ltr
 from arms.neighbors import NeighborsArm, NeighborsParams
 from arms.none import NoneArm, NoneParams
 from arms.rrf import RRFArm, RRFParams
@@ -285,4 +286,11 @@ register(
     NeighborsArm,
     NeighborsParams,
     "Fused hits gain a share of their adjacent chunks' scores (context propagation).",
+)
+register(
+    "ltr",
+    LtrArm,
+    LtrParams,
+    "Learned reranker: a fitted logistic model over features of the deep lexical and vector pools.",
+    fit=fit_ltr,
 )

@@ -22,7 +22,7 @@ from arms import registry
 from engine.embed import Embedder, get_embedder
 from engine.memory import Memory
 from harness.roster import Question
-from perf.arms import PreEmbedded
+from perf.arms import PreEmbedded, build_timed
 from perf.config import PerfConfig, PerfError
 from perf.corpus import Built, to_query
 from perf.machine import peak_rss_bytes, rss_bytes
@@ -105,7 +105,7 @@ def search_process(spec_path: Path) -> dict[str, Any]:
         real.embed([query.text])  # the production cost and memory of embedding each query
         vectors[query.text] = used.embed([query.text])[0]
     api = PreEmbedded(memory, vectors)
-    arms = {name: registry.build(name, api) for name in registry.names()}
+    arms = {name: build_timed(name, api) for name in registry.names()}
     for query in queries:
         for arm in arms.values():
             arm.search(query)

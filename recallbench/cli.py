@@ -374,14 +374,7 @@ def arms_cmd() -> None:
     """List the registered retrieval arms: name, canonical default spec, and what each does."""
     from arms.registry import default_spec, entry, names
 
-    listed = [
-        (
-            name,
-            default_spec(name),
-            ("[fitted] " if entry(name).fitted else "") + entry(name).description,
-        )
-        for name in names()
-    ]
+    listed = [(name, default_spec(name), entry(name).description) for name in names()]
     name_width = max(len(name) for name, _, _ in listed)
     spec_width = max(len(spec) for _, spec, _ in listed)
     for name, spec, description in listed:

@@ -2,21 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
-from arms.base import Query
-from arms.registry import build, names
+from arms.base import Arm, Query
+from arms.ltr import hand_model
+from arms.registry import build, entry, names
+from engine.api import ReadAPI
 from engine.scope import Scope
 from tests.arms.fake_memory import FakeMemory, e0, toward
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
-SEARCHING_ARMS = ["cc", "fallback", "fts", "neighbors", "rrf", "vector", "walk"]
+SEARCHING_ARMS = ["cc", "fallback", "fts", "ltr", "neighbors", "rrf", "vector", "walk"]
+# A fitted arm runs only from a model. These are set by hand so that the properties below test the
+# arm's own reads and ordering: cosine plus query-term share ties exactly on tied chunks.
+FITTED_MODELS: dict[str, Mapping[str, Any]] = {
+    "ltr": hand_model({"vec_cosine": 1.0, "term_share": 1.0}),
+}
+
+
+def make(arm_name: str, memory: ReadAPI) -> Arm:
+    """The arm with its defaults; a fitted arm with its hand-set model from `FITTED_MODELS`."""
+    if entry(arm_name).fitted:
+        return build(arm_name, memory, FITTED_MODELS[arm_name])
+    return build(arm_name, memory)
 
 
 def test_every_registered_arm_but_none_is_covered_here() -> None:
     assert sorted([*SEARCHING_ARMS, "none"]) == names()
+    # every fitted arm has a model here, and only fitted ones
+    assert sorted(FITTED_MODELS) == [n for n in names() if entry(n).fitted]
 
 
 def scope_memory() -> FakeMemory:
@@ -38,7 +56,7 @@ def scope_memory() -> FakeMemory:
 
 @pytest.mark.parametrize("arm_name", SEARCHING_ARMS)
 def test_an_arm_scoped_to_project_a_never_returns_a_project_b_chunk(arm_name: str) -> None:
-    arm = build(arm_name, scope_memory())
+    arm = make(arm_name, scope_memory())
     only_a = [
         h.chunk_id for h in arm.search(Query(text="deploy api", scope=Scope.of("/a"), now=NOW))
     ]
@@ -69,8 +87,8 @@ def tie_memory() -> FakeMemory:
 def test_ties_are_broken_by_chunk_id_and_the_same_query_gives_the_same_hits(arm_name: str) -> None:
     query = Query(text="same words", scope=Scope.of("/a"), now=NOW)
     mem = tie_memory()
-    first = build(arm_name, mem).search(query)
-    second = build(arm_name, mem).search(query)
+    first = make(arm_name, mem).search(query)
+    second = make(arm_name, mem).search(query)
     assert first == second
     ids = [h.chunk_id for h in first]
     assert ids[:3] == ["t1", "t2", "t3"]

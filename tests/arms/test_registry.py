@@ -19,7 +19,7 @@ from tests.arms.fake_memory import FakeMemory
 
 
 def test_every_arm_is_registered_on_import() -> None:
-    assert names() == ["cc", "fallback", "fts", "neighbors", "none", "rrf", "vector", "walk"]
+    assert names() == ["cc", "fallback", "fts", "ltr", "neighbors", "none", "rrf", "vector", "walk"]
 
 
 def test_registering_a_taken_name_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -35,7 +35,7 @@ def test_registering_a_taken_name_is_refused(monkeypatch: pytest.MonkeyPatch) ->
 def test_an_unknown_arm_names_every_registered_choice() -> None:
     with pytest.raises(
         RegistryError,
-        match="unknown arm 'x', choose one of: cc, fallback, fts, neighbors, none, rrf, vector, walk",
+        match="unknown arm 'x', choose one of: cc, fallback, fts, ltr, neighbors, none, rrf, vector, walk",
     ):
         build("x", FakeMemory())
 
@@ -45,7 +45,7 @@ def test_the_unknown_arm_message_follows_the_registry(monkeypatch: pytest.Monkey
     register("zeta", NoneArm, NoneParams, "the last one")
     with pytest.raises(
         RegistryError,
-        match="choose one of: cc, fallback, fts, neighbors, none, rrf, vector, walk, zeta",
+        match="choose one of: cc, fallback, fts, ltr, neighbors, none, rrf, vector, walk, zeta",
     ):
         build("x", FakeMemory())
 
@@ -96,6 +96,7 @@ def test_an_unknown_parameter_is_refused_with_the_valid_ones() -> None:
         ("fts(pool=-1)", "fts: pool must be >= 1, got -1"),
         ("fallback(decay_w=-0.1)", "fallback: decay_w must be >= 0.0, got -0.1"),
         ("fallback(fetch_pool=0)", "fallback: fetch_pool must be >= 1, got 0"),
+        ("ltr(pool=0)", "ltr: pool must be >= 1, got 0"),  # checked before the model is asked for
     ],
 )
 def test_ill_typed_or_out_of_range_values_are_refused_naming_the_arm_and_parameter(

@@ -201,7 +201,7 @@ def test_a_qid_prefix_renames_every_question_and_control_reference(tmp_path: Pat
     from harness.roster import load_draft
     from harness.seal import seal_draft, with_qid_prefix
 
-    gold = {"relevant": {"s1": 1}, "forbidden": [], "control": None}
+    gold: dict[str, Any] = {"relevant": {"s1": 1}, "forbidden": [], "control": None}
     negative = {"relevant": {}, "forbidden": ["s2"], "control": "q1"}
     draft_path = tmp_path / "d.json"
     draft_path.write_text(

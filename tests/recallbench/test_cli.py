@@ -183,6 +183,7 @@ def test_arms_lists_each_arm_with_its_canonical_default_spec_and_description() -
         "cc",
         "fallback",
         "fts",
+        "ltr",
         "neighbors",
         "none",
         "rrf",

@@ -1,0 +1,471 @@
+"""The `ltr` arm: a learned reranker over the union of deep lexical and vector pools.
+
+Candidates are the union of `lexical(query, pool)` and `nearest(embed(query), pool, min_score)`, their
+records read once with `chunks(ids, query.scope)` (so nothing outside the scope is ever scored). Each
+candidate gets the features of `FEATURES`, in that order (absent from a pool means 0 for that pool's
+features):
+
+- ``lex_score``: the lexical score (engine BM25, higher is better) min-max normalised over the lexical
+  pool of this query, so 1 is the pool's best and 0 its worst; a pool whose scores are all equal gives 1.
+- ``lex_rr``: 1 / rank in the lexical pool, ranks 1-based over (−score, chunk id).
+- ``vec_cosine``: the cosine to the query's embedding (the default floor 0.0 keeps 0 below every
+  present value, so "absent" reads as "too far" to a linear model).
+- ``vec_rr``: 1 / rank in the vector pool.
+- ``both_pools``: 1 when both pools hold the chunk.
+- ``rrf``: `Σ over pools holding it of 1 / (rrf_k + rank)`, the `rrf` arm's fused score.
+- ``term_share``: the share of the query's distinct terms that are tokens of the chunk. Terms follow
+  the engine's lexical rule (`engine.reads.query_terms`: runs of word characters and `-`, at least 2
+  characters) applied to the case-folded text, on both sides; 0 when the query has no term.
+- ``log_length``: `log1p` of the chunk's length in characters.
+- ``author_user``, ``author_assistant``: the chunk's author (`engine.model.Author`) one-hot; a tool
+  result is both 0.
+- ``session_count``: how many candidates share the chunk's session (itself included).
+- ``session_best_rrf``: the best `rrf` among the candidates of its session (itself included).
+- ``neighbor_best_rrf``: the best `rrf` of the adjacent chunks (same stream, index ± 1) that are
+  candidates; 0 when neither is.
+- ``log_age_days``: `log1p` of the chunk's age in days at `query.now` (its `ts_start`, else its
+  session's start; a future time counts as 0 days).
+- ``age_missing``: 1 when neither timestamp parses (and the age is then 0).
+
+The model is a logistic regression on standardised features (scikit-learn, `fit_ltr`), stored as plain
+numbers: per-feature `mean`, `scale` and `coef`, and an `intercept`. The score of a candidate is the
+linear score (the log-odds) `intercept + Σ coef · (x − mean) / scale`, computed with numpy: searching
+never imports scikit-learn. The log-odds rank exactly as the probabilities do, and do not saturate into
+ties at 1.0 as a probability can.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from arms.base import Hit, Query
+from arms.decay import SECONDS_PER_DAY, parse_ts
+from arms.fitting import Example, FitError, Fitted
+from arms.spec import check_float, check_int
+from engine.api import ChunkRecord, ReadAPI, Scored
+from engine.model import Author
+
+__all__ = [
+    "FEATURES",
+    "Candidates",
+    "LinearModel",
+    "LtrArm",
+    "LtrParams",
+    "fit_ltr",
+    "gather",
+    "hand_model",
+    "has_term",
+    "query_terms",
+]
+
+FEATURES: tuple[str, ...] = (
+    "lex_score",
+    "lex_rr",
+    "vec_cosine",
+    "vec_rr",
+    "both_pools",
+    "rrf",
+    "term_share",
+    "log_length",
+    "author_user",
+    "author_assistant",
+    "session_count",
+    "session_best_rrf",
+    "neighbor_best_rrf",
+    "log_age_days",
+    "age_missing",
+)
+_COLUMN = {name: i for i, name in enumerate(FEATURES)}
+MODEL_KEYS: tuple[str, ...] = ("coef", "features", "intercept", "mean", "scale")
+
+# Inverse regularisation strength of the logistic regression. 1.0 (scikit-learn's default) on
+# standardised features: fifteen features and thousands of candidates per fit leave little to
+# overfit, and a fixed, documented value keeps the fit free of any tuning on answers.
+C = 1.0
+# lbfgs converges in well under 100 iterations on standardised features; the cap only bounds a
+# pathological fit, and the iterations used are reported in the fit's counts.
+MAX_ITER = 1000
+# The term rule of the engine's lexical reads (engine.reads._TOKEN and query_terms).
+_TERM = re.compile(r"[\w-]+", re.UNICODE)
+_MIN_TERM = 2
+
+
+@dataclass(frozen=True, kw_only=True)
+class LtrParams:
+    """`pool`: hits fetched per channel; `min_score`: the vector channel's cosine floor; `rrf_k`: the
+    constant of the `rrf` feature (>= 1).
+
+    `min_score` defaults to 0.0, not the 0.20 of `vector` and `rrf`: the model weighs the cosine
+    itself, so a floor only hides candidates from it, and at 0.0 the value 0 that marks "not in the
+    vector pool" lies at or below every cosine that is in it.
+    """
+
+    pool: int = 100
+    min_score: float = 0.0
+    rrf_k: int = 60
+
+    def __post_init__(self) -> None:
+        check_int("ltr", "pool", self.pool, minimum=1)
+        check_float("ltr", "min_score", self.min_score, low=-1.0, high=1.0)
+        check_int("ltr", "rrf_k", self.rrf_k, minimum=1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Candidates:
+    """A query's candidates, by chunk id, and their feature rows (one row per record, `FEATURES` order)."""
+
+    records: tuple[ChunkRecord, ...]
+    matrix: NDArray[np.float64]
+
+
+def query_terms(text: str) -> frozenset[str]:
+    """The distinct terms of `text` under the engine's lexical rule, after case folding."""
+    return frozenset(t for t in _TERM.findall(text.casefold()) if len(t) >= _MIN_TERM)
+
+
+def has_term(folded: str, term: str) -> bool:
+    """Whether `term` is a whole token of the case-folded text `folded` (as `query_terms` splits it).
+
+    A substring search with a boundary check, not a tokenisation of the chunk: the chunk is long and
+    the query has few terms, and this is the arm's hottest loop.
+    """
+    start = folded.find(term)
+    while start >= 0:
+        end = start + len(term)
+        before = folded[start - 1] if start > 0 else " "
+        after = folded[end] if end < len(folded) else " "
+        if not _is_term_char(before) and not _is_term_char(after):
+            return True
+        start = folded.find(term, start + 1)
+    return False
+
+
+def _is_term_char(ch: str) -> bool:
+    # `[\w-]` of `_TERM`: \w is what str.isalnum() accepts, and the underscore.
+    return ch.isalnum() or ch in "_-"
+
+
+def gather(memory: ReadAPI, params: LtrParams, query: Query) -> Candidates:
+    """The union of both pools for `query`, records read once within its scope, with their features."""
+    vector = memory.embed_query(query.text)
+    near = memory.nearest(vector, query.scope, params.pool, params.min_score)
+    vec = _ordered(near)[: params.pool]
+    lex = _ordered(memory.lexical(query.text, query.scope, params.pool))[: params.pool]
+    ids = sorted({s.chunk_id for s in vec} | {s.chunk_id for s in lex})
+    found = {r.id: r for r in memory.chunks(ids, query.scope)} if ids else {}
+    # An id the scoped read does not return is outside the scope (or gone): it is never a candidate.
+    records = tuple(found[cid] for cid in ids if cid in found)
+    matrix = np.zeros((len(records), len(FEATURES)), dtype=np.float64)
+    _channel_features(matrix, records, lex, vec, params.rrf_k)
+    _context_features(matrix, records)
+    _text_features(matrix, records, query)
+    return Candidates(records=records, matrix=matrix)
+
+
+def _ordered(pool: Sequence[Scored]) -> list[Scored]:
+    """A channel's hits by (−score, chunk id), each chunk once (its best entry)."""
+    seen: set[str] = set()
+    out: list[Scored] = []
+    for s in sorted(pool, key=lambda s: (-s.score, s.chunk_id)):
+        if s.chunk_id not in seen:
+            seen.add(s.chunk_id)
+            out.append(s)
+    return out
+
+
+def _channel_features(
+    matrix: NDArray[np.float64],
+    records: Sequence[ChunkRecord],
+    lex: Sequence[Scored],
+    vec: Sequence[Scored],
+    rrf_k: int,
+) -> None:
+    """lex_score, lex_rr, vec_cosine, vec_rr, both_pools and rrf."""
+    lex_rank = {s.chunk_id: rank for rank, s in enumerate(lex, start=1)}
+    vec_rank = {s.chunk_id: rank for rank, s in enumerate(vec, start=1)}
+    lex_score = {s.chunk_id: s.score for s in lex}
+    cosine = {s.chunk_id: s.score for s in vec}
+    low = min(lex_score.values(), default=0.0)
+    span = max(lex_score.values(), default=0.0) - low
+    for row, rec in enumerate(records):
+        cid = rec.id
+        if cid in lex_rank:
+            matrix[row, _COLUMN["lex_score"]] = (lex_score[cid] - low) / span if span > 0 else 1.0
+            matrix[row, _COLUMN["lex_rr"]] = 1.0 / lex_rank[cid]
+            matrix[row, _COLUMN["rrf"]] += 1.0 / (rrf_k + lex_rank[cid])
+        if cid in vec_rank:
+            matrix[row, _COLUMN["vec_cosine"]] = cosine[cid]
+            matrix[row, _COLUMN["vec_rr"]] = 1.0 / vec_rank[cid]
+            matrix[row, _COLUMN["rrf"]] += 1.0 / (rrf_k + vec_rank[cid])
+        matrix[row, _COLUMN["both_pools"]] = float(cid in lex_rank and cid in vec_rank)
+
+
+def _context_features(matrix: NDArray[np.float64], records: Sequence[ChunkRecord]) -> None:
+    """session_count, session_best_rrf and neighbor_best_rrf (these read the rrf column)."""
+    rrf = matrix[:, _COLUMN["rrf"]]
+    count: dict[str, int] = {}
+    best: dict[str, float] = {}
+    at: dict[tuple[str, int], float] = {}
+    for row, rec in enumerate(records):
+        count[rec.session_id] = count.get(rec.session_id, 0) + 1
+        best[rec.session_id] = max(best.get(rec.session_id, 0.0), float(rrf[row]))
+        at[(rec.stream, rec.index)] = float(rrf[row])
+    for row, rec in enumerate(records):
+        matrix[row, _COLUMN["session_count"]] = count[rec.session_id]
+        matrix[row, _COLUMN["session_best_rrf"]] = best[rec.session_id]
+        around = (at.get((rec.stream, rec.index + d), 0.0) for d in (-1, 1))
+        matrix[row, _COLUMN["neighbor_best_rrf"]] = max(around)
+
+
+def _text_features(
+    matrix: NDArray[np.float64], records: Sequence[ChunkRecord], query: Query
+) -> None:
+    """term_share, log_length, the author one-hot and the age."""
+    wanted = query_terms(query.text)
+    for row, rec in enumerate(records):
+        if wanted:
+            folded = rec.text.casefold()
+            have = sum(has_term(folded, term) for term in wanted)
+            matrix[row, _COLUMN["term_share"]] = have / len(wanted)
+        matrix[row, _COLUMN["log_length"]] = math.log1p(len(rec.text))
+        matrix[row, _COLUMN["author_user"]] = float(rec.author == Author.USER)
+        matrix[row, _COLUMN["author_assistant"]] = float(rec.author == Author.ASSISTANT)
+        age = _age_days(rec, query.now)
+        if age is None:
+            matrix[row, _COLUMN["age_missing"]] = 1.0
+        else:
+            matrix[row, _COLUMN["log_age_days"]] = math.log1p(age)
+
+
+def _age_days(record: ChunkRecord, now: datetime) -> float | None:
+    """Days from the chunk's time (else its session's start) to `now`, at least 0; None when undated."""
+    when = parse_ts(record.ts_start) or parse_ts(record.session_start)
+    if when is None:
+        return None
+    return max(0.0, (now - when).total_seconds() / SECONDS_PER_DAY)
+
+
+# --- the model ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class LinearModel:
+    """A fitted linear scorer over standardised `FEATURES`, validated on construction."""
+
+    mean: NDArray[np.float64]
+    scale: NDArray[np.float64]
+    coef: NDArray[np.float64]
+    intercept: float
+
+    @classmethod
+    def from_dict(cls, model: object) -> LinearModel:
+        """The model an artifact holds, checked against this code's features.
+
+        Raises:
+            FitError: a key is missing or unknown, the features differ from `FEATURES` (names or
+                order), a list has the wrong length, a number is not finite, or a scale is not > 0.
+        """
+        if not isinstance(model, Mapping):
+            msg = f"ltr model must be a mapping with keys {', '.join(MODEL_KEYS)}, got {type(model).__name__}"
+            raise FitError(msg)
+        keys = sorted(str(k) for k in model)
+        if keys != sorted(MODEL_KEYS):
+            msg = (
+                f"ltr model keys must be {', '.join(MODEL_KEYS)}, got {', '.join(keys) or '(none)'}; "
+                "refit the arm with this version"
+            )
+            raise FitError(msg)
+        _check_features(model["features"])
+        mean = _numbers("mean", model["mean"])
+        scale = _numbers("scale", model["scale"])
+        coef = _numbers("coef", model["coef"])
+        if not bool(np.all(scale > 0.0)):
+            bad = [FEATURES[i] for i in np.flatnonzero(scale <= 0.0)]
+            msg = f"ltr model scale must be > 0 for every feature, not for {', '.join(bad)}"
+            raise FitError(msg)
+        intercept = model["intercept"]
+        if not _is_number(intercept) or not math.isfinite(intercept):
+            msg = f"ltr model intercept must be a finite number, got {intercept!r}"
+            raise FitError(msg)
+        return cls(mean=mean, scale=scale, coef=coef, intercept=float(intercept))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready form (plain lists of Python floats), as `from_dict` reads it."""
+        return {
+            "coef": [float(x) for x in self.coef],
+            "features": list(FEATURES),
+            "intercept": float(self.intercept),
+            "mean": [float(x) for x in self.mean],
+            "scale": [float(x) for x in self.scale],
+        }
+
+    def score(self, matrix: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The log-odds of each row: `intercept + ((x − mean) / scale) · coef`."""
+        scores: NDArray[np.float64] = ((matrix - self.mean) / self.scale) @ self.coef
+        return scores + self.intercept
+
+
+def _check_features(features: object) -> None:
+    if not isinstance(features, list | tuple) or list(features) != list(FEATURES):
+        got = list(features) if isinstance(features, list | tuple) else features
+        expected = list(FEATURES)
+        detail = ""
+        if isinstance(got, list):
+            missing = [f for f in expected if f not in got]
+            extra = [f for f in got if f not in expected]
+            detail = f" (missing: {missing or 'none'}; unknown: {extra or 'none'})"
+        msg = (
+            f"ltr model features {got!r} are not this code's features {expected!r}{detail}; "
+            "the model was fitted by another version: refit it"
+        )
+        raise FitError(msg)
+
+
+def _numbers(key: str, values: object) -> NDArray[np.float64]:
+    if not isinstance(values, list | tuple) or len(values) != len(FEATURES):
+        size = len(values) if isinstance(values, list | tuple) else type(values).__name__
+        msg = f"ltr model {key} must be a list of {len(FEATURES)} numbers (one per feature), got {size}"
+        raise FitError(msg)
+    for name, value in zip(FEATURES, values, strict=True):
+        if not _is_number(value) or not math.isfinite(value):
+            msg = f"ltr model {key} for {name} must be a finite number, got {value!r}"
+            raise FitError(msg)
+    return np.asarray([float(v) for v in values], dtype=np.float64)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def hand_model(weights: Mapping[str, float], intercept: float = 0.0) -> dict[str, Any]:
+    """A model dict with the given coefficients on raw features (mean 0, scale 1; others 0).
+
+    For tests and for reading the format; a run only ever uses a model `fit_ltr` produced.
+
+    Raises:
+        FitError: a weight names no feature.
+    """
+    unknown = sorted(set(weights) - set(FEATURES))
+    if unknown:
+        msg = f"ltr has no feature(s) {unknown}; features: {', '.join(FEATURES)}"
+        raise FitError(msg)
+    return {
+        "coef": [float(weights.get(name, 0.0)) for name in FEATURES],
+        "features": list(FEATURES),
+        "intercept": float(intercept),
+        "mean": [0.0] * len(FEATURES),
+        "scale": [1.0] * len(FEATURES),
+    }
+
+
+# --- the arm --------------------------------------------------------------------------------------
+
+
+class LtrArm:
+    """Candidates from both pools scored by the fitted model; top k by (−score, chunk id), `via` "ltr"."""
+
+    name = "ltr"
+
+    def __init__(self, memory: ReadAPI, params: LtrParams, model: Mapping[str, Any]) -> None:
+        self.memory = memory
+        self.params = params
+        self.model = LinearModel.from_dict(model)
+
+    def search(self, query: Query) -> list[Hit]:
+        """The top k candidates by the model's log-odds, ties by chunk id."""
+        found = gather(self.memory, self.params, query)
+        scores = self.model.score(found.matrix)
+        ranked = sorted(
+            zip((r.id for r in found.records), (float(s) for s in scores), strict=True),
+            key=lambda pair: (-pair[1], pair[0]),
+        )[: query.k]
+        return [Hit(chunk_id=cid, score=score, via="ltr") for cid, score in ranked]
+
+
+# --- fitting --------------------------------------------------------------------------------------
+
+
+def fit_ltr(memory: ReadAPI, params: LtrParams, examples: tuple[Example, ...], seed: int) -> Fitted:
+    """Fit the logistic model on every candidate of every usable example (label: grade > 0).
+
+    An example is used when its candidates hold at least one relevant and one irrelevant chunk;
+    the others are counted by reason. The classes are weighted `balanced`: a query has a few
+    relevant chunks among up to 2 × `pool` candidates, and unweighted the loss would be spent on
+    the many easy negatives rather than on what separates the relevant ones.
+
+    Raises:
+        FitError: no example is usable.
+    """
+    rows: list[NDArray[np.float64]] = []
+    labels: list[NDArray[np.int64]] = []
+    counts = {
+        "examples": len(examples),
+        "used": 0,
+        "skipped_no_candidates": 0,
+        "skipped_no_positive": 0,
+        "skipped_no_negative": 0,
+        "candidates": 0,
+        "positives": 0,
+    }
+    for example in examples:
+        found = gather(memory, params, example.query)
+        label = np.asarray([int(example.grade(r) > 0) for r in found.records], dtype=np.int64)
+        reason = _skip_reason(label)
+        if reason is not None:
+            counts[reason] += 1
+            continue
+        rows.append(found.matrix)
+        labels.append(label)
+        counts["used"] += 1
+        counts["candidates"] += len(label)
+        counts["positives"] += int(label.sum())
+    if not rows:
+        msg = (
+            f"ltr cannot be fitted: none of the {len(examples)} training examples has both a relevant "
+            f"and an irrelevant candidate (no candidates: {counts['skipped_no_candidates']}, no "
+            f"relevant: {counts['skipped_no_positive']}, no irrelevant: "
+            f"{counts['skipped_no_negative']}); check that the training roster matches the corpus"
+        )
+        raise FitError(msg)
+    model, iterations = _fit_logistic(np.vstack(rows), np.concatenate(labels), seed)
+    counts["iterations"] = iterations
+    return Fitted(features=FEATURES, model=model.to_dict(), counts=counts)
+
+
+def _skip_reason(label: NDArray[np.int64]) -> str | None:
+    if label.size == 0:
+        return "skipped_no_candidates"
+    if not label.any():
+        return "skipped_no_positive"
+    if label.all():
+        return "skipped_no_negative"
+    return None
+
+
+def _fit_logistic(
+    matrix: NDArray[np.float64], label: NDArray[np.int64], seed: int
+) -> tuple[LinearModel, int]:
+    """StandardScaler + LogisticRegression (lbfgs, `C`, balanced), deterministic for a given input."""
+    # Imported here so that building and running the arm never loads scikit-learn.
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(matrix)
+    classifier = LogisticRegression(
+        C=C, solver="lbfgs", max_iter=MAX_ITER, class_weight="balanced", random_state=seed
+    ).fit(scaler.transform(matrix), label)
+    model = LinearModel(
+        mean=np.asarray(scaler.mean_, dtype=np.float64),
+        scale=np.asarray(scaler.scale_, dtype=np.float64),
+        coef=np.asarray(classifier.coef_[0], dtype=np.float64),
+        intercept=float(classifier.intercept_[0]),
+    )
+    return model, int(classifier.n_iter_[0])
