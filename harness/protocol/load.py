@@ -347,11 +347,11 @@ def _check_ship(protocol: Protocol) -> None:
             )
             raise ProtocolError(msg)
     for i, rule in enumerate(protocol.ship.rules):
-        for gate_id, verdict in rule.when.items():
+        for gate_id, verdicts in rule.when.items():
             if gate_id not in gates:
                 msg = f"$.ship.rules[{i}].when: gate {gate_id!r} does not exist; choose one of {sorted(gates)}"
                 raise ProtocolError(msg)
-            if verdict == "VACUOUS" and gates[gate_id].kind != "negative":
+            if "VACUOUS" in verdicts and gates[gate_id].kind != "negative":
                 msg = (
                     f"$.ship.rules[{i}].when: gate {gate_id} is a superiority gate and can never be "
                     "VACUOUS; use PASS, FAIL or NULL"

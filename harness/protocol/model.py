@@ -258,9 +258,13 @@ class GateSpec:
 
 @dataclass(frozen=True, kw_only=True)
 class ShipRule:
-    """Ship `arm` when every named gate has the named verdict."""
+    """Ship `arm` when every named gate has the named verdict (or one of the named verdicts).
 
-    when: Mapping[str, Verdict]
+    `when` maps a gate id to a verdict or a list of verdicts, e.g. ``{ L = ["PASS", "NULL"] }`` for "not
+    worse than": a gate that is not FAIL. Values are kept as tuples.
+    """
+
+    when: Mapping[str, Verdict | tuple[Verdict, ...]]  # always tuples once built
     arm: str
 
     def __post_init__(self) -> None:
@@ -269,11 +273,18 @@ class ShipRule:
                 f"A ship rule for {self.arm!r} has an empty `when`; name at least one gate verdict"
             )
             raise ProtocolError(msg)
-        for gate_id, verdict in self.when.items():
-            if verdict not in VERDICTS:
-                msg = f"Ship rule for {self.arm!r}: {gate_id} = {verdict!r} is not one of {list(VERDICTS)}"
+        normal: dict[str, tuple[Verdict, ...]] = {}
+        for gate_id, wanted in self.when.items():
+            verdicts = (wanted,) if isinstance(wanted, str) else tuple(wanted)
+            if not verdicts:
+                msg = f"Ship rule for {self.arm!r}: {gate_id} names no verdict; name at least one"
                 raise ProtocolError(msg)
-        object.__setattr__(self, "when", MappingProxyType(dict(self.when)))
+            for verdict in verdicts:
+                if verdict not in VERDICTS:
+                    msg = f"Ship rule for {self.arm!r}: {gate_id} = {verdict!r} is not one of {list(VERDICTS)}"
+                    raise ProtocolError(msg)
+            normal[gate_id] = verdicts
+        object.__setattr__(self, "when", MappingProxyType(normal))
 
     def __hash__(self) -> int:
         return hash((tuple(sorted(self.when.items())), self.arm))
@@ -287,7 +298,7 @@ class ShipRule:
                     f"{sorted(verdicts)} were decided; decide every gate before choosing the arm"
                 )
                 raise ProtocolError(msg)
-            if verdicts[gate_id] != wanted:
+            if verdicts[gate_id] not in wanted:
                 return False
         return True
 

@@ -261,6 +261,20 @@ def test_choose_ship_takes_the_first_matching_rule_else_the_default() -> None:
         choose_ship(ship, {"M": "PASS"})
 
 
+def test_a_ship_condition_may_accept_any_of_several_verdicts() -> None:
+    # "not worse than fts on MRR": gate L may PASS or be NULL, never FAIL
+    ship = Ship(rules=(ShipRule(when={"R": "PASS", "L": ("PASS", "NULL")}, arm=WALK),), default=RRF)
+    assert ship.rules[0].when == {"R": ("PASS",), "L": ("PASS", "NULL")}
+    assert choose_ship(ship, {"R": "PASS", "L": "NULL"}) == WALK
+    assert choose_ship(ship, {"R": "PASS", "L": "PASS"}) == WALK
+    assert choose_ship(ship, {"R": "PASS", "L": "FAIL"}) == RRF
+    assert choose_ship(ship, {"R": "NULL", "L": "PASS"}) == RRF
+    with pytest.raises(ProtocolError, match="names no verdict"):
+        ShipRule(when={"L": ()}, arm=WALK)
+    with pytest.raises(ProtocolError, match="'MAYBE' is not one of"):
+        ShipRule(when={"L": ("PASS", "MAYBE")}, arm=WALK)  # type: ignore[dict-item]
+
+
 def test_gate_specs_refuse_inconsistent_settings() -> None:
     with pytest.raises(ProtocolError, match=r"needs a baseline"):
         _gate(baseline=None)

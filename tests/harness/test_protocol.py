@@ -147,7 +147,7 @@ def test_valid_protocol_loads_into_typed_values(tmp_path: Path) -> None:
     assert gate_n.kind == "negative"
     assert gate_n.baseline is None
     assert gate_n.readings.for_verdict("VACUOUS").startswith("A control was missed")
-    assert protocol.ship.rules[0].when == {"M": "PASS", "N": "PASS"}
+    assert protocol.ship.rules[0].when == {"M": ("PASS",), "N": ("PASS",)}
     assert protocol.stats.resamples == 10_000
     assert protocol.metrics.all == ("recall@5", "mrr", "ndcg@10")
     assert protocol.sha256 == canonical_sha256(protocol.path)
