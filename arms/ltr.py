@@ -1,13 +1,14 @@
 """The `ltr` arm: a learned reranker over the union of deep lexical and vector pools.
 
-Candidates are the union of `lexical(query, pool)` and `nearest(embed(query), pool, min_score)`, their
-records read once with `chunks(ids, query.scope)` (so nothing outside the scope is ever scored). Each
+Candidates are the union of `lexical(query, pool)`, its Porter-stemmed twin `lexical(query, pool,
+stem=True)` and `nearest(embed(query), pool, min_score)`, their records read once with `chunks(ids, query.scope)` (so nothing outside the scope is ever scored). Each
 candidate gets the features of `FEATURES`, in that order (absent from a pool means 0 for that pool's
 features):
 
 - ``lex_score``: the lexical score (engine BM25, higher is better) min-max normalised over the lexical
   pool of this query, so 1 is the pool's best and 0 its worst; a pool whose scores are all equal gives 1.
 - ``lex_rr``: 1 / rank in the lexical pool, ranks 1-based over (−score, chunk id).
+- ``stem_score``, ``stem_rr``: the same two over the stemmed lexical pool ("deploys" meets "deployed").
 - ``vec_cosine``: the cosine to the query's embedding (the default floor 0.0 keeps 0 below every
   present value, so "absent" reads as "too far" to a linear model).
 - ``vec_rr``: 1 / rank in the vector pool.
@@ -69,6 +70,8 @@ __all__ = [
 FEATURES: tuple[str, ...] = (
     "lex_score",
     "lex_rr",
+    "stem_score",
+    "stem_rr",
     "vec_cosine",
     "vec_rr",
     "both_pools",
@@ -87,7 +90,7 @@ _COLUMN = {name: i for i, name in enumerate(FEATURES)}
 MODEL_KEYS: tuple[str, ...] = ("coef", "features", "intercept", "mean", "scale")
 
 # Inverse regularisation strength of the logistic regression. 1.0 (scikit-learn's default) on
-# standardised features: fifteen features and thousands of candidates per fit leave little to
+# standardised features: seventeen features and thousands of candidates per fit leave little to
 # overfit, and a fixed, documented value keeps the fit free of any tuning on answers.
 C = 1.0
 # lbfgs converges in well under 100 iterations on standardised features; the cap only bounds a
@@ -159,12 +162,14 @@ def gather(memory: ReadAPI, params: LtrParams, query: Query) -> Candidates:
     near = memory.nearest(vector, query.scope, params.pool, params.min_score)
     vec = _ordered(near)[: params.pool]
     lex = _ordered(memory.lexical(query.text, query.scope, params.pool))[: params.pool]
-    ids = sorted({s.chunk_id for s in vec} | {s.chunk_id for s in lex})
+    stem = _ordered(memory.lexical(query.text, query.scope, params.pool, stem=True))[: params.pool]
+    ids = sorted({s.chunk_id for s in vec} | {s.chunk_id for s in lex} | {s.chunk_id for s in stem})
     found = {r.id: r for r in memory.chunks(ids, query.scope)} if ids else {}
     # An id the scoped read does not return is outside the scope (or gone): it is never a candidate.
     records = tuple(found[cid] for cid in ids if cid in found)
     matrix = np.zeros((len(records), len(FEATURES)), dtype=np.float64)
     _channel_features(matrix, records, lex, vec, params.rrf_k)
+    _stem_features(matrix, records, stem)
     _context_features(matrix, records)
     _text_features(matrix, records, query)
     return Candidates(records=records, matrix=matrix)
@@ -206,6 +211,20 @@ def _channel_features(
             matrix[row, _COLUMN["vec_rr"]] = 1.0 / vec_rank[cid]
             matrix[row, _COLUMN["rrf"]] += 1.0 / (rrf_k + vec_rank[cid])
         matrix[row, _COLUMN["both_pools"]] = float(cid in lex_rank and cid in vec_rank)
+
+
+def _stem_features(
+    matrix: NDArray[np.float64], records: Sequence[ChunkRecord], stem: Sequence[Scored]
+) -> None:
+    """stem_score and stem_rr: the Porter-stemmed lexical pool, scaled as lex_score and lex_rr are."""
+    rank = {s.chunk_id: r for r, s in enumerate(stem, start=1)}
+    score = {s.chunk_id: s.score for s in stem}
+    low = min(score.values(), default=0.0)
+    span = max(score.values(), default=0.0) - low
+    for row, rec in enumerate(records):
+        if rec.id in rank:
+            matrix[row, _COLUMN["stem_score"]] = (score[rec.id] - low) / span if span > 0 else 1.0
+            matrix[row, _COLUMN["stem_rr"]] = 1.0 / rank[rec.id]
 
 
 def _context_features(matrix: NDArray[np.float64], records: Sequence[ChunkRecord]) -> None:

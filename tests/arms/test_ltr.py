@@ -74,16 +74,31 @@ def test_the_features_of_a_four_chunk_fixture_match_the_hand_worked_values() -> 
     # 1/61 + 1/63 = 124/3843 = 0.0322665 > 2/62 = 0.0322581. s1 started 10 days before NOW.
     rrf1, rrf2, rrf3, rrf4 = 2 / 62, 1 / 61 + 1 / 63, 1 / 61, 1 / 63
     expected = {
-        "c1": [0.5, 1 / 2, 0.8, 1 / 2, 1, rrf1, 2 / 2, math.log(15), 1, 0, 3, rrf2, rrf2, math.log(11), 0],
-        "c2": [1.0, 1 / 1, 0.6, 1 / 3, 1, rrf2, 1 / 2, math.log(21), 0, 1, 3, rrf2, rrf1, math.log(11), 0],
-        "c3": [0.0, 0, 0.9, 1 / 1, 0, rrf3, 0 / 2, math.log(10), 0, 0, 3, rrf2, rrf2, math.log(11), 0],
-        "c4": [0.0, 1 / 3, 0.0, 0, 0, rrf4, 1 / 2, math.log(4), 1, 0, 1, rrf4, 0, 0, 1],
+        "c1": [0.5, 1 / 2, 0.5, 1 / 2, 0.8, 1 / 2, 1, rrf1, 2 / 2, math.log(15), 1, 0, 3, rrf2, rrf2, math.log(11), 0],
+        "c2": [1.0, 1 / 1, 1.0, 1 / 1, 0.6, 1 / 3, 1, rrf2, 1 / 2, math.log(21), 0, 1, 3, rrf2, rrf1, math.log(11), 0],
+        "c3": [0.0, 0, 0.0, 0, 0.9, 1 / 1, 0, rrf3, 0 / 2, math.log(10), 0, 0, 3, rrf2, rrf2, math.log(11), 0],
+        "c4": [0.0, 1 / 3, 0.0, 1 / 3, 0.0, 0, 0, rrf4, 1 / 2, math.log(4), 1, 0, 1, rrf4, 0, 0, 1],
     }  # fmt: skip
     # log_length is log1p of 14, 20, 9 and 3 characters; c2's neighbours are c1 (2/62) and c3 (1/61).
+    # "deploy" and "api" carry no suffix, so the stemmed pool is the plain one: stem_* = lex_*.
     got = rows_by_id(fixture_memory(), query())
     assert list(got) == ["c1", "c2", "c3", "c4"]  # by chunk id
     for cid, values in expected.items():
         assert got[cid] == pytest.approx(dict(zip(FEATURES, values, strict=True)), abs=1e-6), cid
+
+
+def test_the_stemmed_pool_brings_in_other_word_forms_and_has_its_own_features() -> None:
+    mem = fixture_memory()
+    mem.add_chunk("c5", session="s2", text="deploying apis", author=Author.USER)  # no vector
+    got = rows_by_id(mem, query())
+    # plain pool: c2 3, c1 2, c4 1 (c5 shares no exact token); stemmed pool: deploying -> deploy and
+    # apis -> api, so c5 scores 2 and ties c1: c2 3 (rank 1), c1 2 (2), c5 2 (3, by id), c4 1 (4).
+    assert got["c5"]["lex_score"] == 0.0
+    assert got["c5"]["lex_rr"] == 0.0
+    assert got["c5"]["stem_score"] == pytest.approx(0.5)  # (2 - 1) / (3 - 1)
+    assert got["c5"]["stem_rr"] == pytest.approx(1 / 3)
+    assert got["c4"]["stem_rr"] == pytest.approx(1 / 4)
+    assert got["c4"]["lex_rr"] == pytest.approx(1 / 3)  # control: c4's plain rank is unchanged
 
 
 def test_a_lexical_pool_of_equal_scores_normalises_to_one_and_the_pool_caps_each_channel() -> None:
@@ -327,7 +342,7 @@ def broken(change: str) -> dict[str, Any]:
     elif change == "zero scale":
         model["scale"][FEATURES.index("rrf")] = 0.0
     elif change == "bool coef":
-        model["coef"][2] = True
+        model["coef"][4] = True
     elif change == "text intercept":
         model["intercept"] = "0.5"
     return model
@@ -343,7 +358,7 @@ def broken(change: str) -> dict[str, Any]:
         ("extra key", "got bias, coef, features, intercept, mean, scale"),
         ("reordered", "are not this code's features"),
         ("one feature short", "missing: ['age_missing']; unknown: none"),
-        ("short coef", "ltr model coef must be a list of 15 numbers (one per feature), got 14"),
+        ("short coef", "ltr model coef must be a list of 17 numbers (one per feature), got 16"),
         ("nan mean", "ltr model mean for lex_score must be a finite number, got nan"),
         ("zero scale", "ltr model scale must be > 0 for every feature, not for rrf"),
         ("bool coef", "ltr model coef for vec_cosine must be a finite number, got True"),
