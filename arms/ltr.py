@@ -42,7 +42,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -50,7 +50,7 @@ from numpy.typing import NDArray
 from arms.base import Hit, Query
 from arms.decay import SECONDS_PER_DAY, parse_ts
 from arms.fitting import Example, FitError, Fitted
-from arms.spec import check_float, check_int
+from arms.spec import SpecError, check_float, check_int
 from engine.api import ChunkRecord, ReadAPI, Scored
 from engine.model import Author
 
@@ -96,6 +96,11 @@ C = 1.0
 # lbfgs converges in well under 100 iterations on standardised features; the cap only bounds a
 # pathological fit, and the iterations used are reported in the fit's counts.
 MAX_ITER = 1000
+# Pairwise fits pair each relevant candidate with at most this many irrelevant ones per query (the
+# hardest first), which bounds a fit's size at pool sizes of 100 per channel.
+MAX_NEGATIVES = 50
+Objective = Literal["pointwise", "pairwise"]
+OBJECTIVES: tuple[Objective, ...] = ("pointwise", "pairwise")
 # The term rule of the engine's lexical reads (engine.reads._TOKEN and query_terms).
 _TERM = re.compile(r"[\w-]+", re.UNICODE)
 _MIN_TERM = 2
@@ -106,6 +111,11 @@ class LtrParams:
     """`pool`: hits fetched per channel; `min_score`: the vector channel's cosine floor; `rrf_k`: the
     constant of the `rrf` feature (>= 1).
 
+    `objective`: ``pointwise`` classifies each candidate (relevant or not); ``pairwise`` learns from
+    pairs of one relevant and one irrelevant candidate of the same query which is the better one
+    (RankNet's logistic pairwise loss, Burges et al. 2005, with a linear scorer): it optimises the
+    order within a query, which is what MRR measures, and ignores how scores compare across queries.
+
     `min_score` defaults to 0.0, not the 0.20 of `vector` and `rrf`: the model weighs the cosine
     itself, so a floor only hides candidates from it, and at 0.0 the value 0 that marks "not in the
     vector pool" lies at or below every cosine that is in it.
@@ -114,11 +124,15 @@ class LtrParams:
     pool: int = 100
     min_score: float = 0.0
     rrf_k: int = 60
+    objective: Objective = "pointwise"
 
     def __post_init__(self) -> None:
         check_int("ltr", "pool", self.pool, minimum=1)
         check_float("ltr", "min_score", self.min_score, low=-1.0, high=1.0)
         check_int("ltr", "rrf_k", self.rrf_k, minimum=1)
+        if self.objective not in OBJECTIVES:
+            msg = f"ltr: objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}"
+            raise SpecError(msg)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -454,7 +468,11 @@ def fit_ltr(memory: ReadAPI, params: LtrParams, examples: tuple[Example, ...], s
             f"{counts['skipped_no_negative']}); check that the training roster matches the corpus"
         )
         raise FitError(msg)
-    model, iterations = _fit_logistic(np.vstack(rows), np.concatenate(labels), seed)
+    if params.objective == "pairwise":
+        model, iterations, pairs = _fit_pairwise(rows, labels, seed)
+        counts["pairs"] = pairs
+    else:
+        model, iterations = _fit_logistic(np.vstack(rows), np.concatenate(labels), seed)
     counts["iterations"] = iterations
     return Fitted(features=FEATURES, model=model.to_dict(), counts=counts)
 
@@ -488,3 +506,41 @@ def _fit_logistic(
         intercept=float(classifier.intercept_[0]),
     )
     return model, int(classifier.n_iter_[0])
+
+
+def _fit_pairwise(
+    rows: Sequence[NDArray[np.float64]], labels: Sequence[NDArray[np.int64]], seed: int
+) -> tuple[LinearModel, int, int]:
+    """A linear scorer from within-query pairs: logistic regression on standardised differences.
+
+    Each query gives every (relevant, irrelevant) pair of its candidates, at most `MAX_NEGATIVES`
+    irrelevant ones (those the `rrf` feature ranks highest: the hard ones, ties by row). Each pair
+    enters once each way (x_pos − x_neg labelled 1, x_neg − x_pos labelled 0), so the classes are
+    balanced and no intercept is needed; the model's intercept is 0.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(np.vstack(rows))
+    diffs: list[NDArray[np.float64]] = []
+    for matrix, label in zip(rows, labels, strict=True):
+        z = scaler.transform(matrix)
+        pos = np.flatnonzero(label == 1)
+        neg = np.flatnonzero(label == 0)
+        order = np.lexsort((neg, -matrix[neg, _COLUMN["rrf"]]))
+        neg = neg[order][:MAX_NEGATIVES]
+        diffs.append((z[pos][:, None, :] - z[neg][None, :, :]).reshape(-1, z.shape[1]))
+    forward = np.vstack(diffs)
+    pairs = len(forward)
+    x = np.vstack([forward, -forward])
+    y = np.concatenate([np.ones(pairs, dtype=np.int64), np.zeros(pairs, dtype=np.int64)])
+    classifier = LogisticRegression(
+        C=C, solver="lbfgs", max_iter=MAX_ITER, fit_intercept=False, random_state=seed
+    ).fit(x, y)
+    model = LinearModel(
+        mean=np.asarray(scaler.mean_, dtype=np.float64),
+        scale=np.asarray(scaler.scale_, dtype=np.float64),
+        coef=np.asarray(classifier.coef_[0], dtype=np.float64),
+        intercept=0.0,
+    )
+    return model, int(classifier.n_iter_[0]), pairs

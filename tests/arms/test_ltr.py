@@ -253,6 +253,27 @@ def test_a_fit_learns_that_the_predictive_feature_is_the_users_authorship() -> N
     )
 
 
+def test_a_pairwise_fit_learns_the_same_ranking_from_within_query_pairs() -> None:
+    mem = training_memory()
+    examples = (*(example(i) for i in range(6)), *SKIPPED)
+    fitted = registry.fit("ltr(objective='pairwise')", mem, examples, seed=3)
+    # 6 usable queries, each 1 relevant x 3 irrelevant candidates (under MAX_NEGATIVES): 18 pairs
+    assert fitted.counts["pairs"] == 18
+    assert fitted.counts["used"] == 6
+    assert fitted.model["intercept"] == 0.0  # pairs carry no intercept
+    coef = dict(zip(FEATURES, fitted.model["coef"], strict=True))
+    assert coef["author_user"] > 0
+    assert max(coef, key=lambda name: abs(coef[name])) == "author_user"
+    arm = registry.build("ltr(objective='pairwise')", mem, fitted.model)
+    assert arm.search(Query(text="topic6", scope=Scope.of("/p6"), now=NOW))[0].chunk_id == "q6c2"
+    again = registry.fit("ltr(objective='pairwise')", training_memory(), examples, seed=3)
+    assert json.dumps(dict(again.model), sort_keys=True) == json.dumps(
+        dict(fitted.model), sort_keys=True
+    )
+    with pytest.raises(SpecError, match="objective must be one of pointwise, pairwise"):
+        LtrParams(objective="listwise")  # type: ignore[arg-type]
+
+
 def test_fitting_twice_gives_identical_models_down_to_the_json_bytes() -> None:
     examples = tuple(example(i) for i in range(6))
     first = fit_ltr(training_memory(), LtrParams(), examples, seed=7)
@@ -383,7 +404,10 @@ def test_the_arm_cannot_be_built_without_a_model_and_its_params_are_checked() ->
     arm = registry.build("ltr(pool=5)", mem, hand_model({}))  # control: with a model it builds
     assert isinstance(arm, LtrArm)
     assert arm.params == LtrParams(pool=5, min_score=0.0, rrf_k=60)
-    assert registry.full_canonical("ltr()") == "ltr(min_score=0.0,pool=100,rrf_k=60)"
+    assert (
+        registry.full_canonical("ltr()")
+        == "ltr(min_score=0.0,objective='pointwise',pool=100,rrf_k=60)"
+    )
     for spec, message in (
         ("ltr(pool=0)", "ltr: pool must be >= 1, got 0"),
         ("ltr(rrf_k=0)", "ltr: rrf_k must be >= 1, got 0"),
