@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -50,7 +50,7 @@ from numpy.typing import NDArray
 from arms.base import Hit, Query
 from arms.decay import SECONDS_PER_DAY, parse_ts
 from arms.fitting import Example, FitError, Fitted
-from arms.spec import SpecError, check_float, check_int
+from arms.spec import OMIT_DEFAULT, SpecError, check_float, check_int
 from engine.api import ChunkRecord, ReadAPI, Scored
 from engine.model import Author
 
@@ -87,6 +87,17 @@ FEATURES: tuple[str, ...] = (
     "age_missing",
 )
 _COLUMN = {name: i for i, name in enumerate(FEATURES)}
+# Feature groups, for ablations (`LtrParams.without`): every feature is in exactly one.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "lexical": ("lex_score", "lex_rr"),
+    "stem": ("stem_score", "stem_rr"),
+    "vector": ("vec_cosine", "vec_rr"),
+    "fusion": ("both_pools", "rrf"),
+    "text": ("term_share", "log_length"),
+    "author": ("author_user", "author_assistant"),
+    "context": ("session_count", "session_best_rrf", "neighbor_best_rrf"),
+    "age": ("log_age_days", "age_missing"),
+}
 MODEL_KEYS: tuple[str, ...] = ("coef", "features", "intercept", "mean", "scale")
 
 # Inverse regularisation strength of the logistic regression. 1.0 (scikit-learn's default) on
@@ -125,8 +136,23 @@ class LtrParams:
     min_score: float = 0.0
     rrf_k: int = 60
     objective: Objective = "pointwise"
+    # For ablations: feature groups (`GROUPS`) left out, comma-separated; their columns read 0 in fitting
+    # and scoring, and leaving out "stem" also leaves the stemmed pool out of the candidates. Omitted
+    # from the canonical spec when empty, so specs registered before it read as they did.
+    without: str = field(default="", metadata={OMIT_DEFAULT: True})
+
+    @property
+    def dropped(self) -> tuple[str, ...]:
+        """The feature groups left out, in `GROUPS` order."""
+        named = {g.strip() for g in self.without.split(",") if g.strip()}
+        return tuple(g for g in GROUPS if g in named)
 
     def __post_init__(self) -> None:
+        named = {g.strip() for g in self.without.split(",") if g.strip()}
+        unknown = sorted(named - set(GROUPS))
+        if unknown:
+            msg = f"ltr: without names unknown feature group(s) {unknown}; groups: {', '.join(GROUPS)}"
+            raise SpecError(msg)
         check_int("ltr", "pool", self.pool, minimum=1)
         check_float("ltr", "min_score", self.min_score, low=-1.0, high=1.0)
         check_int("ltr", "rrf_k", self.rrf_k, minimum=1)
@@ -176,7 +202,13 @@ def gather(memory: ReadAPI, params: LtrParams, query: Query) -> Candidates:
     near = memory.nearest(vector, query.scope, params.pool, params.min_score)
     vec = _ordered(near)[: params.pool]
     lex = _ordered(memory.lexical(query.text, query.scope, params.pool))[: params.pool]
-    stem = _ordered(memory.lexical(query.text, query.scope, params.pool, stem=True))[: params.pool]
+    stem = (
+        []
+        if "stem" in params.dropped
+        else _ordered(memory.lexical(query.text, query.scope, params.pool, stem=True))[
+            : params.pool
+        ]
+    )
     ids = sorted({s.chunk_id for s in vec} | {s.chunk_id for s in lex} | {s.chunk_id for s in stem})
     found = {r.id: r for r in memory.chunks(ids, query.scope)} if ids else {}
     # An id the scoped read does not return is outside the scope (or gone): it is never a candidate.
@@ -186,6 +218,8 @@ def gather(memory: ReadAPI, params: LtrParams, query: Query) -> Candidates:
     _stem_features(matrix, records, stem)
     _context_features(matrix, records)
     _text_features(matrix, records, query)
+    for group in params.dropped:
+        matrix[:, [_COLUMN[name] for name in GROUPS[group]]] = 0.0
     return Candidates(records=records, matrix=matrix)
 
 

@@ -17,6 +17,7 @@ from arms.base import Hit, Query
 from arms.fitting import Example, FitError
 from arms.ltr import (
     FEATURES,
+    GROUPS,
     LinearModel,
     LtrArm,
     LtrParams,
@@ -26,7 +27,7 @@ from arms.ltr import (
     has_term,
     query_terms,
 )
-from arms.registry import RegistryError
+from arms.registry import RegistryError, full_canonical
 from arms.spec import SpecError
 from engine.model import Author
 from engine.scope import Scope
@@ -99,6 +100,27 @@ def test_the_stemmed_pool_brings_in_other_word_forms_and_has_its_own_features() 
     assert got["c5"]["stem_rr"] == pytest.approx(1 / 3)
     assert got["c4"]["stem_rr"] == pytest.approx(1 / 4)
     assert got["c4"]["lex_rr"] == pytest.approx(1 / 3)  # control: c4's plain rank is unchanged
+
+
+def test_an_ablation_zeroes_its_feature_groups_and_leaving_out_stem_drops_its_pool() -> None:
+    assert sorted(n for names in GROUPS.values() for n in names) == sorted(FEATURES)  # each once
+    mem = fixture_memory()
+    mem.add_chunk("c5", session="s2", text="deploying apis", author=Author.USER)
+    full = rows_by_id(mem, query())
+    assert full["c1"]["log_age_days"] == pytest.approx(math.log(11))  # control: present when kept
+    cut = rows_by_id(mem, query(), LtrParams(without="stem, age"))
+    assert "c5" not in cut  # found only by the stemmed pool, which is not asked
+    assert [c for c in mem.calls if c[0] == "lexical"][-1][1][3] is False  # the last read is plain
+    for cid in ("c1", "c2", "c4"):
+        for name in (*GROUPS["stem"], *GROUPS["age"]):
+            assert cut[cid][name] == 0.0
+        assert cut[cid]["lex_rr"] == full[cid]["lex_rr"]  # other groups untouched
+    assert full_canonical("ltr") == "ltr(min_score=0.0,objective='pointwise',pool=100,rrf_k=60)"
+    assert full_canonical("ltr(without='stem')") == (
+        "ltr(min_score=0.0,objective='pointwise',pool=100,rrf_k=60,without='stem')"
+    )
+    with pytest.raises(SpecError, match=r"unknown feature group\(s\) \['stemming'\]"):
+        LtrParams(without="stemming")
 
 
 def test_a_lexical_pool_of_equal_scores_normalises_to_one_and_the_pool_caps_each_channel() -> None:
