@@ -101,7 +101,7 @@ def arm_model(spec: str, ship: Mapping[str, Any] | None = None) -> Mapping[str, 
         msg = (
             f"arm {canonical} is fitted: it runs only with the model shipped from a benchmark run, "
             f"and {now}. Ship a run whose rule chose it (`recallbench ship RESULTS_DIR`), or explore "
-            "fits with `recallbench arm fit`"
+            "fits with `recallbench arm fit` (exploration only)."
         )
         raise NotShippedError(msg)
     return _read_copy(ship, canonical)
