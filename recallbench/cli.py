@@ -305,7 +305,8 @@ def explain(found: Resolution) -> str:
     "--arm",
     "arm_spec",
     default=None,
-    help="Arm spec, e.g. 'walk' or 'rrf(pool=20)'. Default: the shipped arm, else rrf.",
+    help="Arm spec, e.g. 'walk' or 'rrf(pool=20)'. Default: the shipped arm, else rrf. A fitted "
+    "arm (e.g. ltr) runs only as shipped, with the model of its benchmark run.",
 )
 @click.option(
     "--project", multiple=True, help="Search this project (its recorded cwd); repeatable."
@@ -341,7 +342,7 @@ def search(
     it, when, its session and project, then the part of the chunk around the query's words.
     """
     from arms.base import Query
-    from arms.registry import build
+    from recallbench.shipped_model import NotShippedError, ShippedModelError, build_arm
 
     if not query.strip():
         raise click.UsageError('the query is empty; say what to look for, e.g. "retry flake"')
@@ -351,7 +352,11 @@ def search(
     scope = resolve_scope(memory, project, all_projects, Path.cwd())
     spec = arm_spec or config.shipped_spec() or "rrf"
     try:
-        arm = build(spec, memory)
+        arm = build_arm(spec, memory)  # a fitted arm only with the shipped model, hash checked
+    except NotShippedError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except ShippedModelError as exc:
+        raise click.ClickException(str(exc)) from exc
     except (ValueError, KeyError) as exc:
         raise click.UsageError(str(exc)) from exc
     hits = arm.search(Query(text=query, scope=scope, now=datetime.now(UTC), k=limit))

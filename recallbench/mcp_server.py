@@ -24,7 +24,7 @@ from types import FrameType
 
 from mcp.server import MCPServer
 
-from arms.registry import build, full_canonical
+from arms.registry import full_canonical
 from engine.embed import Embedder
 from engine.markers import OWN_SERVER
 from engine.memory import Memory
@@ -39,6 +39,7 @@ from recallbench.search_service import (
     remove_stale_files,
     socket_path,
 )
+from recallbench.shipped_model import ShippedModelError, build_arm
 
 log = logging.getLogger("recallbench.mcp")
 
@@ -70,7 +71,8 @@ def build_server(
     `settings` (the person's switches in config.toml) is read on every tool call.
 
     Raises:
-        ValueError: `arm_spec` does not parse or names an unknown arm or parameter.
+        ValueError: `arm_spec` does not parse or names an unknown arm or parameter, or is fitted and
+            its shipped model cannot be used (`recallbench.shipped_model.ShippedModelError`).
     """
     if arm_spec is None:
         print(
@@ -81,7 +83,7 @@ def build_server(
     canonical = full_canonical(arm_spec)  # validates the spec now rather than on the first search
     tools = MemoryTools(
         memory,
-        build(canonical, memory),
+        build_arm(canonical, memory),  # a fitted arm with the shipped model, hash checked
         canonical,
         project_dir=project_dir if project_dir is not None else default_project_dir(),
         clock=now if now is not None else (lambda: datetime.now(UTC)),
@@ -119,6 +121,8 @@ def serve(db: Path, *, search_service: bool = True, background_embed: bool = Tru
         raise ServeError(msg) from exc
     try:
         server = build_server(memory, spec)
+    except ShippedModelError as exc:
+        raise ServeError(str(exc)) from exc
     except ValueError as exc:
         msg = f"the shipped arm {spec!r} is not a valid arm spec ({exc}); run `recallbench ship` again"
         raise ServeError(msg) from exc

@@ -13,11 +13,12 @@ from datetime import datetime
 from typing import Any
 
 from arms.base import Query
-from arms.registry import build, full_canonical
+from arms.registry import full_canonical
 from engine.api import ReadAPI
 from engine.checks import is_int
 from engine.scope import Scope
 from recallbench.home_trust import LoggableError
+from recallbench.shipped_model import build_arm
 
 MAX_SEARCH_K = 50
 MAX_PROMPT_CHARS = 20_000
@@ -35,13 +36,14 @@ class PromptSearch:
     cosine to the chunk's stored vector (None without one).
 
     Raises:
-        ValueError: `arm_spec` does not parse or names an unknown arm or parameter (when built), or a
-            request is malformed (when called).
+        ValueError: `arm_spec` does not parse or names an unknown arm or parameter, or is fitted and
+            its shipped model cannot be used (`recallbench.shipped_model`; when built), or a request
+            is malformed (when called).
     """
 
     def __init__(self, reader: ReadAPI, arm_spec: str) -> None:
         self._reader = reader
-        self._arm = build(arm_spec, reader)
+        self._arm = build_arm(arm_spec, reader)  # a fitted arm with the shipped model
         self.arm = full_canonical(arm_spec)
 
     def __call__(self, request: Mapping[str, Any]) -> dict[str, Any]:

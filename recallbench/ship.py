@@ -4,10 +4,15 @@ Only a results folder whose protocol lock and roster seals still verify can be s
 recomputed from the protocol's pre-registered ship rule and the run's gate verdicts — never typed in.
 The run must have used the embedder that will serve (`serve` and the hooks: ``$RECALLBENCH_EMBEDDER``,
 else minilm): an arm measured on other vectors is not the arm Claude Code would get.
+
+A fitted arm ships with the model its run used: the artifact the protocol lock (and the run's summary)
+records, checked against the locked sha256 and copied into ``$RECALLBENCH_HOME/fitted/``
+(`recallbench.shipped_model`), its file and hash written beside the arm.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,21 +22,31 @@ from typing import Any
 
 import click
 
-from arms.registry import full_canonical
+from arms.registry import full_canonical, is_fitted
+from arms.spec import parse_spec
 from engine.embed import UnknownEmbedderError
 from harness.gates import choose_ship
 from harness.protocol.embedder import use_hint
 from harness.protocol.load import load_protocol
-from harness.protocol.lock import Lock, load_lock
+from harness.protocol.lock import Lock, load_lock, lock_path
 from harness.protocol.model import Protocol, ProtocolError, Verdict
 from harness.results import ResultsError, Summary
 from harness.seal import SealError, verify_sealed
-from recallbench import config
+from recallbench import config, shipped_model
 from recallbench.harness_cli import key_option, key_paths
 
 
 class ShipError(RuntimeError):
     """The results folder cannot be shipped."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FittedModel:
+    """The locked artifact of a shipped fitted arm: where it is in the repository, its hash, its bytes."""
+
+    source: str  # relative to the protocol's root, as the lock records it
+    sha256: str
+    data: bytes
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,9 +61,20 @@ class ShipDecision:
     results: str
     verdicts: Mapping[str, Verdict]
     embedder: str
+    model: FittedModel | None = None  # set when the arm is fitted
 
-    def config_table(self, now: datetime) -> dict[str, Any]:
-        """The ``[ship]`` table of ``config.toml``: provenance and the gate verdicts."""
+    def config_table(self, now: datetime, model_file: str | None = None) -> dict[str, Any]:
+        """The ``[ship]`` table of ``config.toml``: provenance and the gate verdicts; for a fitted arm
+        also its model's copy (`model_file`, relative to the home), sha256 and locked source."""
+        fitted = (
+            {
+                "model_file": model_file,
+                "model_sha256": self.model.sha256,
+                "model_source": self.model.source,
+            }
+            if self.model is not None and model_file is not None
+            else {}
+        )
         return {
             "arm": self.arm,
             "canonical": self.canonical,
@@ -59,6 +85,7 @@ class ShipDecision:
             "embedder": self.embedder,
             "shipped_at": now.isoformat(timespec="seconds"),
             "verdicts": dict(sorted(self.verdicts.items())),
+            **fitted,
         }
 
 
@@ -101,7 +128,63 @@ def verify_results(results_dir: Path, key_paths: Mapping[str, Path] | None = Non
         results=str(results_dir.resolve()),
         verdicts=verdicts,
         embedder=embedder,
+        model=_fitted_model(arm, protocol, lock, summary) if is_fitted(arm) else None,
     )
+
+
+def _fitted_model(arm: str, protocol: Protocol, lock: Lock, summary: Summary) -> FittedModel:
+    """The artifact the lock records for fitted `arm`, which the run recorded too, checked by its hash.
+
+    Raises:
+        ShipError: the lock or the run records no artifact for the arm, they disagree, or the file is
+            missing or not the locked bytes (naming the file and both hashes).
+    """
+    canonical = full_canonical(arm)
+    locked = {full_canonical(spec): dict(rec) for spec, rec in lock.fits.items()}
+    ran_fits = (summary.lock or {}).get("fits") or {}
+    ran = {full_canonical(spec): dict(rec) for spec, rec in ran_fits.items()}
+    locked_in = lock_path(protocol.path)
+    record = locked.get(canonical)
+    if record is None:
+        msg = f"{locked_in} records no fitted artifact for {canonical}; register the protocol again"
+        raise ShipError(msg)
+    where, expected = record["path"], record["sha256"]
+    used = ran.get(canonical)
+    if used != record:
+        what = (
+            "records no artifact"
+            if used is None
+            else f"used {used.get('path')} (sha256 {used.get('sha256')})"
+        )
+        msg = (
+            f"the run {what} for {canonical} but {locked_in} records {where} (sha256 {expected}); "
+            "ship a run of the protocol as it is registered"
+        )
+        raise ShipError(msg)
+    path = protocol.root / where
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        msg = (
+            f"Missing fitted artifact {path} (sha256 {expected}, locked in {locked_in}) for "
+            f"{canonical}: {exc.strerror}; restore it from version control"
+        )
+        raise ShipError(msg) from exc
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != expected:
+        msg = (
+            f"Expected sha256 of {path} to be {expected} (locked in {locked_in}) but got "
+            f"{actual}; the fitted artifact changed after registration: restore it"
+        )
+        raise ShipError(msg)
+    try:
+        fitted_for = json.loads(data).get("arm")
+    except (ValueError, AttributeError):
+        fitted_for = None
+    if fitted_for != canonical:  # the lock binds the bytes; this says they are this arm's model
+        msg = f"fitted artifact {path} is not a model of {canonical} (its arm: {fitted_for})"
+        raise ShipError(msg)
+    return FittedModel(source=where, sha256=actual, data=data)
 
 
 def _check_embedder(results_dir: Path, summary: Summary) -> str:
@@ -163,8 +246,23 @@ def _check_seals(
 
 
 def write_config(decision: ShipDecision, now: datetime) -> Path:
-    """Write the ``[ship]`` table into config.toml, keeping every other setting the person made."""
-    table = decision.config_table(now)
+    """Write the ``[ship]`` table into config.toml, keeping every other setting the person made.
+
+    A fitted arm's model is copied into the home first, so the table never names a missing copy.
+
+    Raises:
+        config.ConfigError: config.toml or the model's copy cannot be written.
+    """
+    model_file = None
+    if decision.model is not None:
+        name = parse_spec(decision.arm).name
+        try:
+            copied = shipped_model.install(decision.model.data, name, decision.model.sha256)
+        except OSError as exc:
+            msg = f"cannot copy the fitted model into {config.home()}: {exc}"
+            raise config.ConfigError(msg) from exc
+        model_file = copied.as_posix()
+    table = decision.config_table(now, model_file)
     return config.update_config(lambda data: data.__setitem__("ship", table))
 
 
@@ -192,6 +290,11 @@ def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) ->
         click.echo(f"run: {current.get('run_id')}  ({current.get('results')})")
         if "embedder" in current:  # shipped before embedder pinning: not recorded
             click.echo(f"embedder: {current['embedder']}")
+        if "model_file" in current:  # a fitted arm
+            click.echo(
+                f"model: {config.home() / current['model_file']} "
+                f"sha256 {current.get('model_sha256')} (from {current.get('model_source')})"
+            )
         verdicts = current.get("verdicts", {})
         click.echo("verdicts: " + ", ".join(f"{k}={v}" for k, v in sorted(verdicts.items())))
         click.echo(f"shipped at: {current.get('shipped_at')}")
@@ -208,5 +311,11 @@ def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) ->
         raise click.ClickException(f"cannot ship {results_dir}: {exc}") from exc
     click.echo(f"shipped {decision.arm} from {decision.protocol_id} run {decision.run_id}")
     click.echo(f"embedder: {decision.embedder} (what `serve` and the hooks use)")
+    if decision.model is not None:
+        copy = shipped_model.copy_path(parse_spec(decision.arm).name, decision.model.sha256)
+        click.echo(
+            f"model: {config.home() / copy} "
+            f"sha256 {decision.model.sha256} (from {decision.model.source})"
+        )
     click.echo("verdicts: " + ", ".join(f"{k}={v}" for k, v in sorted(decision.verdicts.items())))
     click.echo(f"wrote {path}")
