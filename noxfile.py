@@ -37,12 +37,20 @@ def lint(session: nox.Session) -> None:
     session.run("mypy")
 
 
+BENCH_PROTOCOLS = ("protocols/default-2.toml", "protocols/arms-v2.toml")
+
+
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Verify and run the registered default benchmark; writes a new results/default-2/<run-id>/."""
+    """Verify and run the registered benchmarks (the default, then arms-v2); each writes a new
+    results/<id>/<run-id>/. Pass a protocol after -- to run only that one."""
     _install(session)
-    args = session.posargs or ["protocols/default-2.toml"]
-    session.run("recallbench", "bench", "run", *args, env=OFFLINE | {"RECALLBENCH_PROGRESS": "1"})
+    env = OFFLINE | {"RECALLBENCH_PROGRESS": "1"}
+    if session.posargs:
+        session.run("recallbench", "bench", "run", *session.posargs, env=env)
+        return
+    for protocol in BENCH_PROTOCOLS:
+        session.run("recallbench", "bench", "run", protocol, env=env)
 
 
 @nox.session(default=False)
