@@ -50,6 +50,7 @@ from numpy.typing import NDArray
 from arms.base import Hit, Query
 from arms.decay import SECONDS_PER_DAY, parse_ts
 from arms.fitting import Example, FitError, Fitted
+from arms.pools import ordered
 from arms.spec import OMIT_DEFAULT, SpecError, check_float, check_int
 from engine.api import ChunkRecord, ReadAPI, Scored
 from engine.model import Author
@@ -200,14 +201,12 @@ def gather(memory: ReadAPI, params: LtrParams, query: Query) -> Candidates:
     """The union of both pools for `query`, records read once within its scope, with their features."""
     vector = memory.embed_query(query.text)
     near = memory.nearest(vector, query.scope, params.pool, params.min_score)
-    vec = _ordered(near)[: params.pool]
-    lex = _ordered(memory.lexical(query.text, query.scope, params.pool))[: params.pool]
+    vec = ordered(near)[: params.pool]
+    lex = ordered(memory.lexical(query.text, query.scope, params.pool))[: params.pool]
     stem = (
         []
         if "stem" in params.dropped
-        else _ordered(memory.lexical(query.text, query.scope, params.pool, stem=True))[
-            : params.pool
-        ]
+        else ordered(memory.lexical(query.text, query.scope, params.pool, stem=True))[: params.pool]
     )
     ids = sorted({s.chunk_id for s in vec} | {s.chunk_id for s in lex} | {s.chunk_id for s in stem})
     found = {r.id: r for r in memory.chunks(ids, query.scope)} if ids else {}
@@ -221,17 +220,6 @@ def gather(memory: ReadAPI, params: LtrParams, query: Query) -> Candidates:
     for group in params.dropped:
         matrix[:, [_COLUMN[name] for name in GROUPS[group]]] = 0.0
     return Candidates(records=records, matrix=matrix)
-
-
-def _ordered(pool: Sequence[Scored]) -> list[Scored]:
-    """A channel's hits by (−score, chunk id), each chunk once (its best entry)."""
-    seen: set[str] = set()
-    out: list[Scored] = []
-    for s in sorted(pool, key=lambda s: (-s.score, s.chunk_id)):
-        if s.chunk_id not in seen:
-            seen.add(s.chunk_id)
-            out.append(s)
-    return out
 
 
 def _channel_features(

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from arms.base import Hit, Query
+from arms.pools import ordered
 from arms.spec import OMIT_DEFAULT, check_bool, check_float, check_int
-from engine.api import ReadAPI, Scored
+from engine.api import ReadAPI
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,7 +54,7 @@ class RRFArm:
         fused: dict[str, float] = {}
         channels: dict[str, list[str]] = {}
         for channel, pool in (("vector", vector_pool), ("fts", lexical_pool)):
-            for rank, scored in enumerate(_ordered(pool)[: p.pool], start=1):
+            for rank, scored in enumerate(ordered(pool)[: p.pool], start=1):
                 fused[scored.chunk_id] = fused.get(scored.chunk_id, 0.0) + 1.0 / (p.rrf_k + rank)
                 channels.setdefault(scored.chunk_id, []).append(channel)
         ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[: query.k]
@@ -66,14 +67,3 @@ def via_label(channels: Sequence[str]) -> str:
     """`rrf (fts+vector)`, `rrf (fts)` or `rrf (vector)`: the fused score means little to a person,
     the channels that found the chunk do."""
     return f"rrf ({'+'.join(sorted(channels))})"
-
-
-def _ordered(pool: Sequence[Scored]) -> list[Scored]:
-    """A channel's hits by (−score, chunk id), each chunk once (its best entry)."""
-    seen: set[str] = set()
-    out: list[Scored] = []
-    for s in sorted(pool, key=lambda s: (-s.score, s.chunk_id)):
-        if s.chunk_id not in seen:
-            seen.add(s.chunk_id)
-            out.append(s)
-    return out

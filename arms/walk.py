@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arms.base import Hit, Query
+from arms.pools import ordered
 from arms.rerank import rerank
 from arms.spec import check_float, check_int
 from engine.api import ChunkRecord, ReadAPI, Scored
@@ -87,7 +88,7 @@ class WalkArm:
         """The top k of the walk's pool after fusion."""
         p = self.params
         q = self.memory.embed_query(query.text)
-        hits = _ordered(self.memory.nearest(q, query.scope, p.hop_factor * query.k, p.min_score))
+        hits = ordered(self.memory.nearest(q, query.scope, p.hop_factor * query.k, p.min_score))
         records = self._records({h.chunk_id for h in hits}, {}, query.scope)
         hits = [h for h in hits if h.chunk_id in records]
         seeds = self.seeds(hits, records, query.text)
@@ -140,7 +141,7 @@ class WalkArm:
         if bv is None:
             return []
         found = self.memory.nearest(bv, scope, self.params.blend_k, self.params.min_score)
-        return [(s.chunk_id, s.score) for s in _ordered(found)]
+        return [(s.chunk_id, s.score) for s in ordered(found)]
 
     def _graph(
         self,
@@ -222,14 +223,3 @@ def _offer(pool: dict[str, tuple[float, str]], chunk_id: str, score: float, via:
     current = pool.get(chunk_id)
     if current is None or score > current[0]:
         pool[chunk_id] = (score, via)
-
-
-def _ordered(found: list[Scored]) -> list[Scored]:
-    """Hits by (−score, chunk id), each chunk once."""
-    seen: set[str] = set()
-    out: list[Scored] = []
-    for s in sorted(found, key=lambda s: (-s.score, s.chunk_id)):
-        if s.chunk_id not in seen:
-            seen.add(s.chunk_id)
-            out.append(s)
-    return out
