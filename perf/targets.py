@@ -33,6 +33,9 @@ ARM_P50_TARGETS_MS: dict[str, float] = {
     "rrf": 15.0,
     "walk": 60.0,
     "fallback": 15.0,
+    "cc": 15.0,
+    "neighbors": 15.0,
+    "ltr": 25.0,  # the learned reranker scores up to 300 candidates; query embedding excluded
 }
 P95_OVER_P50 = 3.0
 
