@@ -38,7 +38,7 @@ from engine import __version__ as engine_version
 from engine.embed import Embedder
 from engine.scope import Scope
 from harness import freeze
-from harness.corpus_db import materialise, open_memory
+from harness.corpus_db import CorpusMissingError, materialise, open_memory
 from harness.protocol.model import FitSpec, Protocol
 from harness.roster import Question, load_questions
 from harness.seal import KEY_FILE, canonical_json_bytes, load_sealed_key, verify_sealed
@@ -385,11 +385,13 @@ def check_fits(
                 f"Expected {record['path']} to be fitted for the [[fits]] entry with sha256 "
                 f"{fit_sha256(fit)} but it was fitted for {bound}; the entry changed after fitting"
             )
-        train_corpus = fit.corpus.resolve(protocol.root)
-        if train_corpus.is_dir():
-            found.extend(leaks(protocol, fit, test_corpus=test_corpus, train_corpus=train_corpus))
-        else:
-            problems.append(f"training corpus {train_corpus} of {fit.arm} is missing")
+        try:
+            # A synthetic training corpus is generated again from its seed (a fresh clone has none).
+            train_corpus = materialise(fit.corpus, protocol.root, protocol.path)
+        except CorpusMissingError as exc:
+            problems.append(f"training corpus of {fit.arm}: {exc}; the leak check needs it")
+            continue
+        found.extend(leaks(protocol, fit, test_corpus=test_corpus, train_corpus=train_corpus))
     return problems, found
 
 

@@ -339,3 +339,17 @@ def test_instantiate_fills_the_training_corpus_and_roster_of_every_fit(
         "--out",
         "protocols/y.toml",
     )
+
+
+def test_a_run_without_the_training_corpus_is_refused_until_it_is_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo(tmp_path)
+    monkeypatch.chdir(root)
+    cli("protocol", "register", "protocols/fit.toml")
+    shutil.move("train", "train-away")
+    out = " ".join(cli("bench", "run", "protocols/fit.toml", ok=False).split())
+    assert "training corpus of toyfit: corpus folder" in out
+    assert "the leak check needs it" in out
+    shutil.move("train-away", "train")
+    assert "toyfit" in cli("bench", "run", "protocols/fit.toml")  # positive control: back, it runs
