@@ -40,6 +40,11 @@ ACTIONS: tuple[str, ...] = (
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
+# What opening or writing the database can raise (a damaged, locked or unreachable file), for callers
+# outside the engine, which do not import sqlite3.
+STORE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, store.StoreError, OSError)
+
+
 class AuditError(ValueError):
     """An entry the audit refuses: unknown action, malformed actor, a time not in UTC, bad targets."""
 
