@@ -21,6 +21,9 @@ from recallbench import config
 from recallbench.cli_options import chosen_db, db_option
 from recallbench.home_trust import UntrustedHomeError, check_home
 
+# Why an entry may not be written: a home other users can change, a refused entry, the database.
+_CANNOT_RECORD: tuple[type[Exception], ...] = (UntrustedHomeError, AuditError, *STORE_ERRORS)
+
 
 def audit_db() -> Path:
     """The memory database of this invocation: `--db` anywhere on the command line, else the default."""
@@ -49,7 +52,7 @@ def record_audit(
         _check_home(db)
         with AuditLog(db) as log:
             log.record(time=now, actor=actor, action=action, targets=targets, reason=reason)
-    except (UntrustedHomeError, AuditError, *STORE_ERRORS) as exc:
+    except _CANNOT_RECORD as exc:
         click.echo(
             f"warning: the audit entry for {action} could not be written to {db}: {exc}", err=True
         )
