@@ -1,8 +1,7 @@
 """SQLite storage: WAL, busy timeout, numbered transactional migrations, FTS5, float32 vector BLOBs.
 
-The schema, the writes and the reads that need numpy (vector matrices) live here; every other read
-is in `engine.reads`. Together the two modules hold all SQL of the project, behind small functions,
-so another backend can replace them.
+The schema, the writes and the reads that need numpy live here; every other read is in `engine.reads`,
+the audit trail's SQL in `engine.audit_sql`. They hold all SQL of the project, behind small functions.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from engine.audit_sql import SCHEMA as AUDIT_SCHEMA
 from engine.model import Author, Chunk, CleanMessage
 
 if TYPE_CHECKING:
@@ -140,12 +140,12 @@ MIGRATIONS: tuple[str, ...] = (
     END;
     INSERT INTO chunks_fts_porter(chunks_fts_porter) VALUES ('rebuild');
     """,
+    AUDIT_SCHEMA,  # 3: the append-only audit trail (engine.audit_sql, engine.audit)
 )
 
 
 def _is_locked(exc: sqlite3.OperationalError) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
+    return any(word in str(exc).lower() for word in ("locked", "busy"))
 
 
 def retry_locked(fn: Callable[[], T], attempts: int = 8) -> T:

@@ -470,10 +470,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "hooks install": ("recallbench hooks install", "recallbench hooks install --scope project"),
     "hooks uninstall": ("recallbench hooks uninstall",),
     "hook": ("echo '{}' | recallbench hook SessionStart    # what Claude Code runs",),
+    "audit": ("recallbench audit", "recallbench audit --since 2026-05-01 --json"),
 }
 
 
 def _attach() -> None:
+    from recallbench.audit_cli import audit_command
     from recallbench.config_cli import config_group
     from recallbench.fit_cli import arm_group
     from recallbench.harness_cli import bench, corpus, protocol, roster
@@ -497,6 +499,7 @@ def _attach() -> None:
         doctor_command,
         rebuild_command,
         arm_group,
+        audit_command,
     ):
         main.add_command(command)
     for subcommand in (roster_mine, roster_draft, roster_review):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +19,7 @@ import click
 
 from engine.markers import OWN_SERVER
 from recallbench import config, hook_settings
+from recallbench.audit_cli import record_audit
 from recallbench.cli_options import HelpGroup, chosen_db, db_option
 from recallbench.hooks import EVENTS, run_hook
 
@@ -92,8 +94,13 @@ def _settings_path(scope: Literal["user", "project"]) -> Path:
     return path
 
 
-def _show(outcome: hook_settings.Outcome, dry_run: bool) -> None:
-    """In a dry run stdout holds only the resulting file, so everything else goes to stderr."""
+def _show(outcome: hook_settings.Outcome, dry_run: bool, action: str) -> None:
+    """In a dry run stdout holds only the resulting file, so everything else goes to stderr.
+
+    A real change is recorded in the audit trail (`action`); a dry run or a no-op is not.
+    """
+    if not dry_run and outcome.changed:
+        record_audit(action, [str(outcome.path)], outcome.message, datetime.now(UTC))
     if dry_run:
         if outcome.text is not None:
             click.echo(outcome.text, nl=False)
@@ -118,7 +125,7 @@ def install_command(scope: Literal["user", "project"], dry_run: bool) -> None:
         outcome = hook_settings.install(_settings_path(scope), executable, dry_run=dry_run)
     except hook_settings.SettingsError as exc:
         raise click.ClickException(str(exc)) from exc
-    _show(outcome, dry_run)
+    _show(outcome, dry_run, "hooks.install")
     if not dry_run:
         click.echo(f"events: {', '.join(EVENTS)}")
     if not os.path.isabs(executable):
@@ -147,7 +154,7 @@ def uninstall_command(scope: Literal["user", "project"], dry_run: bool) -> None:
         outcome = hook_settings.uninstall(_settings_path(scope), dry_run=dry_run)
     except hook_settings.SettingsError as exc:
         raise click.ClickException(str(exc)) from exc
-    _show(outcome, dry_run)
+    _show(outcome, dry_run, "hooks.uninstall")
     if not dry_run:
         click.echo(f"To remove the MCP server too: claude mcp remove {OWN_SERVER}")
 

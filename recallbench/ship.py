@@ -33,6 +33,7 @@ from harness.protocol.model import Protocol, ProtocolError, Verdict
 from harness.results import ResultsError, Summary
 from harness.seal import SealError, verify_sealed
 from recallbench import config, shipped_model
+from recallbench.audit_cli import record_audit
 from recallbench.harness_cli import key_option, key_paths
 
 
@@ -305,10 +306,13 @@ def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) ->
         decision = verify_results(results_dir, key_paths(keys))
     except ShipError as exc:
         raise click.ClickException(f"cannot ship {results_dir}: {exc}") from exc
+    now = datetime.now(UTC)
     try:
-        path = write_config(decision, datetime.now(UTC))
+        path = write_config(decision, now)
     except config.ConfigError as exc:
         raise click.ClickException(f"cannot ship {results_dir}: {exc}") from exc
+    targets = (decision.protocol_id, decision.run_id, decision.arm)
+    record_audit("ship", targets, "pre-registered rule", now)
     click.echo(f"shipped {decision.arm} from {decision.protocol_id} run {decision.run_id}")
     click.echo(f"embedder: {decision.embedder} (what `serve` and the hooks use)")
     if decision.model is not None:
