@@ -47,19 +47,25 @@ def materialise(corpus: Corpus, root: Path, declared_in: Path, *, progress: bool
 def open_memory(
     cache: Path,
     manifest_sha256: str,
+    corpus_dir: Path,
     files: Iterable[Path],
     excluded: Iterable[str],
     embedder: Embedder,
     *,
     progress: bool = False,
 ) -> tuple[Memory, Path]:
-    """Import `files` (the corpus less its pre-declared exclusions) into a cached database.
+    """Import `files` of `corpus_dir` (the corpus less its pre-declared exclusions) into a cached
+    database.
 
-    The database is keyed by the manifest and the exclusions, so a second run re-imports nothing and
-    re-embeds nothing (vectors are keyed by content hash).
+    The database is keyed by the manifest, the exclusions and where the corpus folder is, so a second
+    run re-imports nothing and re-embeds nothing (vectors are keyed by content hash). The location is
+    part of the key because the store files a transcript under its resolved path: the same corpus
+    imported from a second folder into one database would be stored twice, and every arm would see
+    each chunk twice.
     """
     excl_hash = hashlib.sha256("\n".join(sorted(excluded)).encode()).hexdigest()[:8]
-    db_path = cache / "bench" / f"{manifest_sha256[:16]}-{excl_hash}.db"
+    where = hashlib.sha256(str(Path(corpus_dir).resolve()).encode()).hexdigest()[:8]
+    db_path = cache / "bench" / f"{manifest_sha256[:16]}-{excl_hash}-{where}.db"
     # A benchmark asks many queries of a frozen corpus: FTS5 answers from an in-memory snapshot.
     memory = Memory(db_path, embedder, lexical_index="sync")
     paths = list(files)

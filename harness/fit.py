@@ -286,6 +286,7 @@ def fit_bytes(
         memory, _ = open_memory(
             cache or Path(tmp),
             manifest,
+            corpus_dir,
             [corpus_dir / f for f in report.files_excluding(excluded)],
             excluded,
             embedder,

@@ -420,6 +420,7 @@ def _open_corpus_db(
     return open_memory(
         options.cache_dir or protocol.root / "cache",
         verified.manifest.sha256,
+        verified.corpus_dir,
         [verified.corpus_dir / f for f in contamination.files_excluding(excluded)],
         excluded,
         verified.embedder,
