@@ -86,6 +86,8 @@ class _Resume:
 
     key: str  # the resolved path, the files table's key
     record: store.FileRecord | None
+    # What the stream key hashes: the resolved path, or the path below `stream_root` (`import_paths`)
+    name: str = ""
     start: int = 0
     state: StreamState = field(default_factory=StreamState)
     stream: str | None = None  # the stored stream to continue; None: keyed once the project is read
@@ -149,12 +151,17 @@ def import_paths(
     progress: bool = False,
     on_file: Callable[[str], None] | None = None,
     max_message_bytes: int = MAX_MESSAGE_BYTES,
+    stream_root: Path | None = None,
 ) -> ImportReport:
     """Import transcripts under `paths` incrementally (by byte offset); idempotent.
 
     A file that cannot be read, parsed or written is recorded in `files_failed`, and so is a folder
     that cannot be listed; the others go on. One message stores at most `max_message_bytes` bytes of
     text (UTF-8) and a marker saying how much was cut.
+
+    `stream_root`: key each file's stream (and so its chunk ids) by its path below this folder rather
+    than its resolved path, so the same corpus gets the same chunk ids wherever the folder is (a
+    benchmark corpus; arms break ties by chunk id). A database must be fed from one root only.
 
     Raises:
         ValueError: `max_message_bytes` is not a positive integer.
@@ -178,7 +185,7 @@ def import_paths(
         if bar is not None:
             bar.update(1)
         try:
-            _import_file(conn, tf, report, max_message_bytes)
+            _import_file(conn, tf, report, max_message_bytes, stream_root)
         except (
             OSError,
             UnicodeError,
@@ -195,12 +202,16 @@ def import_paths(
 
 
 def _import_file(
-    conn: sqlite3.Connection, tf: TranscriptFile, report: ImportReport, max_bytes: int
+    conn: sqlite3.Connection,
+    tf: TranscriptFile,
+    report: ImportReport,
+    max_bytes: int,
+    root: Path | None = None,
 ) -> None:
     """Import what is new in one file; start over if another process imported it meanwhile."""
     for _ in range(_RACE_RETRIES):
         try:
-            _import_file_once(conn, tf, report, max_bytes)
+            _import_file_once(conn, tf, report, max_bytes, root)
             return
         except _ImportRacedError:
             continue
@@ -209,9 +220,13 @@ def _import_file(
 
 
 def _import_file_once(
-    conn: sqlite3.Connection, tf: TranscriptFile, report: ImportReport, max_bytes: int
+    conn: sqlite3.Connection,
+    tf: TranscriptFile,
+    report: ImportReport,
+    max_bytes: int,
+    root: Path | None = None,
 ) -> None:
-    resume = _resume_point(conn, tf)
+    resume = _resume_point(conn, tf, root)
     if resume is None:
         report.files_unchanged += 1
         return
@@ -233,16 +248,22 @@ def _import_file_once(
         report.self_transcripts.append(batch.session_id)
 
 
-def _resume_point(conn: sqlite3.Connection, tf: TranscriptFile) -> _Resume | None:
+def _resume_point(
+    conn: sqlite3.Connection, tf: TranscriptFile, root: Path | None = None
+) -> _Resume | None:
     """Where to resume `tf` from; None when the file is exactly what was imported last time."""
-    key = str(tf.path.resolve())
+    resolved = tf.path.resolve()
+    key = str(resolved)
+    name = key
+    if root is not None and resolved.is_relative_to(root.resolve()):
+        name = resolved.relative_to(root.resolve()).as_posix()
     size = tf.path.stat().st_size
     record = store.get_file(conn, key)
-    resume = _Resume(key=key, record=record)
+    resume = _Resume(key=key, record=record, name=name)
     if record is not None:
         if size >= record.offset and _fingerprint(tf.path, record.offset) == record.prefix_sha256:
             state = StreamState.from_json(record.state)
-            stream = stored_stream(tf, _project(state), key)
+            stream = stored_stream(tf, _project(state), name)
             if record.stream != stream:
                 # Stored under an older key (the bare session id, which two files could share), or
                 # keyed before the file named its project: re-import it whole under its own key.
@@ -278,7 +299,7 @@ def _read_batch(tf: TranscriptFile, resume: _Resume, max_bytes: int) -> _Batch:
             else redact_paths(file_edits(parsed.messages, state), scrubbed)
         ),
         project=project,
-        stream=resume.stream or stored_stream(tf, project, resume.key),
+        stream=resume.stream or stored_stream(tf, project, resume.name or resume.key),
         session_id=parsed.session_id or tf.session_id,
         end_offset=parsed.end_offset,
         fingerprint=_fingerprint(tf.path, parsed.end_offset),

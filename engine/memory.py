@@ -118,8 +118,11 @@ class Memory:
         progress: bool = False,
         on_file: Callable[[str], None] | None = None,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
+        stream_root: Path | None = None,
     ) -> ImportReport:
         """Import transcripts under `paths` incrementally (by byte offset); idempotent.
+
+        `stream_root` keys chunk ids by the path below that folder (`engine.ingest.import_paths`).
 
         Each file is committed in its own short transaction together with its new offset, so an import
         killed half-way loses nothing already stored and the next import completes the work. With
@@ -132,6 +135,7 @@ class Memory:
             progress=progress,
             on_file=on_file,
             max_message_bytes=max_message_bytes,
+            stream_root=stream_root,
         )
         if embed and self._embedder is not None:
             report.vectors_added = self.embed_pending(progress=progress)

@@ -70,6 +70,7 @@ def open_memory(
     memory = Memory(db_path, embedder, lexical_index="sync")
     paths = list(files)
     if paths:
-        memory.import_paths(paths, embed=True, progress=progress)
+        # Chunk ids from paths below the corpus folder: the same corpus ranks the same wherever it is.
+        memory.import_paths(paths, embed=True, progress=progress, stream_root=Path(corpus_dir))
     memory.ensure_index()
     return memory, db_path

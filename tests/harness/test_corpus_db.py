@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 from engine.embed import HashEmbedder
+from engine.memory import Memory
 from harness import freeze
 from harness.corpus_db import open_memory
 from tests.engine.fixtures_transcripts import simple_session, write_jsonl
@@ -23,13 +24,13 @@ def corpus(folder: Path) -> Path:
     return folder
 
 
-def chunk_count(cache: Path, folder: Path) -> tuple[Path, int]:
+def chunk_ids(cache: Path, folder: Path) -> tuple[Path, list[str]]:
     files = sorted(folder.rglob("*.jsonl"))
     memory, db = open_memory(
         cache, freeze.manifest(folder).sha256, folder, files, (), HashEmbedder()
     )
     try:
-        return db, len(memory.chunk_rows())
+        return db, sorted(str(row[1]) for row in memory.chunk_rows())
     finally:
         memory.close()
 
@@ -42,13 +43,22 @@ def test_the_same_corpus_in_two_folders_gets_two_databases_each_holding_it_once(
     shutil.copytree(first, second)
     assert freeze.manifest(first).sha256 == freeze.manifest(second).sha256  # the same corpus
     cache = tmp_path / "cache"
-    db_a, n_a = chunk_count(cache, first)
-    db_b, n_b = chunk_count(cache, second)
-    assert n_a > 0
-    assert n_b == n_a  # stored once, not n_a + n_b
+    db_a, ids_a = chunk_ids(cache, first)
+    db_b, ids_b = chunk_ids(cache, second)
+    assert len(ids_a) > 0
+    assert len(ids_b) == len(ids_a)  # stored once, not twice
     assert db_a != db_b
-    again, n_again = chunk_count(
-        cache, first
-    )  # positive control: the same folder reuses its database
+    again, ids_again = chunk_ids(cache, first)  # control: the same folder reuses its database
     assert again == db_a
-    assert n_again == n_a
+    assert ids_again == ids_a
+    # chunk ids come from paths below the corpus folder, so they are the same in both places ...
+    assert ids_b == ids_a
+    # ... where a plain import (paths resolved) gives other ids for the same files (the control)
+    plain = Memory(tmp_path / "plain.db")
+    try:
+        plain.import_paths([second], embed=False)
+        plain_ids = {str(row[1]) for row in plain.chunk_rows()}
+    finally:
+        plain.close()
+    assert len(plain_ids) == len(ids_a)
+    assert plain_ids.isdisjoint(ids_a)
