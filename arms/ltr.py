@@ -214,7 +214,7 @@ def gather(memory: ReadAPI, params: LtrParams, query: Query) -> Candidates:
     records = tuple(found[cid] for cid in ids if cid in found)
     matrix = np.zeros((len(records), len(FEATURES)), dtype=np.float64)
     _channel_features(matrix, records, lex, vec, params.rrf_k)
-    _stem_features(matrix, records, stem)
+    _lexical_features(matrix, records, stem, "stem_score", "stem_rr")
     _context_features(matrix, records)
     _text_features(matrix, records, query)
     for group in params.dropped:
@@ -230,17 +230,13 @@ def _channel_features(
     rrf_k: int,
 ) -> None:
     """lex_score, lex_rr, vec_cosine, vec_rr, both_pools and rrf."""
+    _lexical_features(matrix, records, lex, "lex_score", "lex_rr")
     lex_rank = {s.chunk_id: rank for rank, s in enumerate(lex, start=1)}
     vec_rank = {s.chunk_id: rank for rank, s in enumerate(vec, start=1)}
-    lex_score = {s.chunk_id: s.score for s in lex}
     cosine = {s.chunk_id: s.score for s in vec}
-    low = min(lex_score.values(), default=0.0)
-    span = max(lex_score.values(), default=0.0) - low
     for row, rec in enumerate(records):
         cid = rec.id
         if cid in lex_rank:
-            matrix[row, _COLUMN["lex_score"]] = (lex_score[cid] - low) / span if span > 0 else 1.0
-            matrix[row, _COLUMN["lex_rr"]] = 1.0 / lex_rank[cid]
             matrix[row, _COLUMN["rrf"]] += 1.0 / (rrf_k + lex_rank[cid])
         if cid in vec_rank:
             matrix[row, _COLUMN["vec_cosine"]] = cosine[cid]
@@ -249,18 +245,25 @@ def _channel_features(
         matrix[row, _COLUMN["both_pools"]] = float(cid in lex_rank and cid in vec_rank)
 
 
-def _stem_features(
-    matrix: NDArray[np.float64], records: Sequence[ChunkRecord], stem: Sequence[Scored]
+def _lexical_features(
+    matrix: NDArray[np.float64],
+    records: Sequence[ChunkRecord],
+    pool: Sequence[Scored],
+    score_column: str,
+    rr_column: str,
 ) -> None:
-    """stem_score and stem_rr: the Porter-stemmed lexical pool, scaled as lex_score and lex_rr are."""
-    rank = {s.chunk_id: r for r, s in enumerate(stem, start=1)}
-    score = {s.chunk_id: s.score for s in stem}
+    """A lexical pool's score, min-max scaled over the pool (1 when all are equal), and 1 / rank.
+
+    The plain pool fills lex_score and lex_rr, the Porter-stemmed one stem_score and stem_rr.
+    """
+    rank = {s.chunk_id: r for r, s in enumerate(pool, start=1)}
+    score = {s.chunk_id: s.score for s in pool}
     low = min(score.values(), default=0.0)
     span = max(score.values(), default=0.0) - low
     for row, rec in enumerate(records):
         if rec.id in rank:
-            matrix[row, _COLUMN["stem_score"]] = (score[rec.id] - low) / span if span > 0 else 1.0
-            matrix[row, _COLUMN["stem_rr"]] = 1.0 / rank[rec.id]
+            matrix[row, _COLUMN[score_column]] = (score[rec.id] - low) / span if span > 0 else 1.0
+            matrix[row, _COLUMN[rr_column]] = 1.0 / rank[rec.id]
 
 
 def _context_features(matrix: NDArray[np.float64], records: Sequence[ChunkRecord]) -> None:

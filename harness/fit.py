@@ -46,6 +46,7 @@ from harness.seal import KEY_FILE, canonical_json_bytes, load_sealed_key, verify
 __all__ = [
     "ARTIFACT_DIR",
     "Artifact",
+    "FitCheck",
     "FitRefusedError",
     "TrainingRoster",
     "check_fits",
@@ -53,7 +54,6 @@ __all__ = [
     "fit_bytes",
     "fit_one",
     "leaks",
-    "models",
     "normalise",
 ]
 
@@ -347,16 +347,28 @@ def _versions() -> dict[str, str]:
     return out
 
 
+@dataclass(frozen=True, kw_only=True)
+class FitCheck:
+    """What `check_fits` found: mismatches a deviation may override, leaks that never run, and the
+    model each artifact holds (fitted arm, full canonical spec -> model), read once, from the bytes
+    that were hashed."""
+
+    problems: tuple[str, ...]
+    leaks: tuple[str, ...]
+    models: Mapping[str, Any]
+
+
 def check_fits(
     protocol: Protocol, locked: Mapping[str, Mapping[str, str]], *, test_corpus: Path
-) -> tuple[list[str], list[str]]:
-    """What stops the protocol's fitted arms from running: (mismatches, leaks).
+) -> FitCheck:
+    """Check the protocol's fitted arms before a run, and read each model from the bytes checked.
 
     Mismatches (a fit not locked, an artifact missing, changed or made for another entry) name the
     file and both hashes; a deviation may override them. Leaks never run.
     """
     problems: list[str] = []
     found: list[str] = []
+    checked: dict[str, Any] = {}
     for fit in protocol.fits:
         record = locked.get(fit.arm)
         if record is None:
@@ -374,13 +386,16 @@ def check_fits(
             continue
         data = path.read_bytes()
         actual = hashlib.sha256(data).hexdigest()
+        body = _load(data, record["path"])
+        # Read from the bytes just hashed; a changed artifact runs only under a declared deviation.
+        checked[full_canonical(fit.arm)] = body["model"]
         if actual != record["sha256"]:
             problems.append(
                 f"Expected sha256 of {record['path']} to be {record['sha256']} but got {actual}; "
                 "the fitted artifact changed after registration"
             )
             continue
-        bound = _load(data, record["path"]).get("fit_sha256")
+        bound = body.get("fit_sha256")
         if bound != fit_sha256(fit):
             problems.append(
                 f"Expected {record['path']} to be fitted for the [[fits]] entry with sha256 "
@@ -393,20 +408,7 @@ def check_fits(
             problems.append(f"training corpus of {fit.arm}: {exc}; the leak check needs it")
             continue
         found.extend(leaks(protocol, fit, test_corpus=test_corpus, train_corpus=train_corpus))
-    return problems, found
-
-
-def models(protocol: Protocol, locked: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
-    """Fitted arm (full canonical spec) -> the model its locked artifact holds (after `check_fits`)."""
-    out: dict[str, Any] = {}
-    for fit in protocol.fits:
-        record = locked.get(fit.arm)
-        if record is None:
-            continue
-        path = protocol.root / record["path"]
-        if path.is_file():
-            out[full_canonical(fit.arm)] = _load(path.read_bytes(), record["path"])["model"]
-    return out
+    return FitCheck(problems=tuple(problems), leaks=tuple(found), models=checked)
 
 
 def _load(data: bytes, where: str) -> dict[str, Any]:

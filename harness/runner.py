@@ -31,7 +31,7 @@ from engine.memory import Memory
 from engine.scope import Scope
 from harness import freeze
 from harness.corpus_db import CorpusMissingError, materialise, open_memory
-from harness.fit import check_fits, models
+from harness.fit import check_fits
 from harness.gates import GateResult, choose_ship
 from harness.metrics import RankedItem
 from harness.protocol.embedder import EmbedderChoiceError, live_embedder, live_name, use_hint
@@ -267,10 +267,10 @@ def verify_inputs(protocol_path: Path, options: RunOptions) -> Verified:
     ]
     lock = load_lock(protocol.path)
     locked_fits = lock.fits if lock is not None else {}
-    fit_problems, fit_leaks = check_fits(protocol, locked_fits, test_corpus=corpus_dir)
-    if fit_leaks:  # no deviation runs a test its training saw
-        raise RunRefusedError(f"refusing to run {protocol.path}:\n  " + "\n  ".join(fit_leaks))
-    problems += fit_problems
+    fits = check_fits(protocol, locked_fits, test_corpus=corpus_dir)
+    if fits.leaks:  # no deviation runs a test its training saw
+        raise RunRefusedError(f"refusing to run {protocol.path}:\n  " + "\n  ".join(fits.leaks))
+    problems += fits.problems
     pin_problem = _embedder_problem(protocol, embedder.id, live_name(options.embedder))
     if (problems or pin_problem) and not options.deviation:
         fixes = [_embedder_fix(protocol)] if pin_problem else []
@@ -301,7 +301,7 @@ def verify_inputs(protocol_path: Path, options: RunOptions) -> Verified:
         seals=seals,
         deviations=deviations,
         embedder=embedder,
-        models=models(protocol, locked_fits),
+        models=fits.models,
     )
 
 
