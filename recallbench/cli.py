@@ -7,7 +7,7 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
@@ -20,7 +20,11 @@ from recallbench import config
 from recallbench.cli_options import HelpGroup, chosen_db, db_option
 from recallbench.doctor_cli import doctor_command, rebuild_command, store_failure, warn_loose
 from recallbench.home_trust import UntrustedHomeError, check_home
-from recallbench.present import header, hit_rows, snippet
+from recallbench.present import HitRow, header, hit_rows, snippet
+
+if TYPE_CHECKING:
+    from engine.text_reads import TextReads
+    from recallbench.served_search import ServedAnswer
 
 # Characters of a hit's text the plain-text listing shows on one line (`--json` gives it whole).
 SNIPPET_CHARS = 200
@@ -40,7 +44,7 @@ class Context:
 
     def memory(self, *, embedder: bool = True) -> Memory:
         if self._memory is None:
-            self._check_home()
+            self.check_home()
             try:
                 self._memory = Memory(self.db, config.make_embedder() if embedder else None)
             except STORE_ERRORS:
@@ -51,7 +55,7 @@ class Context:
                 ) from exc
         return self._memory
 
-    def _check_home(self) -> None:
+    def check_home(self) -> None:
         """Refuse a database in a home folder another user could change (their socket, their logs).
 
         `recallbench doctor` does not come through here, so it can still say what is wrong.
@@ -251,7 +255,15 @@ def _index_note(info: dict[str, object]) -> str:
 # --- search and arms -----------------------------------------------------------------------------
 
 
-def resolve_scope(memory: Memory, project: tuple[str, ...], all_projects: bool, cwd: Path) -> Scope:
+class Projects(Protocol):
+    """What scope resolution reads: the recorded projects (`Memory` or `engine.text_reads.TextReads`)."""
+
+    def projects(self) -> list[str]: ...
+
+
+def resolve_scope(
+    memory: Projects, project: tuple[str, ...], all_projects: bool, cwd: Path
+) -> Scope:
     """--project P (repeatable), --all-projects, or the project holding the current directory.
 
     A `--project` with no recorded sessions is searched all the same (it finds nothing), with a
@@ -283,7 +295,7 @@ def resolve_scope(memory: Memory, project: tuple[str, ...], all_projects: bool, 
     return Scope.of(found.project)
 
 
-def resolve_here(memory: Memory, directory: Path) -> Resolution:
+def resolve_here(memory: Projects, directory: Path) -> Resolution:
     """The recorded project `directory` belongs to, under the person's `scope.inherit_parent`."""
     inherit = config.read_settings().scope_inherit_parent
     return explain_project(memory.projects(), directory, inherit_parent=inherit)
@@ -326,6 +338,17 @@ def explain(found: Resolution) -> str:
     help="Print hits as JSON rows (rank, chunk_id, score, via, session_id, project, author, "
     "timestamp, text).",
 )
+@click.option(
+    "--in-process",
+    is_flag=True,
+    help="Search in this process even when a running `recallbench serve` could answer.",
+)
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Say on stderr which path answered: the running server, or this process (and why).",
+)
 @pass_ctx
 def search(
     ctx: Context,
@@ -335,22 +358,64 @@ def search(
     all_projects: bool,
     limit: int,
     as_json: bool,
+    in_process: bool,
+    verbose: bool,
 ) -> None:
     """Search memory with a retrieval arm, scoped to the current project unless told otherwise.
 
     Each hit shows its rank and the channel that found it (e.g. `#1 via rrf (fts+vector)`), who wrote
     it, when, its session and project, then the part of the chunk around the query's words.
+
+    When `recallbench serve` is running over the same database with the same arm, it answers (its
+    model is already loaded, so the answer comes in a fraction of a second); otherwise this process
+    loads the model and searches. The hits are the same either way; `--verbose` says which path
+    answered.
     """
-    from arms.base import Query
-    from recallbench.shipped_model import NotShippedError, ShippedModelError, build_arm
+    from engine.text_reads import TextReads
 
     if not query.strip():
         raise click.UsageError('the query is empty; say what to look for, e.g. "retry flake"')
     if not ctx.db.exists():
         raise click.ClickException(f"no database at {ctx.db}; run `recallbench import` first")
-    memory = ctx.memory()
-    scope = resolve_scope(memory, project, all_projects, Path.cwd())
+    ctx.check_home()
     spec = arm_spec or config.shipped_spec() or "rrf"
+    now = datetime.now(UTC)
+    with TextReads(ctx.db) as reads:
+        scope = resolve_scope(reads, project, all_projects, Path.cwd())
+        served = None if in_process else _ask_server(ctx, reads, scope, query, spec, limit, now)
+        if served is not None:
+            if verbose:
+                click.echo(served.how, err=True)
+            if served.hits is not None:
+                records = reads.chunks([h.chunk_id for h in served.hits], scope)
+                _print_hits(hit_rows(served.hits, records), query, spec, scope, as_json)
+                return
+    if verbose:
+        why = "--in-process was given" if served is None else "the server did not answer"
+        click.echo(f"searching in this process ({why})", err=True)
+    rows = _search_in_process(ctx, query, spec, scope, limit, now)
+    _print_hits(rows, query, spec, scope, as_json)
+
+
+def _ask_server(
+    ctx: Context, reads: TextReads, scope: Scope, text: str, spec: str, limit: int, now: datetime
+) -> ServedAnswer:
+    """The running server's answer for exactly this search (`recallbench.served_search`)."""
+    from recallbench.served_search import ServedQuery, ask_server
+
+    projects = reads.projects() if scope.all_projects else sorted(scope.projects)
+    asked = ServedQuery(text=text, spec=spec, projects=projects, k=limit, now=now)
+    embedder_id = config.make_embedder().id  # only its id: the model is not loaded
+    return ask_server(asked, db=ctx.db, home=config.home(), embedder_id=embedder_id)
+
+
+def _search_in_process(
+    ctx: Context, text: str, spec: str, scope: Scope, limit: int, now: datetime
+) -> list[HitRow]:
+    from arms.base import Query
+    from recallbench.shipped_model import NotShippedError, ShippedModelError, build_arm
+
+    memory = ctx.memory()
     try:
         arm = build_arm(spec, memory)  # a fitted arm only with the shipped model, hash checked
     except NotShippedError as exc:
@@ -359,8 +424,11 @@ def search(
         raise click.ClickException(str(exc)) from exc
     except (ValueError, KeyError) as exc:
         raise click.UsageError(str(exc)) from exc
-    hits = arm.search(Query(text=query, scope=scope, now=datetime.now(UTC), k=limit))
-    rows = hit_rows(hits, memory.chunks([h.chunk_id for h in hits], scope))
+    hits = arm.search(Query(text=text, scope=scope, now=now, k=limit))
+    return hit_rows(hits, memory.chunks([h.chunk_id for h in hits], scope))
+
+
+def _print_hits(rows: list[HitRow], text: str, spec: str, scope: Scope, as_json: bool) -> None:
     if as_json:
         data = {"arm": spec, "scope": str(scope), "hits": [row.to_dict() for row in rows]}
         click.echo(json.dumps(data, indent=2))
@@ -368,7 +436,7 @@ def search(
     click.echo(f"arm: {spec}  scope: {scope}  hits: {len(rows)}")
     for row in rows:
         click.echo(header(row))
-        click.echo(f"    {snippet(row.text, query, SNIPPET_CHARS)}")
+        click.echo(f"    {snippet(row.text, text, SNIPPET_CHARS)}")
 
 
 @main.command(

@@ -175,7 +175,7 @@ def _start_search_service(
         try:
             embedder.embed(["recallbench warm-up"])
             # The prompt hook's search runs here, over this process's warm model and indexes.
-            search = PromptSearch(memory, arm_spec)
+            search = PromptSearch(memory, arm_spec, database=memory.db_path)
             path = socket_path(config.home(), embedder.id)
             services.append(SearchService(embedder, path, search=search).start())
         except (SearchServiceError, OSError, RuntimeError, ValueError) as exc:

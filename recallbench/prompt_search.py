@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from arms.base import Query
@@ -31,9 +32,12 @@ class BadSearchRequestError(LoggableError, ValueError):
 class PromptSearch:
     """Answers a prompt hook's search request with the arm `arm_spec` over `reader`.
 
-    Request: {"text": prompt, "projects": [project, ...], "k": int, "now": ISO-8601}. Answer:
-    {"arm": canonical spec, "hits": [{"chunk_id", "score", "cosine"}, ...]} where cosine is the prompt's
-    cosine to the chunk's stored vector (None without one).
+    Request: {"text": prompt, "projects": [project, ...], "k": int, "now": ISO-8601}, and optionally
+    "arm" (a spec the answer must be computed with) and "database" (the database file the asker
+    means): a server that runs another arm or serves another database refuses rather than answer for
+    something else (`recallbench search` then searches in-process). Answer: {"arm": canonical spec,
+    "database": the served file, "hits": [{"chunk_id", "score", "via", "cosine"}, ...]} where cosine
+    is the prompt's cosine to the chunk's stored vector (None without one).
 
     Raises:
         ValueError: `arm_spec` does not parse or names an unknown arm or parameter, or is fitted and
@@ -41,13 +45,15 @@ class PromptSearch:
             is malformed (when called).
     """
 
-    def __init__(self, reader: ReadAPI, arm_spec: str) -> None:
+    def __init__(self, reader: ReadAPI, arm_spec: str, *, database: Path | None = None) -> None:
         self._reader = reader
         self._arm = build_arm(arm_spec, reader)  # a fitted arm with the shipped model
         self.arm = full_canonical(arm_spec)
+        self.database = None if database is None else str(Path(database).resolve())
 
     def __call__(self, request: Mapping[str, Any]) -> dict[str, Any]:
         text, projects, k, now = parse_request(request)
+        self._check_asked_for(request)
         query = Query(text=text, scope=Scope.of(*projects), now=now, k=k)
         found = self._arm.search(query)
         vector = self._reader.embed_query(text)  # cached: the arm has just embedded the same text
@@ -55,8 +61,30 @@ class PromptSearch:
         for hit in found:
             stored = self._reader.vector(hit.chunk_id)
             cosine = None if stored is None else float(stored @ vector)
-            hits.append({"chunk_id": hit.chunk_id, "score": float(hit.score), "cosine": cosine})
-        return {"arm": self.arm, "hits": hits}
+            hits.append(
+                {
+                    "chunk_id": hit.chunk_id,
+                    "score": float(hit.score),
+                    "via": hit.via,
+                    "cosine": cosine,
+                }
+            )
+        return {"arm": self.arm, "database": self.database, "hits": hits}
+
+    def _check_asked_for(self, request: Mapping[str, Any]) -> None:
+        """Refuse a request for another arm or another database than this server's."""
+        arm, database = request.get("arm"), request.get("database")
+        if arm is not None:
+            try:
+                wanted = full_canonical(arm) if isinstance(arm, str) else None
+            except (ValueError, KeyError):
+                wanted = None
+            if wanted != self.arm:
+                msg = f"this server runs arm {self.arm}, not the arm asked for"
+                raise BadSearchRequestError(msg)
+        if database is not None and database != self.database:
+            msg = f"this server serves the database {self.database}, not {database}"
+            raise BadSearchRequestError(msg)
 
 
 def parse_request(request: Mapping[str, Any]) -> tuple[str, list[str], int, datetime]:

@@ -144,11 +144,14 @@ def search_via_socket(
     path: Path,
     embedder_id: str | None = None,
     why: WhyNone | None = None,
+    refusal: WhyNone | None = None,
 ) -> dict[str, Any] | None:
     """The service's answer to a search request, or None when none answers (or refuses) in time.
 
     When `embedder_id` is given, an answer from a service of another embedder is refused (None). The
-    request is sent only to a process of the current user. `why` is told the reason for a None.
+    request is sent only to a process of the current user. `why` is told the reason for a None;
+    `refusal` is also told the service's own error when it refuses (a caller that logs the reason,
+    like the prompt hook, leaves it out: an error may quote what was asked).
     """
     tell = why if why is not None else (lambda reason: log.debug("search service: %s", reason))
     payload = json.dumps({"search": dict(request)}, ensure_ascii=False).encode("utf-8")
@@ -167,6 +170,9 @@ def search_via_socket(
         return None
     if not isinstance(header, dict) or header.get("ok") is not True:
         tell("the service refused the request")
+        error = header.get("error") if isinstance(header, dict) else None
+        if refusal is not None and isinstance(error, str):
+            refusal(error)
         return None
     if embedder_id is not None and header.get("embedder") != embedder_id:
         tell("the service answers for another embedder")
