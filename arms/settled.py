@@ -19,7 +19,7 @@ from typing import Any
 
 from arms.base import Arm, Hit, Query
 from engine.api import ReadAPI
-from engine.trust_order import arrange, missing_partners
+from engine.trust_order import settle_ranked
 
 
 class SettledArm:
@@ -46,18 +46,5 @@ class SettledArm:
 def settle_hits(hits: list[Hit], memory: ReadAPI, query: Query) -> list[Hit]:
     """`hits` with the active settles of their chunks applied, cut to `query.k`; `hits` itself when
     no settle touches them."""
-    if not hits:
-        return hits
-    settles = memory.settlements_of([h.chunk_id for h in hits], query.scope)
-    if not settles:
-        return hits
-    wanted = missing_partners({h.chunk_id for h in hits}, settles)
-    records = memory.chunks(wanted, query.scope) if wanted else []
-    out = arrange(
-        hits,
-        key=lambda h: h.chunk_id,
-        settles=settles,
-        bringable={r.id for r in records if not r.corrected},
-        bring=lambda chunk, anchor, via: Hit(chunk_id=chunk, score=anchor.score, via=via),
-    )
-    return out[: query.k]
+    out = settle_ranked(hits, memory, query.scope)
+    return hits if out is hits else out[: query.k]

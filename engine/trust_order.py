@@ -11,19 +11,38 @@ read, which runs without arms. The rule, in settle order (oldest first):
 - `open`: the pair is shown together: the lower-ranked one moves directly below the other, or the
   missing one is brought in below it.
 
-Only chunks in `bringable` are brought in: the caller reads which missing partners lie in the query's
-scope and are not corrected themselves (`missing_partners` names the ones to ask about). The module
+A chunk is brought in only when it lies in the query's scope and is not corrected itself; it is a
+copy of the item it is placed beside (`dataclasses.replace`: the same score) with its own `chunk_id`
+and `via` "replaces" or "open". `settle_ranked` reads what the rule needs (the settles of the ids,
+and which missing partners may be brought in) through the scoped reads of `SettleReader`. The module
 imports neither numpy nor SQL, so the prompt hook can use it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Collection, Sequence
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
-from engine.api import Settlement
+from engine.api import ChunkRecord, Settlement
+from engine.scope import Scope
 
-T = TypeVar("T")
+
+class Ranked(Protocol):
+    """A ranked item: a frozen dataclass with at least `chunk_id` and `via` fields (an arm's `Hit`)."""
+
+    @property
+    def chunk_id(self) -> str: ...
+
+
+class SettleReader(Protocol):
+    """The scoped reads the rule needs; `Memory` and `TextReads` provide them."""
+
+    def settlements_of(self, ids: Sequence[str], scope: Scope) -> list[Settlement]: ...
+    def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]: ...
+
+
+T = TypeVar("T", bound=Ranked)
 
 REPLACES = "replaces"  # the `via` of a replacement brought in next to the chunk it replaces
 OPEN = "open"  # the `via` of the other half of an open pair brought in
@@ -41,19 +60,37 @@ def missing_partners(present: Collection[str], settles: Sequence[Settlement]) ->
     return list(dict.fromkeys(wanted))
 
 
+def settle_ranked(items: list[T], reader: SettleReader, scope: Scope) -> list[T]:
+    """`items` (best first, all in `scope`) with the active settles of their chunks applied; `items`
+    itself when no settle touches them. Nothing is cut: the caller keeps as many as it wants."""
+    if not items:
+        return items
+    settles = reader.settlements_of([i.chunk_id for i in items], scope)
+    if not settles:
+        return items
+    wanted = missing_partners({i.chunk_id for i in items}, settles)
+    records = reader.chunks(wanted, scope) if wanted else []
+    return arrange(items, settles=settles, bringable={r.id for r in records if not r.corrected})
+
+
+def _bring(chunk: str, anchor: T, via: str) -> T:
+    """A copy of `anchor` (a dataclass, as `Ranked` says) with another chunk id and `via`."""
+    return cast(T, dataclasses.replace(cast(Any, anchor), chunk_id=chunk, via=via))
+
+
 def arrange(
     items: Sequence[T],
     *,
-    key: Callable[[T], str],
     settles: Sequence[Settlement],
     bringable: Collection[str],
-    bring: Callable[[str, T, str], T],
+    bring: Callable[[str, T, str], T] = _bring,
 ) -> list[T]:
     """`items` (best first) with the active `settles` applied; see the module docstring.
 
-    `key` gives an item's chunk id; `bring(chunk_id, anchor, via)` makes the item for a chunk brought
-    in beside `anchor`. Nothing is cut: the caller keeps as many as it wants.
+    `bring(chunk_id, anchor, via)` makes the item for a chunk brought in beside `anchor` (by default
+    a copy of `anchor` with that id and `via`).
     """
+    key = _key
     hidden = {s.old for s in settles if s.kind == "corrected" and s.active}
     out = [item for item in items if key(item) not in hidden]
     for s in settles:
@@ -64,6 +101,10 @@ def arrange(
         elif s.kind == "open":
             _together(out, key, s.old, s.new, bringable, bring)
     return out
+
+
+def _key(item: Ranked) -> str:
+    return item.chunk_id
 
 
 def _index(out: Sequence[T], key: Callable[[T], str], chunk: str) -> int | None:

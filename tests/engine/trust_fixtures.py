@@ -77,10 +77,12 @@ def chunk_ids(memory: Memory) -> dict[str, str]:
 
 
 def shop_memory(
-    tmp_path: Path, *, lexical_index: LexicalMode = "off"
+    tmp_path: Path, *, lexical_index: LexicalMode = "off", db: Path | None = None
 ) -> tuple[Memory, dict[str, str]]:
-    """A memory of the corpus (hash embedder, 64-d) and each session's chunk id by name."""
-    memory = Memory(tmp_path / "trust.db", HashEmbedder(64), lexical_index=lexical_index)
+    """A memory of the corpus (hash embedder, 64-d; in `db`, default tmp_path/trust.db) and each
+    session's chunk id by name."""
+    path = db if db is not None else tmp_path / "trust.db"
+    memory = Memory(path, HashEmbedder(64), lexical_index=lexical_index)
     root = write_corpus(tmp_path / "projects")
     memory.import_paths([root], stream_root=root)
     ids = chunk_ids(memory)
