@@ -320,6 +320,22 @@ class Memory:
             self.embed_pending()
         return note
 
+    def carry_trust(self, old_db: Path) -> tuple[int, int]:
+        """Copy the person's notes and every settle from the database at `old_db` into this one (a
+        rebuild), embedding the notes when this memory has an embedder; returns (notes, settles).
+
+        Raises:
+            One of engine.health.STORE_ERRORS: `old_db` cannot be opened or read.
+        """
+        old = store.connect(Path(old_db))
+        try:
+            carried = trust.carry_over(old, self.conn)
+        finally:
+            old.close()
+        if carried[0] and self._embedder is not None:
+            self.embed_pending()
+        return carried
+
     # --- listing and status ------------------------------------------------------------------
     def projects(self) -> list[str]:
         """Every project with a recorded session, sorted."""
