@@ -69,7 +69,10 @@ def _kind(kind: str) -> SettlementKind:
 
 
 def _reason(reason: str) -> str:
-    text = " ".join(str(reason).split())
+    """The reason on one line, private spans and credentials replaced as import replaces them (a
+    reason is stored in the settlement and the audit, which must not keep a secret)."""
+    text, _ = sanitize.scrub_private(" ".join(str(reason).split()))
+    text, _ = sanitize.redact(text)
     if not text:
         msg = "a settle needs a reason (why the memories disagree), got an empty one"
         raise TrustError(msg)
@@ -159,7 +162,7 @@ def undo_settle(
             a settle someone else made.
     """
     who, when = _checked(actor, now)
-    why = " ".join(str(reason).split())[:MAX_REASON_CHARS]
+    why = _reason(reason) if str(reason).strip() else ""
     with store.write(conn):
         row = trust_sql.by_id(conn, int(settlement_id))
         if row is None:

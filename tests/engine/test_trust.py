@@ -279,3 +279,24 @@ def test_a_note_is_a_memory_of_its_own_that_every_read_finds_sanitized(tmp_path:
         memory.add_note(SHOP, "   ", now=T0)
     with pytest.raises(TrustError, match=r"a note holds at most 900"):
         memory.add_note(SHOP, "x" * 901, now=T0)
+
+
+def test_a_reason_is_stored_and_audited_with_its_credentials_redacted(tmp_path: Path) -> None:
+    memory, ids = shop_memory(tmp_path)
+    token = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    done = memory.settle(
+        ids["old"], by=ids["new"], kind="changed", reason=f"rotated {token}", actor=AGENT, now=T0
+    )
+    assert token not in done.reason
+    assert done.reason.startswith("rotated [redacted:")
+    undone = memory.undo_settle(done.id, actor=AGENT, now=T1, reason=f"again {token} <private>x")
+    rows = audit.entries(memory.conn)
+    assert all(token not in e.reason for e in rows)
+    assert rows[1].reason.startswith("again [redacted:")
+    assert rows[1].reason.endswith("[private]")
+    assert undone.undone is not None
+    # Control: a reason without a secret is kept word for word.
+    plain = memory.settle(
+        ids["old"], by=ids["new"], kind="open", reason="port moved", actor=AGENT, now=T1
+    )
+    assert plain.reason == "port moved"
