@@ -211,7 +211,9 @@ class Memory:
         if limit < 1:
             return []
         catalog = self._require_vectors()
-        hidden = trust_sql.corrected_ids(self.conn)
+        hidden = trust_sql.corrected_ids(
+            self.conn, None if scope.all_projects else sorted(scope.projects)
+        )
         if not hidden:
             return catalog.nearest(vector, scope, limit, min_score)
         found = catalog.nearest(vector, scope, limit + len(hidden), min_score)

@@ -155,9 +155,19 @@ def active_touching(
     )
 
 
-def corrected_ids(conn: sqlite3.Connection) -> frozenset[str]:
-    """The chunk ids an active `corrected` settle hides from every search."""
-    return frozenset(str(r[0]) for r in conn.execute(CORRECTED_IDS))
+def corrected_ids(
+    conn: sqlite3.Connection, projects: Sequence[str] | None = None
+) -> frozenset[str]:
+    """The chunk ids an active `corrected` settle hides from every search: those of chunks in
+    `projects` (every one when None), so that a scoped read over-fetches only for its own."""
+    if projects is None:
+        return frozenset(str(r[0]) for r in conn.execute(CORRECTED_IDS))
+    rows = conn.execute(
+        f"SELECT c.id FROM chunks c WHERE c.id IN ({CORRECTED_IDS}) "
+        "AND c.project IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(projects)),),
+    )
+    return frozenset(str(r[0]) for r in rows)
 
 
 def all_rows(conn: sqlite3.Connection) -> list[SettlementRow]:

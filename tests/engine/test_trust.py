@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import audit, store
+from engine import audit, store, trust_sql
 from engine.api import SettledAs, Settlement
 from engine.memory import Memory
 from engine.scope import Scope
@@ -300,3 +300,14 @@ def test_a_reason_is_stored_and_audited_with_its_credentials_redacted(tmp_path: 
         ids["old"], by=ids["new"], kind="open", reason="port moved", actor=AGENT, now=T1
     )
     assert plain.reason == "port moved"
+
+
+def test_a_scoped_read_counts_only_its_own_projects_hidden_chunks(tmp_path: Path) -> None:
+    memory, ids = shop_memory(tmp_path)
+    assert trust_sql.corrected_ids(memory.conn) == frozenset()  # control: nothing hidden yet
+    memory.settle(ids["old"], by=ids["new"], kind="corrected", reason="r", actor="person", now=T0)
+    assert trust_sql.corrected_ids(memory.conn) == {ids["old"]}
+    assert trust_sql.corrected_ids(memory.conn, [SHOP]) == {ids["old"]}
+    assert trust_sql.corrected_ids(memory.conn, [BLOG]) == frozenset()
+    blog = memory.embed_query("blog database port")
+    assert [s.chunk_id for s in memory.nearest(blog, Scope.of(BLOG), 5, -1.0)] == [ids["blog"]]
