@@ -1,0 +1,50 @@
+"""The final stage every built arm passes through: typed corrections applied to the arm's answer.
+
+`arms.registry.build` wraps each arm it builds in `SettledArm`, so the search CLI, the MCP tools, the
+prompt hook's server search and the harness runner all see answers that obey the settles, and no arm
+carries code of its own for them. The stage reads the active settles of the returned ids once
+(`ReadAPI.settlements_of`); with none, the arm's answer is returned as it came (the same list), so an
+arm's output on a memory without settles is exactly what it was before settles existed.
+
+With settles, the rule of `engine.trust_order.arrange` applies (a corrected chunk dropped, a changed
+chunk's replacement placed directly above it, an open pair kept together); a chunk brought in gets
+the score of the hit it is placed beside and `via` "replaces" or "open", and only when it lies in the
+query's scope and is not corrected itself. The answer is then cut to `query.k`. Scores stay the arm's;
+after a move the order, not the score, is the ranking.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arms.base import Arm, Hit, Query
+from engine.api import ReadAPI
+from engine.trust_order import settle_ranked
+
+
+class SettledArm:
+    """`inner` with the settles applied to its answer; other attributes read through to `inner`."""
+
+    def __init__(self, inner: Arm, memory: ReadAPI) -> None:
+        self.inner = inner
+        self.memory = memory
+        self.name = inner.name
+
+    def search(self, query: Query) -> list[Hit]:
+        """`inner`'s answer, then the settles of its ids (see the module docstring)."""
+        return settle_hits(self.inner.search(query), self.memory, query)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names this wrapper lacks (an arm's `params`, `model`, ...). Looked up in
+        # __dict__ so that a half-built instance (copy, pickle) raises instead of recursing.
+        inner = self.__dict__.get("inner")
+        if inner is None:
+            raise AttributeError(name)
+        return getattr(inner, name)
+
+
+def settle_hits(hits: list[Hit], memory: ReadAPI, query: Query) -> list[Hit]:
+    """`hits` with the active settles of their chunks applied, cut to `query.k`; `hits` itself when
+    no settle touches them."""
+    out = settle_ranked(hits, memory, query.scope)
+    return hits if out is hits else out[: query.k]
