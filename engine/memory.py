@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import ingest, reads, store
+from engine import ingest, message_chunks_sql, reads, store
 from engine.api import ChunkRecord, Scored
 from engine.catalog import VectorCatalog
 from engine.embed import Embedder
@@ -237,6 +237,12 @@ class Memory:
     def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]:
         """Records for `ids` in the order given; ids unknown or outside `scope` are omitted."""
         return reads.chunks(self.conn, ids, scope)
+
+    def chunks_for_messages(
+        self, session_id: str, uuids: Sequence[str], scope: Scope
+    ) -> dict[str, tuple[str, ...]]:
+        """Message uuid -> ids of the chunks of `session_id` in `scope` covering it (ids only)."""
+        return message_chunks_sql.chunks_for_messages(self.conn, session_id, uuids, scope)
 
     def files_for_session(self, session_id: str, scope: Scope, limit: int) -> list[str]:
         """Files the session edited, most edits first, ties by path."""

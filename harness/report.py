@@ -234,6 +234,8 @@ def _test_stat(g: GateResult) -> str:
         return f"Δ={float(s['mean_diff'] or 0):+.3f} CI [{float(s['ci_low'] or 0):.3f}, {float(s['ci_high'] or 0):.3f}]"
     if g.test in ("sign", "randomization"):
         return f"Δ={float(s['mean_diff'] or 0):+.3f} p={float(s['p_value'] or 0):.4g}"
+    if g.test == "every":
+        return f"hits {g.counts.get('hits')}/{g.counts.get('n')}, misses {g.counts.get('misses')}"
     return f"leaks {g.counts.get('leaks')}, controls hit {g.counts.get('controls_hit')}/{g.counts.get('controls')}"
 
 
