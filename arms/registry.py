@@ -21,6 +21,7 @@ from arms.ltr import LtrArm, LtrParams, fit_ltr
 from arms.neighbors import NeighborsArm, NeighborsParams
 from arms.none import NoneArm, NoneParams
 from arms.rrf import RRFArm, RRFParams
+from arms.settled import SettledArm
 from arms.spec import OMIT_DEFAULT, ArmSpec, ParamValue, SpecError, canonical, parse_spec
 from arms.vector import VectorArm, VectorParams
 from arms.walk import WalkArm, WalkParams
@@ -162,8 +163,14 @@ def _omitted(f: dataclasses.Field[Any], value: ParamValue) -> bool:
     return bool(f.metadata.get(OMIT_DEFAULT)) and type(value) is type(default) and value == default
 
 
-def build(spec: str | ArmSpec, memory: ReadAPI, model: Mapping[str, Any] | None = None) -> Arm:
+def build(
+    spec: str | ArmSpec, memory: ReadAPI, model: Mapping[str, Any] | None = None
+) -> SettledArm:
     """An arm built from its spec over `memory`; a fitted arm also needs its fitted `model`.
+
+    Every arm comes wrapped in `arms.settled.SettledArm`, the final stage that applies typed
+    corrections to its answer (and changes nothing on a memory without settles); the arm itself is
+    its `inner`, and its attributes (`params`, ...) read through.
 
     Raises:
         RegistryError: the arm is unknown, is fitted and no model was given, or is not fitted and
@@ -182,11 +189,12 @@ def build(spec: str | ArmSpec, memory: ReadAPI, model: Mapping[str, Any] | None 
                 "or explore with `recallbench arm fit`"
             )
             raise RegistryError(msg)
-        return typing.cast(FittedArmFactory, found.arm_cls)(memory, params, model)
+        arm = typing.cast(FittedArmFactory, found.arm_cls)(memory, params, model)
+        return SettledArm(arm, memory)
     if model is not None:
         msg = f"arm {spec.name!r} is not fitted; it takes no model"
         raise RegistryError(msg)
-    return typing.cast(ArmFactory, found.arm_cls)(memory, params)
+    return SettledArm(typing.cast(ArmFactory, found.arm_cls)(memory, params), memory)
 
 
 def fit(spec: str | ArmSpec, memory: ReadAPI, examples: tuple[Example, ...], seed: int) -> Fitted:

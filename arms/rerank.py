@@ -3,8 +3,9 @@
 Two policies: `recall` (what the shipped search tool uses; it favours what the user said and demotes tool
 mechanics) and `provenance` (what the walk uses; scaffold, authority and primacy signals only).
 
-There is deliberately no "supersedes" weight: ARMS.md allows +0.20 only once something writes that field,
-and nothing in the engine does, so a weight on it would be a defect that silently never fires.
+The "supersedes" signal (+0.20, both policies) is a chunk that replaces another: the `new` chunk of an
+active `changed` or `corrected` settle (`engine.trust`, read as `ChunkRecord.supersedes`). On a memory
+without settles no chunk has it, so rankings there are what they were before settles existed.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class RerankWeights:
     """Signal weights from ARMS.md; `mechanic_min_markers` is how many tool markers make a chunk mechanic."""
 
     user: float = 0.50
+    supersedes: float = 0.20
     mechanic: float = -0.50
     scaffold: float = -0.30
     authority: float = -0.60
@@ -135,6 +137,8 @@ def _adjustment(record: ChunkRecord, policy: Policy, origin: str | None, w: Rera
             delta += w.user
         if is_mechanic(record.text, w.mechanic_min_markers):
             delta += w.mechanic
+    if record.supersedes:
+        delta += w.supersedes
     if is_scaffold(record.text):
         delta += w.scaffold
     if claims_authority(record):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from engine.model import Author
 from engine.scope import Scope
@@ -21,7 +21,21 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["ChunkRecord", "ReadAPI", "Scored"]
+__all__ = [
+    "SETTLEMENT_KINDS",
+    "ChunkRecord",
+    "ReadAPI",
+    "Scored",
+    "SettledAs",
+    "Settlement",
+    "SettlementKind",
+]
+
+SettlementKind = Literal["corrected", "changed", "open"]
+# How two memories that disagree are settled (`engine.trust`): the old one was wrong (`corrected`:
+# hidden from every search), the world changed (`changed`: ranked below its replacement), or nobody
+# knows yet (`open`: both shown, together).
+SETTLEMENT_KINDS: tuple[SettlementKind, ...] = ("corrected", "changed", "open")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,6 +44,66 @@ class Scored:
 
     chunk_id: str
     score: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settlement:
+    """One settle between two chunks, by id only: `old` is `kind` with respect to `new`.
+
+    Times are ISO-8601 UTC to the second (``2026-05-01T09:30:00Z``), as the audit writes them;
+    `undone`/`undone_by` are None while the settle is active.
+    """
+
+    id: int
+    old: str
+    new: str
+    kind: SettlementKind
+    reason: str
+    actor: str
+    time: str
+    undone: str | None = None
+    undone_by: str | None = None
+
+    @property
+    def active(self) -> bool:
+        """Whether the settle is in force (not undone)."""
+        return self.undone is None
+
+    def to_dict(self) -> dict[str, object]:
+        """The settle as JSON-ready values."""
+        return {
+            "id": self.id,
+            "old": self.old,
+            "new": self.new,
+            "kind": self.kind,
+            "reason": self.reason,
+            "actor": self.actor,
+            "time": self.time,
+            "undone": self.undone,
+            "undone_by": self.undone_by,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class SettledAs:
+    """A chunk's part in one active settle: `role` "old" (it was corrected / changed / is disputed by
+    `other`) or "new" (it replaces, or disputes, `other`)."""
+
+    settlement: int
+    kind: SettlementKind
+    role: Literal["old", "new"]
+    other: str
+    time: str
+
+    def describe(self) -> str:
+        """One line for a person: ``changed on 2026-05-01 (replaced by <id>)`` and the like."""
+        day = self.time[:10]
+        if self.kind == "open":
+            return f"open since {day}: disputed with {self.other} (settle {self.settlement})"
+        if self.role == "old":
+            return f"{self.kind} on {day} (replaced by {self.other}, settle {self.settlement})"
+        verb = "corrects" if self.kind == "corrected" else "replaces"
+        return f"{verb} {self.other} since {day} (settle {self.settlement})"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,6 +122,24 @@ class ChunkRecord:
     ts_end: str | None
     session_start: str | None  # the session's first timestamp (for primacy and ordering)
     sha256: str
+    # The active settles this chunk takes part in (`engine.trust`), oldest first; () for almost all.
+    settled: tuple[SettledAs, ...] = ()
+
+    @property
+    def status(self) -> SettledAs | None:
+        """The latest active settle that judged this chunk (role "old"), or None."""
+        judged = [s for s in self.settled if s.role == "old"]
+        return judged[-1] if judged else None
+
+    @property
+    def corrected(self) -> bool:
+        """Whether an active `corrected` settle hides this chunk from every search."""
+        return any(s.role == "old" and s.kind == "corrected" for s in self.settled)
+
+    @property
+    def supersedes(self) -> bool:
+        """Whether this chunk replaces another (it is `new` of an active changed/corrected settle)."""
+        return any(s.role == "new" and s.kind != "open" for s in self.settled)
 
 
 class ReadAPI(Protocol):
@@ -70,3 +162,4 @@ class ReadAPI(Protocol):
     def best_in_session(
         self, vector: NDArray[np.float32], session_id: str, scope: Scope
     ) -> Scored | None: ...
+    def settlements_of(self, ids: Sequence[str], scope: Scope) -> list[Settlement]: ...

@@ -321,8 +321,11 @@ class VectorCatalog:
         order = np.lexsort((all_labels, -all_scores))[:k]
         return all_labels[order], all_scores[order]
 
-    def best_in_session(self, vector: NDArray[np.float32], session_id: str) -> Scored | None:
-        """The session's chunk with the best exact cosine to `vector` (ties by chunk id).
+    def best_in_session(
+        self, vector: NDArray[np.float32], session_id: str, hidden: frozenset[str] = frozenset()
+    ) -> Scored | None:
+        """The session's chunk with the best exact cosine to `vector` (ties by chunk id), leaving
+        out the chunks in `hidden`.
 
         The caller has checked that the session lies in the read's scope.
         """
@@ -331,7 +334,14 @@ class VectorCatalog:
         if rows is None or len(rows) == 0:
             return None
         found, scores = exact_search(
-            snapshot.matrix[rows], snapshot.labels[rows], np.asarray(vector, dtype=np.float32), 1
+            snapshot.matrix[rows],
+            snapshot.labels[rows],
+            np.asarray(vector, dtype=np.float32),
+            1 + len(hidden),
         )
-        best = snapshot.scored(found, scores, -2.0)
-        return best[0] if best else None
+        # In exact_search's order (-score, label), as with k = 1, skipping what is hidden.
+        for i in range(len(found)):
+            best = snapshot.scored(found[i : i + 1], scores[i : i + 1], -2.0)
+            if best and best[0].chunk_id not in hidden:
+                return best[0]
+        return None

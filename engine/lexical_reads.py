@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from engine import reads, store
+from engine import reads, store, trust_sql
 from engine.api import Scored
 from engine.lexical_index import LexicalIndex
 from engine.scope import Scope, require_scope
@@ -62,6 +62,8 @@ class LexicalReads:
 
         `stem` reads the Porter-stemmed index. Answered by the in-memory snapshot of that index when
         this mode keeps one and it is current (the same ids, order and scores), else by FTS5 itself.
+        A chunk an active `corrected` settle hides is never returned: the snapshot is asked for as
+        many more rows as there are hidden chunks, so `limit` still fills exactly as FTS5's does.
         """
         stem = bool(stem)
         index = self._current_index(stem)
@@ -69,10 +71,13 @@ class LexicalReads:
             return reads.lexical(self._conn(), text, scope, limit, stem=stem)
         require_scope(scope)
         allowed = None if scope.all_projects else frozenset(scope.projects)
+        hidden = trust_sql.corrected_ids(self._conn())
+        found = index.search(
+            reads.query_terms(text), allowed, limit + len(hidden) if limit > 0 else 0
+        )
         return [
-            Scored(chunk_id=chunk, score=score)
-            for chunk, score in index.search(reads.query_terms(text), allowed, limit)
-        ]
+            Scored(chunk_id=chunk, score=score) for chunk, score in found if chunk not in hidden
+        ][:limit]
 
     def warm(self, *, wait: bool = True, stem: bool = False) -> None:
         """Bring the snapshot of one index (`stem`: the stemmed one) up to date now (`wait`), or start

@@ -6,10 +6,13 @@ has an embedder:
 - `engine.ingest`: import of transcript files and embedding of stored texts;
 - `engine.catalog`: the in-memory vector catalog, the per-project index partitions, nearest reads;
 - `engine.lexical_reads`: lexical reads, from FTS5 or the in-memory lexical index;
-- `engine.reads`: every other read (chunk records, the session graph, listings).
+- `engine.reads`: every other read (chunk records, the session graph, listings);
+- `engine.trust`: typed corrections (settle, undo, the person's notes).
 
 Every read takes a required `Scope`; scope is enforced in those parts, so no arm, tool or hook can
-forget it.
+forget it. So is trust: a chunk an active `corrected` settle hides never comes back from `lexical`,
+`nearest` or `best_in_session` (each still fills `limit` from the other chunks), while `chunks(ids)`
+answers for it by id with its status.
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import ingest, message_chunks_sql, reads, store
-from engine.api import ChunkRecord, Scored
+from engine import ingest, message_chunks_sql, reads, store, trust, trust_sql
+from engine.api import ChunkRecord, Scored, Settlement
 from engine.catalog import VectorCatalog
 from engine.embed import Embedder
 from engine.ingest import ImportReport
@@ -200,12 +204,18 @@ class Memory:
         """Cosine similarity (1 - cosine distance) over stored vectors; keep score >= min_score.
 
         Exact numpy scan when the scoped set holds at most `engine.vectors.EXACT_THRESHOLD` vectors,
-        else the hnswlib partitions of the projects in scope, merged.
+        else the hnswlib partitions of the projects in scope, merged. Chunks an active `corrected`
+        settle hides are left out; the catalog is asked for that many more, so `limit` still fills.
         """
         require_scope(scope)
         if limit < 1:
             return []
-        return self._require_vectors().nearest(vector, scope, limit, min_score)
+        catalog = self._require_vectors()
+        hidden = trust_sql.corrected_ids(self.conn)
+        if not hidden:
+            return catalog.nearest(vector, scope, limit, min_score)
+        found = catalog.nearest(vector, scope, limit + len(hidden), min_score)
+        return [s for s in found if s.chunk_id not in hidden][:limit]
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
         """The query's L2-normalised float32 vector of shape (dim,).
@@ -235,7 +245,10 @@ class Memory:
         return None if blob is None else store.blob_to_vector(blob)
 
     def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]:
-        """Records for `ids` in the order given; ids unknown or outside `scope` are omitted."""
+        """Records for `ids` in the order given; ids unknown or outside `scope` are omitted.
+
+        A corrected chunk answers here too, by its id; its `settled` says what replaced it and when.
+        """
         return reads.chunks(self.conn, ids, scope)
 
     def chunks_for_messages(
@@ -268,7 +281,50 @@ class Memory:
         """The session's chunk with the best exact cosine to `vector` (ties by chunk id)."""
         if reads.session_project(self.conn, session_id, scope) is None:
             return None
-        return self._require_vectors().best_in_session(vector, session_id)
+        hidden = trust_sql.corrected_ids(self.conn)
+        return self._require_vectors().best_in_session(vector, session_id, hidden)
+
+    # --- trust: typed corrections (engine.trust) ----------------------------------------------
+    def settlements_of(self, ids: Sequence[str], scope: Scope) -> list[Settlement]:
+        """Active settles in which a chunk of `ids` that lies in `scope` is old or new, oldest first."""
+        return reads.settlements_of(self.conn, ids, scope)
+
+    def settle(
+        self, old: str, *, by: str, kind: str, reason: str, actor: str, now: datetime
+    ) -> Settlement:
+        """Record that chunk `old` is `kind` ("corrected", "changed", "open") with respect to chunk
+        `by`, with an audit row ("settle"); see `engine.trust.settle`.
+
+        Raises:
+            engine.trust.TrustError: an unknown kind, actor or id, or a pair already settled.
+        """
+        return trust.settle(self.conn, old, by=by, kind=kind, reason=reason, actor=actor, now=now)
+
+    def undo_settle(
+        self, settlement_id: int, *, actor: str, now: datetime, reason: str = ""
+    ) -> Settlement:
+        """Take back an active settle, with an audit row ("undo"); an agent only its own.
+
+        Raises:
+            engine.trust.TrustError: an unknown or undone settle, or an agent undoing another's.
+        """
+        return trust.undo_settle(self.conn, settlement_id, actor=actor, now=now, reason=reason)
+
+    def settlements(self, scope: Scope, *, include_undone: bool = False) -> list[Settlement]:
+        """The settles whose old or new chunk lies in `scope`, oldest first."""
+        return trust.settlements(self.conn, scope, include_undone=include_undone)
+
+    def add_note(self, project: str, text: str, *, now: datetime) -> str:
+        """Store the person's short note as a memory of its own in `project` (embedded at once when
+        this memory has an embedder); returns its chunk id.
+
+        Raises:
+            engine.trust.TrustError: an unknown project, or an empty or too long note.
+        """
+        note = trust.add_note(self.conn, project, text, now=now)
+        if self._embedder is not None:
+            self.embed_pending()
+        return note
 
     # --- listing and status ------------------------------------------------------------------
     def projects(self) -> list[str]:

@@ -21,7 +21,8 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 
-from engine.api import ChunkRecord, Scored
+from engine import trust_sql
+from engine.api import SETTLEMENT_KINDS, ChunkRecord, Scored, SettledAs, Settlement
 from engine.model import Author
 from engine.scope import Scope, require_scope
 
@@ -134,7 +135,8 @@ def lexical(
 ) -> list[Scored]:
     """FTS5 BM25 over chunk text; score = -bm25 (higher is better). User text is plain words only.
 
-    `stem` reads the Porter-stemmed index, where "running" and "runs" both match "run".
+    `stem` reads the Porter-stemmed index, where "running" and "runs" both match "run". A chunk an
+    active `corrected` settle hides is never returned (filtered in SQL, so `limit` still fills).
     """
     where, params = scope_sql(scope, "c.project")
     query = fts_query(text)
@@ -144,14 +146,18 @@ def lexical(
     rows = conn.execute(
         f"SELECT c.id, bm25({table}) AS r FROM {table} "
         f"JOIN chunks c ON c.rowid = {table}.rowid "
-        f"WHERE {table} MATCH ?" + where + " ORDER BY r, c.id LIMIT ?",
+        f"WHERE {table} MATCH ?" + where + f" AND c.id NOT IN ({trust_sql.CORRECTED_IDS})"
+        " ORDER BY r, c.id LIMIT ?",
         (query, *params, limit),
     ).fetchall()
     return [Scored(chunk_id=str(r[0]), score=-float(r[1])) for r in rows]
 
 
 def chunks(conn: sqlite3.Connection, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]:
-    """Records for `ids` in the order given; ids unknown or outside `scope` are omitted."""
+    """Records for `ids` in the order given; ids unknown or outside `scope` are omitted.
+
+    A read by id answers for a corrected chunk too: its `settled` says what replaced it and when.
+    """
     where, params = scope_sql(scope, "c.project")
     if not ids:
         return []
@@ -162,6 +168,7 @@ def chunks(conn: sqlite3.Connection, ids: Sequence[str], scope: Scope) -> list[C
         "WHERE c.id IN (SELECT value FROM json_each(?))" + where,
         (json.dumps(list(ids)), *params),
     ).fetchall()
+    links = settled_links(conn, [str(r[0]) for r in rows])
     by_id = {
         str(r[0]): ChunkRecord(
             id=str(r[0]),
@@ -176,10 +183,66 @@ def chunks(conn: sqlite3.Connection, ids: Sequence[str], scope: Scope) -> list[C
             ts_end=r[9],
             session_start=r[10],
             sha256=str(r[11]),
+            settled=links.get(str(r[0]), ()),
         )
         for r in rows
     }
     return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+
+
+def settlement(row: trust_sql.SettlementRow) -> Settlement:
+    """A settlements row as the read API's value."""
+    kind = next((k for k in SETTLEMENT_KINDS if k == row[3]), None)
+    if kind is None:  # the table's CHECK refuses any other kind
+        msg = f"settlement {row[0]} has unknown kind {row[3]!r}"
+        raise ValueError(msg)
+    return Settlement(
+        id=row[0],
+        old=row[1],
+        new=row[2],
+        kind=kind,
+        reason=row[4],
+        actor=row[5],
+        time=row[6],
+        undone=row[7],
+        undone_by=row[8],
+    )
+
+
+def settlements_of(conn: sqlite3.Connection, ids: Sequence[str], scope: Scope) -> list[Settlement]:
+    """Active settles in which a chunk of `ids` that lies in `scope` is old or new, oldest first."""
+    require_scope(scope)
+    projects = None if scope.all_projects else sorted(scope.projects)
+    return [settlement(r) for r in trust_sql.active_touching(conn, ids, projects)]
+
+
+def settled_links(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, tuple[SettledAs, ...]]:
+    """Chunk id -> its part in every active settle, oldest first (ids in none are absent)."""
+    out: dict[str, list[SettledAs]] = {}
+    wanted = set(ids)
+    for row in trust_sql.active_touching(conn, ids, None):
+        found = settlement(row)
+        if found.old in wanted:
+            out.setdefault(found.old, []).append(
+                SettledAs(
+                    settlement=found.id,
+                    kind=found.kind,
+                    role="old",
+                    other=found.new,
+                    time=found.time,
+                )
+            )
+        if found.new in wanted:
+            out.setdefault(found.new, []).append(
+                SettledAs(
+                    settlement=found.id,
+                    kind=found.kind,
+                    role="new",
+                    other=found.old,
+                    time=found.time,
+                )
+            )
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def projects(conn: sqlite3.Connection) -> list[str]:
@@ -261,7 +324,7 @@ def recent_sessions(conn: sqlite3.Connection, scope: Scope, limit: int) -> list[
     """Most recently started sessions in scope with their chunk counts.
 
     `opening_chunk_id` is the first chunk of the session's main stream in its project (None when it has
-    none): chunk ids are derived from the stream key, which names the file, not the session alone.
+    none, or an active `corrected` settle hides it): chunk ids are derived from the stream key, which names the file, not the session alone.
     A main stream's key is `<session id>@<hash>` (a subagent's has `/agent-` before the `@`), or the
     bare session id in a store not yet re-keyed.
     """
@@ -271,6 +334,7 @@ def recent_sessions(conn: sqlite3.Connection, scope: Scope, limit: int) -> list[
         "(SELECT COUNT(*) FROM chunks c WHERE c.session_id = s.id), "
         "(SELECT c.id FROM chunks c WHERE c.session_id = s.id AND c.project = s.project "
         "AND c.idx = 0 AND (c.stream = s.id OR substr(c.stream, 1, length(s.id) + 1) = s.id || '@') "
+        f"AND c.id NOT IN ({trust_sql.CORRECTED_IDS}) "
         "ORDER BY c.rowid LIMIT 1) FROM sessions s "
         "WHERE s.self_transcript = 0"
         + where

@@ -1,8 +1,7 @@
 """SQLite storage: WAL, busy timeout, numbered transactional migrations, FTS5, float32 vector BLOBs.
 
-The schema, the writes and the reads that need numpy live here; every other read is in `engine.reads`,
-the audit trail's SQL in `engine.audit_sql`. They hold all SQL of the project, behind small functions.
-"""
+Schema, writes and numpy reads live here; other reads in `engine.reads`, audit and settlement SQL in
+`engine.audit_sql` and `engine.trust_sql`: all SQL of the project, behind small functions."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from engine.audit_sql import SCHEMA as AUDIT_SCHEMA
+from engine import audit_sql, trust_sql
 from engine.model import Author, Chunk, CleanMessage
 
 if TYPE_CHECKING:
@@ -140,7 +139,8 @@ MIGRATIONS: tuple[str, ...] = (
     END;
     INSERT INTO chunks_fts_porter(chunks_fts_porter) VALUES ('rebuild');
     """,
-    AUDIT_SCHEMA,  # 3: the append-only audit trail (engine.audit_sql, engine.audit)
+    audit_sql.SCHEMA,  # 3: the append-only audit trail (engine.audit_sql, engine.audit)
+    trust_sql.SCHEMA,  # 4: settlements, typed corrections by id (engine.trust_sql, engine.trust)
 )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import TracebackType
 
 from engine import reads, store
-from engine.api import ChunkRecord, Scored
+from engine.api import ChunkRecord, Scored, Settlement
 from engine.scope import Scope
 
 
@@ -42,12 +42,16 @@ class TextReads:
 
     def lexical(self, text: str, scope: Scope, limit: int, *, stem: bool = False) -> list[Scored]:
         """FTS5 BM25 over chunk text (score = -bm25, higher is better), as `Memory.lexical`; `stem`
-        reads the Porter-stemmed index."""
+        reads the Porter-stemmed index. Corrected chunks are left out, as there."""
         return reads.lexical(self._conn, text, scope, limit, stem=stem)
 
     def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]:
         """Records for `ids` in the order given; ids unknown or outside `scope` are omitted."""
         return reads.chunks(self._conn, ids, scope)
+
+    def settlements_of(self, ids: Sequence[str], scope: Scope) -> list[Settlement]:
+        """Active settles in which a chunk of `ids` that lies in `scope` is old or new, oldest first."""
+        return reads.settlements_of(self._conn, ids, scope)
 
     def close(self) -> None:
         self._conn.close()

@@ -109,7 +109,7 @@ class _Settled(Protocol):
     @property
     def old(self) -> str: ...
     @property
-    def by(self) -> str | None: ...
+    def new(self) -> str: ...
     @property
     def kind(self) -> str: ...
 
@@ -125,7 +125,7 @@ class SettleTarget(Protocol):
         self, old: str, *, by: str, kind: str, reason: str, actor: str, now: dt.datetime
     ) -> object: ...
 
-    def settlements(self, scope: Scope, include_undone: bool = False) -> Sequence[_Settled]: ...
+    def settlements(self, scope: Scope, *, include_undone: bool = False) -> Sequence[_Settled]: ...
 
 
 def load_settles(corpus_dir: Path) -> SettlesFile | None:
@@ -225,10 +225,10 @@ def apply_settles(
 
     Raises:
         SettlesError: a message of a settle is not in the database (the corpus and its settles file
-            disagree), naming the settle, the session and the message.
+            disagree), naming the settle, the session and the message; or the engine refused one.
     """
     everywhere = Scope.everywhere()
-    held = {(s.old, s.by, s.kind) for s in memory.settlements(everywhere)}
+    held = {(s.old, s.new, s.kind) for s in memory.settlements(everywhere)}
     applied = already = 0
     skipped: list[str] = []
     for spec in settles.settles:
@@ -241,14 +241,20 @@ def apply_settles(
             if (old, by, spec.kind) in held:
                 already += 1
                 continue
-            memory.settle(
-                old,
-                by=by,
-                kind=spec.kind,
-                reason=spec.reason,
-                actor=settles.actor,
-                now=settles.settled_at,
-            )
+            try:
+                memory.settle(
+                    old,
+                    by=by,
+                    kind=spec.kind,
+                    reason=spec.reason,
+                    actor=settles.actor,
+                    now=settles.settled_at,
+                )
+            except ValueError as exc:  # engine.trust.TrustError: the engine refused this settle
+                msg = (
+                    f"settle {spec.id} ({old} {spec.kind} by {by}) was refused by the engine: {exc}"
+                )
+                raise SettlesError(msg) from exc
             held.add((old, by, spec.kind))
             applied += 1
     return AppliedSettles(

@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from arms import registry
 from arms.base import Arm, Query
 from arms.ltr import hand_model
-from engine.api import ChunkRecord, ReadAPI, Scored
+from engine.api import ChunkRecord, ReadAPI, Scored, Settlement
 from engine.memory import Memory
 from engine.scope import Scope
 from perf.measures import summary
@@ -63,6 +63,9 @@ class PreEmbedded:
         self, vector: NDArray[np.float32], session_id: str, scope: Scope
     ) -> Scored | None:
         return self.memory.best_in_session(vector, session_id, scope)
+
+    def settlements_of(self, ids: Sequence[str], scope: Scope) -> list[Settlement]:
+        return self.memory.settlements_of(ids, scope)
 
 
 # A fitted arm's cost does not depend on its fitted numbers, so it is timed with a stand-in model of

@@ -6,6 +6,7 @@ ROSTER being the protocol's `[[rosters]]` name (for `roster verify`, the sealed 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from datetime import UTC, datetime
@@ -344,12 +345,9 @@ def corpus_synthetic(
     """
     from harness.synthetic import SyntheticConfig, generate
 
-    knobs = {"corrected_facts": corrected, "changed_facts": changed}
-    config = (
-        SyntheticConfig(seed=seed, **knobs)
-        if sessions is None
-        else SyntheticConfig(seed=seed, sessions=sessions, **knobs)
-    )
+    config = SyntheticConfig(seed=seed, corrected_facts=corrected, changed_facts=changed)
+    if sessions is not None:
+        config = dataclasses.replace(config, sessions=sessions)
     generated = generate(out, config)
     sizes = ", ".join(f"{name}={n}" for name, n in generated.questions.items())
     click.echo(

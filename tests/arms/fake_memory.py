@@ -13,6 +13,9 @@ Differences, on purpose:
   characters remain, and a doubled last consonant left by "ing" or "ed" is halved: a stand-in for the
   engine's Porter index ("running", "runs" -> "run"), not Porter.
 - `embed_query` has no model: a test registers each query's vector with `add_query`.
+- settles (`settles`, filled by a test) are what `settlements_of` answers and what records'
+  `settled` show; the fake's own `lexical` and `nearest` do not hide corrected chunks (the real
+  engine's reads do, `engine.memory`): a test of the arms' final stage sees them arrive there.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from datetime import UTC, datetime
 import numpy as np
 from numpy.typing import NDArray
 
-from engine.api import ChunkRecord, Scored
+from engine.api import ChunkRecord, Scored, SettledAs, Settlement
 from engine.model import Author
 from engine.scope import Scope, require_scope
 
@@ -57,6 +60,7 @@ class FakeMemory:
     edits: dict[tuple[str, str], int] = field(default_factory=dict)
     queries: dict[str, NDArray[np.float32]] = field(default_factory=dict)
     calls: list[tuple[str, tuple[object, ...]]] = field(default_factory=list)
+    settles: list[Settlement] = field(default_factory=list)
 
     # --- building a fixture ---------------------------------------------------------------------
 
@@ -231,7 +235,26 @@ class FakeMemory:
         top = _top(found, 1)
         return top[0] if top else None
 
+    def settlements_of(self, ids: Sequence[str], scope: Scope) -> list[Settlement]:
+        require_scope(scope)
+        self.calls.append(("settlements_of", (tuple(ids), scope)))
+        visible = {c.id for c in self._visible(scope) if c.id in set(ids)}
+        return [s for s in self.settles if s.active and (s.old in visible or s.new in visible)]
+
     # --- helpers --------------------------------------------------------------------------------
+
+    def _links(self, chunk_id: str) -> tuple[SettledAs, ...]:
+        links: list[SettledAs] = []
+        for s in self.settles:
+            if s.active and s.old == chunk_id:
+                links.append(
+                    SettledAs(settlement=s.id, kind=s.kind, role="old", other=s.new, time=s.time)
+                )
+            if s.active and s.new == chunk_id:
+                links.append(
+                    SettledAs(settlement=s.id, kind=s.kind, role="new", other=s.old, time=s.time)
+                )
+        return tuple(links)
 
     def calls_to(self, method: str) -> list[tuple[object, ...]]:
         """The argument tuples of every logged call to `method`, in order."""
@@ -259,6 +282,7 @@ class FakeMemory:
             ts_end=chunk.ts,
             session_start=session.start,
             sha256=hashlib.sha256(chunk.text.encode()).hexdigest(),
+            settled=self._links(chunk.id),
         )
 
 

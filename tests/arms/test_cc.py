@@ -252,7 +252,8 @@ def test_the_same_query_gives_the_same_hits_and_ties_fall_by_chunk_id() -> None:
 def test_bad_parameters_are_refused_naming_the_arm_and_parameter(spec: str, message: str) -> None:
     with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
         build(spec, FakeMemory())
-    assert isinstance(build("cc(weight=1,norm='zscore',pool=100)", FakeMemory()), CCArm)  # control
+    ok = build("cc(weight=1,norm='zscore',pool=100)", FakeMemory())  # control
+    assert isinstance(ok.inner, CCArm)
 
 
 def test_the_params_class_itself_refuses_an_unknown_norm() -> None:

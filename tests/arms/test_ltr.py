@@ -424,7 +424,7 @@ def test_the_arm_cannot_be_built_without_a_model_and_its_params_are_checked() ->
         registry.build("ltr()", mem)
     assert registry.is_fitted("ltr()")
     arm = registry.build("ltr(pool=5)", mem, hand_model({}))  # control: with a model it builds
-    assert isinstance(arm, LtrArm)
+    assert isinstance(arm.inner, LtrArm)
     assert arm.params == LtrParams(pool=5, min_score=0.0, rrf_k=60)
     assert (
         registry.full_canonical("ltr()")

@@ -243,7 +243,7 @@ def test_bad_parameters_are_refused_naming_the_arm_and_parameter(spec: str, mess
     with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
         build(spec, FakeMemory())
     ok = build("neighbors(lam=1,base='rrf',expand=True,pool=100)", FakeMemory())  # control
-    assert isinstance(ok, NeighborsArm)
+    assert isinstance(ok.inner, NeighborsArm)
 
 
 def test_the_params_class_itself_refuses_a_non_bool_expand_and_an_unknown_base() -> None:

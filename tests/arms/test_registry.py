@@ -52,10 +52,10 @@ def test_the_unknown_arm_message_follows_the_registry(monkeypatch: pytest.Monkey
 
 def test_build_fills_defaults_and_applies_overrides() -> None:
     mem = FakeMemory()
-    arm = build("rrf(pool=5)", mem)
+    arm = build("rrf(pool=5)", mem).inner  # every built arm comes in the settles' final stage
     assert isinstance(arm, RRFArm)
     assert arm.params == RRFParams(pool=5, rrf_k=60, min_score=0.20)
-    walk = build(ArmSpec(name="walk"), mem)
+    walk = build(ArmSpec(name="walk"), mem).inner
     assert isinstance(walk, WalkArm)
     assert walk.params == WalkParams()
     assert walk.params.seeds == 3
@@ -63,7 +63,7 @@ def test_build_fills_defaults_and_applies_overrides() -> None:
 
 
 def test_an_int_is_accepted_for_a_float_parameter_and_stored_as_float() -> None:
-    arm = build("rrf(min_score=0)", FakeMemory())
+    arm = build("rrf(min_score=0)", FakeMemory()).inner
     assert isinstance(arm, RRFArm)
     assert arm.params.min_score == 0.0
     assert isinstance(arm.params.min_score, float)
@@ -76,7 +76,7 @@ def test_an_unknown_parameter_is_refused_with_the_valid_ones() -> None:
         match="rrf: no parameter 'depth'; valid parameters: min_score, pool, rrf_k",
     ):
         build("rrf(depth=3)", FakeMemory())
-    assert isinstance(build("rrf(pool=3)", FakeMemory()), RRFArm)  # control
+    assert isinstance(build("rrf(pool=3)", FakeMemory()).inner, RRFArm)  # control
 
 
 @pytest.mark.parametrize(
@@ -183,7 +183,7 @@ def test_stem_is_named_only_when_set_and_round_trips(name: str) -> None:
     assert "stem=True" in stemmed
     assert full_canonical(stemmed) == stemmed
     assert resolve(stemmed) == resolve(f"{name}(stem=True)")
-    assert build(stemmed, FakeMemory()).params.stem is True  # type: ignore[attr-defined]
+    assert build(stemmed, FakeMemory()).params.stem is True
     with pytest.raises(SpecError, match=f"{name}: stem must be bool, got 1"):
         build(f"{name}(stem=1)", FakeMemory())
 

@@ -1,0 +1,160 @@
+"""The SQL of typed corrections: the settlements table, its writes and the reads that filter on it.
+
+Kept beside `engine.store` (which holds the numbered migrations and applies this schema as one of
+them) because that module is full; like it, nothing outside engine/ imports this module. The rules
+of what may be settled (known kinds, existing chunks, who may undo what) are `engine.trust`'s.
+
+A settlement holds ids only: two chunk ids, the kind, the reason the person or agent gave, the actor
+and the times. No chunk text is copied here, so a forget of either chunk leaves nothing of it behind.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+# Applied by `engine.store.MIGRATIONS`. A row is written once and may later be marked undone once;
+# the trigger refuses every other change, so an undo cannot be rewritten into something else.
+SCHEMA = """
+CREATE TABLE settlements (
+    id INTEGER PRIMARY KEY,
+    old TEXT NOT NULL,
+    new TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('corrected', 'changed', 'open')),
+    reason TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    created TEXT NOT NULL,
+    undone TEXT,
+    undone_by TEXT,
+    CHECK (old != new),
+    CHECK ((undone IS NULL) = (undone_by IS NULL))
+);
+CREATE INDEX settlements_old ON settlements(old, id);
+CREATE INDEX settlements_new ON settlements(new, id);
+CREATE TRIGGER settlements_undo_once BEFORE UPDATE ON settlements
+WHEN OLD.undone IS NOT NULL OR NEW.old != OLD.old OR NEW.new != OLD.new OR NEW.kind != OLD.kind
+    OR NEW.reason != OLD.reason OR NEW.actor != OLD.actor OR NEW.created != OLD.created
+BEGIN
+    SELECT RAISE(ABORT, 'a settlement is only ever marked undone, once');
+END;
+"""
+
+# The ids an active `corrected` settle hides from every search; a sub-select the read statements of
+# `engine.reads` use as `AND c.id NOT IN (...)`.
+CORRECTED_IDS = "SELECT old FROM settlements WHERE kind = 'corrected' AND undone IS NULL"
+
+SettlementRow = tuple[int, str, str, str, str, str, str, str | None, str | None]
+_COLUMNS = "s.id, s.old, s.new, s.kind, s.reason, s.actor, s.created, s.undone, s.undone_by"
+
+
+def _rows(cursor: sqlite3.Cursor) -> list[SettlementRow]:
+    return [
+        (
+            int(r[0]),
+            str(r[1]),
+            str(r[2]),
+            str(r[3]),
+            str(r[4]),
+            str(r[5]),
+            str(r[6]),
+            None if r[7] is None else str(r[7]),
+            None if r[8] is None else str(r[8]),
+        )
+        for r in cursor.fetchall()
+    ]
+
+
+def insert(
+    conn: sqlite3.Connection, old: str, new: str, kind: str, reason: str, actor: str, created: str
+) -> int:
+    """Append one active settlement; returns its id. Runs in the caller's transaction."""
+    cur = conn.execute(
+        "INSERT INTO settlements(old, new, kind, reason, actor, created) VALUES (?, ?, ?, ?, ?, ?)",
+        (old, new, kind, reason, actor, created),
+    )
+    return int(cur.lastrowid or 0)
+
+
+def mark_undone(conn: sqlite3.Connection, settlement_id: int, when: str, actor: str) -> None:
+    """Mark an active settlement undone. Runs in the caller's transaction."""
+    conn.execute(
+        "UPDATE settlements SET undone = ?, undone_by = ? WHERE id = ? AND undone IS NULL",
+        (when, actor, settlement_id),
+    )
+
+
+def by_id(conn: sqlite3.Connection, settlement_id: int) -> SettlementRow | None:
+    """The settlement with this id, or None."""
+    rows = _rows(
+        conn.execute(f"SELECT {_COLUMNS} FROM settlements s WHERE s.id = ?", (settlement_id,))
+    )
+    return rows[0] if rows else None
+
+
+def chunk_projects(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, str]:
+    """chunk id -> project for the ids that exist."""
+    rows = conn.execute(
+        "SELECT id, project FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(ids)),),
+    ).fetchall()
+    return {str(r[0]): str(r[1]) for r in rows}
+
+
+def active_between(conn: sqlite3.Connection, a: str, b: str) -> list[SettlementRow]:
+    """Active settlements between chunks `a` and `b`, in either direction, by id."""
+    return _rows(
+        conn.execute(
+            f"SELECT {_COLUMNS} FROM settlements s WHERE s.undone IS NULL "
+            "AND ((s.old = ? AND s.new = ?) OR (s.old = ? AND s.new = ?)) ORDER BY s.id",
+            (a, b, b, a),
+        )
+    )
+
+
+def listed(
+    conn: sqlite3.Connection, projects: Sequence[str] | None, include_undone: bool
+) -> list[SettlementRow]:
+    """Settlements whose old or new chunk lies in `projects` (every one when None), by id.
+
+    A settlement whose chunks are both gone (forgotten) is listed only without a project filter.
+    """
+    where = "" if include_undone else " AND s.undone IS NULL"
+    if projects is None:
+        return _rows(
+            conn.execute(f"SELECT {_COLUMNS} FROM settlements s WHERE 1{where} ORDER BY s.id")
+        )
+    return _rows(
+        conn.execute(
+            f"SELECT {_COLUMNS} FROM settlements s WHERE EXISTS (SELECT 1 FROM chunks c "
+            "WHERE c.id IN (s.old, s.new) AND c.project IN (SELECT value FROM json_each(?)))"
+            f"{where} ORDER BY s.id",
+            (json.dumps(sorted(projects)),),
+        )
+    )
+
+
+def active_touching(
+    conn: sqlite3.Connection, ids: Sequence[str], projects: Sequence[str] | None
+) -> list[SettlementRow]:
+    """Active settlements with `old` or `new` among `ids`, where that chunk lies in `projects`
+    (any project when None), by id."""
+    if not ids:
+        return []
+    scope = "" if projects is None else " AND c.project IN (SELECT value FROM json_each(?))"
+    params: list[object] = [json.dumps(list(dict.fromkeys(ids)))]
+    if projects is not None:
+        params.append(json.dumps(sorted(projects)))
+    return _rows(
+        conn.execute(
+            f"SELECT {_COLUMNS} FROM settlements s WHERE s.undone IS NULL AND EXISTS ("
+            "SELECT 1 FROM chunks c WHERE c.id IN (s.old, s.new) "
+            "AND c.id IN (SELECT value FROM json_each(?))" + scope + ") ORDER BY s.id",
+            params,
+        )
+    )
+
+
+def corrected_ids(conn: sqlite3.Connection) -> frozenset[str]:
+    """The chunk ids an active `corrected` settle hides from every search."""
+    return frozenset(str(r[0]) for r in conn.execute(CORRECTED_IDS))
