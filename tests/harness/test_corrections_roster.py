@@ -139,7 +139,9 @@ def _evaluate(protocol: Path) -> tuple[Evaluation, dict[str, Any]]:
     verified = runner.verify_inputs(protocol, options)
     evaluation = runner.evaluate(verified, options)
     result = runner.write_outputs(verified, evaluation, options)
-    return evaluation, json.loads((result.directory / "summary.json").read_text(encoding="utf-8"))
+    summary = json.loads((result.directory / "summary.json").read_text(encoding="utf-8"))
+    summary["report.md"] = (result.directory / "report.md").read_text(encoding="utf-8")
+    return evaluation, summary
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +176,12 @@ def test_with_the_settles_no_corrected_memory_surfaces_and_every_replacement_ran
     runs: tuple[tuple[Evaluation, dict[str, Any]], tuple[Evaluation, dict[str, Any]]],
 ) -> None:
     (settled, written), _ = runs
+    report = written.pop("report.md")
     validate_summary(written)  # the shipped schema accepts the settles record
+    assert (
+        "- settles (settles.json, applied through the engine before any arm ran): 4 in the file; 4 applied by this run, 0 already held; 0 skipped"
+        in report
+    )
     assert written["corpus"]["settles"]["applied"] == 4
     record = settled.summary.corpus.settles
     assert record is not None
@@ -212,6 +219,7 @@ def test_without_the_settles_the_corrected_memories_surface_and_the_gates_fail(
 ) -> None:
     _, (plain, written) = runs
     assert "settles" not in written["corpus"]
+    assert "- settles (" not in written["report.md"]
     assert plain.summary.corpus.settles is None
     key = _key(plain)
     for name, arm in ARMS.items():
