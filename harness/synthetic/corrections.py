@@ -7,8 +7,10 @@ replaces it. For a **changed** fact the world changed (the old value was true un
 **corrected** one the person says in B that A's value was wrong and gives the right one. No other
 session's plan, draw or byte depends on them, so turning the option on only adds files.
 
-Each statement is one message whose text holds the value, and the value is repeated in no other
-message of its session, so "the memory that says X" is exactly the chunk(s) covering that message.
+Each statement is one message, and no other message of its session names the service with that value,
+so "the memory that says X" is exactly the chunk(s) covering that message. The sessions are appended to
+the plan's list but dated among the others (A in the first half of the timeline, B at least a quarter
+of it later).
 After writing, `outputs` finds those messages' uuids in the written lines and builds:
 
 - ``settles.json``: what the person settles, old -> new by (session id, message uuid), with the kind,
