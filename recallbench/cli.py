@@ -69,7 +69,9 @@ pass_ctx = click.make_pass_decorator(Context)
 
 
 # The commands whose database is the memory (`--db`); the harness's commands use databases of their own.
-_MEMORY_COMMANDS = frozenset({"import", "status", "search", "serve", "doctor", "rebuild"})
+_MEMORY_COMMANDS = frozenset(
+    {"import", "status", "search", "serve", "doctor", "rebuild", "correct", "corrections"}
+)
 
 
 class MainGroup(HelpGroup):
@@ -471,12 +473,19 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "hooks uninstall": ("recallbench hooks uninstall",),
     "hook": ("echo '{}' | recallbench hook SessionStart    # what Claude Code runs",),
     "audit": ("recallbench audit", "recallbench audit --since 2026-05-01 --json"),
+    "correct": (
+        'recallbench correct OLD_ID --by NEW_ID --kind changed --reason "the port moved to 6543"',
+        'recallbench correct OLD_ID --note "The port is 6543." --kind corrected --reason "wrong"',
+        "recallbench correct --undo 3",
+    ),
+    "corrections": ("recallbench corrections --pending", "recallbench corrections --project ."),
 }
 
 
 def _attach() -> None:
     from recallbench.audit_cli import audit_command
     from recallbench.config_cli import config_group
+    from recallbench.correct_cli import correct_command, corrections_command
     from recallbench.fit_cli import arm_group
     from recallbench.harness_cli import bench, corpus, protocol, roster
     from recallbench.instantiate_cli import protocol_instantiate
@@ -500,6 +509,8 @@ def _attach() -> None:
         rebuild_command,
         arm_group,
         audit_command,
+        correct_command,
+        corrections_command,
     ):
         main.add_command(command)
     for subcommand in (roster_mine, roster_draft, roster_review):

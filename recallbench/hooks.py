@@ -40,6 +40,7 @@ from engine.checks import is_int, is_number
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_SERVER
 from engine.scope import Scope, resolve_project
 from engine.text_reads import TextReads, is_lock_error, is_lock_message
+from engine.trust_order import settle_ranked
 from recallbench import config
 from recallbench.home_trust import (
     LoggableError,
@@ -49,7 +50,7 @@ from recallbench.home_trust import (
     make_private_dir,
     open_private,
 )
-from recallbench.present import HitRow, clip, hit_rows, minute, one_line
+from recallbench.present import HitRow, clip, entry_label, hit_rows, minute, one_line
 from recallbench.search_service import search_via_socket, socket_path
 
 if TYPE_CHECKING:
@@ -502,11 +503,12 @@ def _inject(
     # One more than needed, since hits from the running session itself are dropped below.
     wanted = settings.limit + 1
     hits = _served_hits(prompt, project, wanted, ctx, log)
-    if hits is None:
-        hits = [
+    if hits is None:  # the served arm's hits are settled already (arms.settled); these, here
+        lexical = [
             _Hit(chunk_id=s.chunk_id, score=s.score, via=LEXICAL_VIA, cosine=None)
             for s in reads.lexical(prompt, scope, wanted)
         ]
+        hits = settle_ranked(lexical, reads, scope)
     cosines = {h.chunk_id: h.cosine for h in hits}
     current = _text_field(payload, "session_id")
     records = [r for r in reads.chunks(list(cosines), scope) if r.session_id != current]
@@ -585,7 +587,7 @@ def format_context(rows: Sequence[HitRow], settings: InjectSettings) -> str:
     body = header
     entries = 0
     for row in rows:
-        label = f"\n[{row.rank}] {minute(row.timestamp)} · session {row.session_id[:8]} · {row.author}\n"
+        label = f"\n{entry_label(row)}\n"
         space = room - len(body) - len(label)
         if space < settings.min_entry_chars:
             break

@@ -17,7 +17,8 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -25,6 +26,7 @@ from types import FrameType
 from mcp.server import MCPServer
 
 from arms.registry import full_canonical
+from engine.audit import AGENT_PREFIX, AuditError, check_actor
 from engine.embed import Embedder
 from engine.markers import OWN_SERVER
 from engine.memory import Memory
@@ -48,9 +50,13 @@ INSTRUCTIONS = (
     "Long-term memory of earlier Claude Code sessions (recallbench). Use `search_memory` when the user "
     "refers to earlier work, or before re-deriving a decision, an error's cause, a command or a fix that "
     "may have come up before; read a whole chunk and its neighbours with `get_memory`. Results are "
-    "limited to the current project; all_projects=true works only where the person allowed it. These "
-    "tools only read."
+    "limited to the current project; all_projects=true works only where the person allowed it. Every "
+    "tool but `flag_memory` only reads. When two memories disagree, `flag_memory` marks the older one "
+    "corrected (it was wrong), changed (true then, no longer) or open (unresolved); it deletes nothing "
+    "and the person reviews every flag."
 )
+# Claude Code gives a stdio MCP server its session id in this variable (v2.1.154 and later).
+SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
 
 
 class ServeError(RuntimeError):
@@ -88,10 +94,31 @@ def build_server(
         project_dir=project_dir if project_dir is not None else default_project_dir(),
         clock=now if now is not None else (lambda: datetime.now(UTC)),
         settings=settings,
+        flagger=memory,
+        actor=agent_actor(os.environ),
     )
     server = MCPServer(OWN_SERVER, instructions=INSTRUCTIONS, log_level="WARNING")
     tools.register(server)
     return server
+
+
+def agent_actor(env: Mapping[str, str]) -> str:
+    """Who the model's flags are recorded as: ``agent:<Claude Code session id>``.
+
+    The id comes from `SESSION_ENV`. Without it (an older Claude Code, another client) or with a
+    value that is not a plain id, the actor is ``agent:mcp-<random hex>``, new for each server
+    process: the flags stay attributable to one agent, which can undo only its own, and
+    `recallbench corrections --pending` lists them all the same.
+    """
+    session = env.get(SESSION_ENV, "").strip()
+    try:
+        return check_actor(AGENT_PREFIX + session) if session else _unknown_session()
+    except AuditError:
+        return _unknown_session()
+
+
+def _unknown_session() -> str:
+    return f"{AGENT_PREFIX}mcp-{uuid.uuid4().hex[:16]}"
 
 
 def serve(db: Path, *, search_service: bool = True, background_embed: bool = True) -> None:

@@ -1,8 +1,12 @@
-"""The tools the model calls over MCP: read-only, scoped reads of memory through the shipped arm.
+"""The tools the model calls over MCP: scoped reads of memory through the shipped arm, and one flag.
 
-Every tool is annotated read-only and non-destructive, and none of them can edit or delete memory:
-`MemoryTools` is handed a reader (`ToolReader`, the scoped read methods it needs) and a built arm by
-the wiring in `recallbench.mcp_server`, and this module imports nothing that writes (a test walks its
+Four tools are annotated read-only and non-destructive. The fifth, `flag_memory`, is the one write the
+model may make: it settles a memory as corrected, changed or open against another (`engine.trust`),
+or undoes a settle its own session made. It never deletes: a corrected memory is only hidden from
+searches, still readable by id, and the person reviews every such flag (`recallbench corrections
+--pending`) and may undo it. `MemoryTools` is handed a reader (`ToolReader`, the scoped read methods
+it needs), a built arm and, for the flag, a `Flagger` (the narrow settle/undo interface) by the
+wiring in `recallbench.mcp_server`; this module imports nothing that writes (a test walks its
 imports to keep it that way). Reads are scoped to the Claude Code project (`$CLAUDE_PROJECT_DIR`, else
 the server's cwd, resolved by `engine.scope.resolve_project`). A call may ask for all projects only when
 the person turned `mcp.all_projects` on in config; otherwise it is refused with a tool error, so neither
@@ -16,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Protocol
+from typing import Annotated, Literal, Protocol
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -24,15 +28,30 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from arms.base import Arm, Query
-from engine.api import ChunkRecord
+from engine.api import ChunkRecord, Settlement
 from engine.chunking import chunk_id as make_chunk_id
 from engine.scope import Scope, resolve_project
-from recallbench.present import hit_rows
+from recallbench.present import hit_rows, status_line
 
 MAX_LIMIT = 50
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
+# The flag writes (a settle and its audit row) but never deletes anything.
+FLAG = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+FlagKind = Literal["corrected", "changed", "open", "undo"]
+FLAG_HELP = (
+    "corrected: the memory was wrong (hidden from searches; still readable by id); changed: it was "
+    "true then, the world changed (ranked below its replacement); open: they disagree and nobody "
+    "knows yet (both shown together); undo: take back a flag this session made on chunk_id."
+)
+FLAG_DONE = {
+    "corrected": "hidden from searches from now on; get_memory still shows it, with its replacement",
+    "changed": "ranked below its replacement from now on, marked with the date",
+    "open": "both memories are shown together from now on, marked open",
+}
 
 
 EMPTY_QUERY = 'the query is empty; say what to look for, e.g. "retry flake"'
@@ -70,6 +89,19 @@ class ToolReader(Protocol):
     def status(self) -> dict[str, object]: ...
 
 
+class Flagger(Protocol):
+    """The one write the model may make (`engine.memory.Memory` provides it): settle a chunk against
+    another, or undo a settle; plus the listing that finds a session's own settles. It cannot delete."""
+
+    def settle(
+        self, old: str, *, by: str, kind: str, reason: str, actor: str, now: datetime
+    ) -> Settlement: ...
+    def undo_settle(
+        self, settlement_id: int, *, actor: str, now: datetime, reason: str = ""
+    ) -> Settlement: ...
+    def settlements(self, scope: Scope, *, include_undone: bool = False) -> list[Settlement]: ...
+
+
 # --- return models ------------------------------------------------------------------------------
 # (No docstrings: pydantic would put them into the output schemas the client sees.)
 
@@ -85,6 +117,17 @@ class SearchHit(BaseModel):
     author: str
     timestamp: str | None
     text: str
+    status: str | None = None
+
+
+class FlagResult(BaseModel):
+    settlement_id: int
+    chunk_id: str
+    by: str
+    kind: str
+    actor: str
+    active: bool
+    message: str
 
 
 class SearchResult(BaseModel):
@@ -110,6 +153,12 @@ class MemoryChunk(BaseModel):
     text: str | None = None
     previous_chunk_id: str | None = None
     next_chunk_id: str | None = None
+    status: str | None = Field(
+        default=None, description="Its part in typed corrections, e.g. 'corrected on DATE ...'."
+    )
+    replaced_by: str | None = Field(
+        default=None, description="The chunk that corrects or replaces it, when one does."
+    )
     message: str | None = None
 
 
@@ -153,12 +202,14 @@ def default_project_dir() -> Path:
 
 
 class MemoryTools:
-    """The four read-only tools over `reader` and `arm`; `register` adds them to a server.
+    """The four read-only tools over `reader` and `arm`, and `flag_memory` over `flagger` when one is
+    given; `register` adds them to a server.
 
     `arm_spec` is the arm's canonical spec, reported by `search_memory` and `memory_status`.
     `settings` gives the person's switches; it is called on every call, so turning one off takes effect
-    at once (default: all off). Plain methods run on the server's worker threads; the reader must allow
-    that (`Memory` gives each thread its own connection).
+    at once (default: all off). `actor` is who the flags are recorded as (`agent:<session id>`).
+    Plain methods run on the server's worker threads; the reader must allow that (`Memory` gives each
+    thread its own connection).
     """
 
     def __init__(
@@ -170,8 +221,12 @@ class MemoryTools:
         project_dir: Path,
         clock: Callable[[], datetime],
         settings: Callable[[], ScopeSettings] = _AllOff,
+        flagger: Flagger | None = None,
+        actor: str = "agent:unknown-session",
     ) -> None:
         self._reader = reader
+        self._flagger = flagger
+        self._actor = actor
         self._arm = arm
         self._arm_spec = arm_spec
         self._project_dir = project_dir
@@ -179,9 +234,12 @@ class MemoryTools:
         self._settings = settings
 
     def register(self, server: MCPServer) -> None:
-        """Add every tool to `server`, annotated read-only."""
+        """Add every tool to `server`: the reads annotated read-only, the flag (when this has a
+        flagger) as a write that is not destructive."""
         for tool in (self.search_memory, self.get_memory, self.recent_sessions, self.memory_status):
             server.add_tool(tool, annotations=READ_ONLY)
+        if self._flagger is not None:
+            server.add_tool(self.flag_memory, annotations=FLAG)
 
     # --- scope ---------------------------------------------------------------------------------
     def current_project(self) -> str | None:
@@ -280,7 +338,83 @@ class MemoryTools:
             text=record.text,
             previous_chunk_id=previous if previous in present else None,
             next_chunk_id=following if following in present else None,
+            status=status_line(record),
+            replaced_by=None
+            if record.status is None or record.status.kind == "open"
+            else (record.status.other),
         )
+
+    def flag_memory(
+        self,
+        chunk_id: Annotated[
+            str,
+            Field(description="The memory to flag: a chunk id from search_memory.", min_length=1),
+        ],
+        kind: Annotated[FlagKind, Field(description=FLAG_HELP)],
+        reason: Annotated[
+            str,
+            Field(description="Why, in one sentence (no secrets).", min_length=1, max_length=500),
+        ],
+        by: Annotated[
+            str | None,
+            Field(
+                description="The chunk id of the memory that corrects, replaces or disputes it "
+                "(required except for undo, where it picks one of several flags)."
+            ),
+        ] = None,
+    ) -> FlagResult:
+        """Flag a memory of this project that another contradicts, or undo this session's own flag.
+        It never deletes: the person reviews every flag and may undo it."""
+        flagger = self._flagger
+        if flagger is None:  # not registered without one
+            raise ToolError("this server takes no flags")
+        scope, message = self._scope(False)
+        if scope is None:
+            raise ToolError(message or "no memory for this project")
+        if kind == "undo":
+            return self._undo_flag(flagger, scope, chunk_id, reason, by)
+        if by is None:
+            msg = f"by is required for kind={kind}: the chunk id of the memory that replaces or disputes it"
+            raise ToolError(msg)
+        found = {r.id for r in self._reader.chunks([chunk_id, by], scope)}
+        missing = [c for c in (chunk_id, by) if c not in found]
+        if missing:
+            msg = f"no chunk {', '.join(missing)} in {scope}; flag only memories of this project"
+            raise ToolError(msg)
+        try:
+            done = flagger.settle(
+                chunk_id, by=by, kind=kind, reason=reason, actor=self._actor, now=self._clock()
+            )
+        except ValueError as exc:  # the engine's refusal (engine.trust.TrustError) says why
+            raise ToolError(str(exc)) from None
+        return _flag_result(done, f"flagged {kind}: {FLAG_DONE[kind]}")
+
+    def _undo_flag(
+        self, flagger: Flagger, scope: Scope, chunk_id: str, reason: str, by: str | None
+    ) -> FlagResult:
+        """Undo the one active flag this session made on `chunk_id` (against `by`, when given)."""
+        mine = [
+            s
+            for s in flagger.settlements(scope)
+            if s.old == chunk_id and s.actor == self._actor and by in (None, s.new)
+        ]
+        if not mine:
+            msg = (
+                f"this session has no active flag on {chunk_id}; a flag another session or the "
+                "person made can only be undone by the person (`recallbench correct --undo ID`)"
+            )
+            raise ToolError(msg)
+        if len(mine) > 1:
+            others = ", ".join(s.new for s in mine)
+            msg = f"this session flagged {chunk_id} against {others}; pass by= to pick one"
+            raise ToolError(msg)
+        try:
+            done = flagger.undo_settle(
+                mine[0].id, actor=self._actor, now=self._clock(), reason=reason
+            )
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
+        return _flag_result(done, "undone: the memory is searched and ranked as before")
 
     def recent_sessions(
         self,
@@ -323,6 +457,18 @@ class MemoryTools:
             skipped=_counts(info["skipped"]),
             scrubbed=_counts(info["scrubbed"]),
         )
+
+
+def _flag_result(done: Settlement, message: str) -> FlagResult:
+    return FlagResult(
+        settlement_id=done.id,
+        chunk_id=done.old,
+        by=done.new,
+        kind=done.kind,
+        actor=done.actor,
+        active=done.active,
+        message=message,
+    )
 
 
 def _scope_fields(scope: Scope | None) -> tuple[list[str], bool]:

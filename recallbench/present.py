@@ -15,6 +15,9 @@ injected context all show hits as `HitRow`s, with these fields and no other name
 - `timestamp`: the chunk's first timestamp (ISO 8601), or None when the transcript had none.
 - `text`: the chunk's whole text; a view that shows less clips it with `one_line` and `clip`, or shows
   the part around the query's words with `snippet`.
+- `status`: the chunk's part in active typed corrections (`engine.trust`), e.g. ``changed on
+  2026-05-01 (replaced by <id>, settle 3)`` or ``open since 2026-05-01: disputed with <id> (settle
+  4)``, several joined with "; "; None for a chunk no settle touches (almost all).
 
 Only the standard library is imported at run time: the prompt hook renders rows without numpy.
 """
@@ -56,6 +59,7 @@ class HitRow:
     author: str
     timestamp: str | None
     text: str
+    status: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The row as a JSON-ready mapping with the documented field names."""
@@ -77,9 +81,15 @@ def hit_rows(hits: Iterable[RankedHit], records: Iterable[ChunkRecord]) -> list[
             author=record.author.label,
             timestamp=record.ts_start,
             text=record.text,
+            status=status_line(record),
         )
         for rank, (hit, record) in enumerate(found, start=1)
     ]
+
+
+def status_line(record: ChunkRecord) -> str | None:
+    """The chunk's part in every active settle, for a person or the model; None when it has none."""
+    return "; ".join(s.describe() for s in record.settled) or None
 
 
 def one_line(text: str) -> str:
@@ -102,7 +112,8 @@ def minute(iso: object) -> str:
 def header(row: HitRow) -> str:
     """The line a person reads above a hit: rank and channel, then who, when, which session and project.
 
-    `#1 via rrf (fts+vector) · User · 2026-03-01 10:00 · session 5555… · /home/dev/alpha`
+    `#1 via rrf (fts+vector) · User · 2026-03-01 10:00 · session 5555… · /home/dev/alpha`, and the
+    row's `status` last when it has one.
     """
     return " · ".join(
         (
@@ -111,8 +122,18 @@ def header(row: HitRow) -> str:
             minute(row.timestamp),
             f"session {row.session_id}",
             row.project,
+            *([row.status] if row.status else []),
         )
     )
+
+
+def entry_label(row: HitRow) -> str:
+    """The label of an entry in the prompt hook's injected context:
+
+    `[1] 2026-03-01 10:00 · session 5555aaaa · User`, and the row's `status` last when it has one.
+    """
+    status = f" · {row.status}" if row.status else ""
+    return f"[{row.rank}] {minute(row.timestamp)} · session {row.session_id[:8]} · {row.author}{status}"
 
 
 def snippet(text: str, query: str, size: int) -> str:

@@ -1,7 +1,9 @@
 """A small corpus for typed corrections: one chunk per session, all about the orders database.
 
 Project SHOP holds four sessions (one chunk each, every one holding the words "orders database"):
-OLD says the port is 5432, NEW says it moved to 6543, and BACKUP and POOL are bystanders. Project BLOG
+OLD says the port is 5432 (and says "port" four times, so every arm ranks it first for "orders
+database port"), NEW says it moved to 6543, and BACKUP and POOL are bystanders. Chunk ids are keyed
+by the path below the corpus folder (`stream_root`), so they are the same in every test's tmp_path. Project BLOG
 holds one more session about its own database, for scope controls. `shop_memory` imports them and
 returns the chunk id of each session by name.
 """
@@ -27,14 +29,14 @@ SESSIONS: dict[str, tuple[str, str, str, str]] = {
     "old": (
         "7a000000-0000-4000-8000-000000000001",
         SHOP,
-        "Which port does the orders database listen on?",
-        "The orders database listens on port 5432.",
+        "Which port is the orders database port?",
+        "The orders database port is port 5432.",
     ),
     "new": (
         "7a000000-0000-4000-8000-000000000002",
         SHOP,
-        "The orders database moved, check its port",
-        "The orders database now listens on port 6543.",
+        "The orders database moved to a new host",
+        "The orders database now listens on 6543.",
     ),
     "backup": (
         "7a000000-0000-4000-8000-000000000003",
@@ -75,11 +77,14 @@ def chunk_ids(memory: Memory) -> dict[str, str]:
 
 
 def shop_memory(
-    tmp_path: Path, *, lexical_index: LexicalMode = "off"
+    tmp_path: Path, *, lexical_index: LexicalMode = "off", db: Path | None = None
 ) -> tuple[Memory, dict[str, str]]:
-    """A memory of the corpus (hash embedder, 64-d) and each session's chunk id by name."""
-    memory = Memory(tmp_path / "trust.db", HashEmbedder(64), lexical_index=lexical_index)
-    memory.import_paths([write_corpus(tmp_path / "projects")])
+    """A memory of the corpus (hash embedder, 64-d; in `db`, default tmp_path/trust.db) and each
+    session's chunk id by name."""
+    path = db if db is not None else tmp_path / "trust.db"
+    memory = Memory(path, HashEmbedder(64), lexical_index=lexical_index)
+    root = write_corpus(tmp_path / "projects")
+    memory.import_paths([root], stream_root=root)
     ids = chunk_ids(memory)
     if len(memory.chunk_rows()) != len(SESSIONS):  # the fixture's premise: one chunk per session
         msg = f"expected one chunk per session, got {len(memory.chunk_rows())} chunks"

@@ -39,6 +39,7 @@ from tests.recallbench.serving import start_serve, stop
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = {"search_memory", "get_memory", "recent_sessions", "memory_status"}
+WRITE_TOOLS = {"flag_memory"}  # the one write: a settle, never a delete (test_mcp_flag.py)
 SID_LONG = "aaaaaaaa-0000-4000-8000-00000000000f"
 MODES = ["auto", "legacy"]  # the current handshake, and the initialize handshake Claude Code uses
 
@@ -115,19 +116,21 @@ def allow(key: str) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_every_tool_is_listed_read_only_and_non_destructive(db: Path, mode: str) -> None:
+def test_every_read_tool_is_listed_read_only_and_no_tool_is_destructive(
+    db: Path, mode: str
+) -> None:
     async def go() -> Any:
         with anyio.fail_after(60):
             async with Client(server_for(db, ALPHA), mode=mode) as client:
                 return await client.list_tools()
 
     listed = anyio.run(go)
-    assert {t.name for t in listed.tools} == TOOLS
+    assert {t.name for t in listed.tools} == TOOLS | WRITE_TOOLS
     for tool in listed.tools:
         assert tool.annotations is not None
         assert (tool.name, tool.annotations.read_only_hint, tool.annotations.destructive_hint) == (
             tool.name,
-            True,
+            tool.name not in WRITE_TOOLS,  # the flag is not read-only: it is told as it is
             False,
         )
         assert tool.output_schema is not None
