@@ -71,7 +71,7 @@ class LexicalReads:
             return reads.lexical(self._conn(), text, scope, limit, stem=stem)
         require_scope(scope)
         allowed = None if scope.all_projects else frozenset(scope.projects)
-        hidden = trust_sql.corrected_ids(self._conn())
+        hidden = trust_sql.corrected_ids(self._conn(), None if allowed is None else sorted(allowed))
         found = index.search(
             reads.query_terms(text), allowed, limit + len(hidden) if limit > 0 else 0
         )

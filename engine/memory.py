@@ -211,7 +211,9 @@ class Memory:
         if limit < 1:
             return []
         catalog = self._require_vectors()
-        hidden = trust_sql.corrected_ids(self.conn)
+        hidden = trust_sql.corrected_ids(
+            self.conn, None if scope.all_projects else sorted(scope.projects)
+        )
         if not hidden:
             return catalog.nearest(vector, scope, limit, min_score)
         found = catalog.nearest(vector, scope, limit + len(hidden), min_score)
@@ -325,6 +327,22 @@ class Memory:
         if self._embedder is not None:
             self.embed_pending()
         return note
+
+    def carry_trust(self, old_db: Path) -> tuple[int, int]:
+        """Copy the person's notes and every settle from the database at `old_db` into this one (a
+        rebuild), embedding the notes when this memory has an embedder; returns (notes, settles).
+
+        Raises:
+            One of engine.health.STORE_ERRORS: `old_db` cannot be opened or read.
+        """
+        old = store.connect(Path(old_db))
+        try:
+            carried = trust.carry_over(old, self.conn)
+        finally:
+            old.close()
+        if carried[0] and self._embedder is not None:
+            self.embed_pending()
+        return carried
 
     # --- listing and status ------------------------------------------------------------------
     def projects(self) -> list[str]:

@@ -25,7 +25,7 @@ import uuid
 from datetime import datetime
 
 from engine import audit, reads, sanitize, store, trust_sql
-from engine.api import SETTLEMENT_KINDS, SettledAs, Settlement, SettlementKind
+from engine.api import SETTLEMENT_KINDS, ChunkRecord, SettledAs, Settlement, SettlementKind
 from engine.chunking import CHUNK_CHARS, chunk_id
 from engine.model import Author, Chunk, CleanMessage
 from engine.scope import Scope, require_scope
@@ -40,6 +40,7 @@ __all__ = [
     "SettlementKind",
     "TrustError",
     "add_note",
+    "carry_over",
     "is_note",
     "settle",
     "settlements",
@@ -68,7 +69,10 @@ def _kind(kind: str) -> SettlementKind:
 
 
 def _reason(reason: str) -> str:
-    text = " ".join(str(reason).split())
+    """The reason on one line, private spans and credentials replaced as import replaces them (a
+    reason is stored in the settlement and the audit, which must not keep a secret)."""
+    text, _ = sanitize.scrub_private(" ".join(str(reason).split()))
+    text, _ = sanitize.redact(text)
     if not text:
         msg = "a settle needs a reason (why the memories disagree), got an empty one"
         raise TrustError(msg)
@@ -158,7 +162,7 @@ def undo_settle(
             a settle someone else made.
     """
     who, when = _checked(actor, now)
-    why = " ".join(str(reason).split())[:MAX_REASON_CHARS]
+    why = _reason(reason) if str(reason).strip() else ""
     with store.write(conn):
         row = trust_sql.by_id(conn, int(settlement_id))
         if row is None:
@@ -254,3 +258,53 @@ def add_note(conn: sqlite3.Connection, project: str, text: str, *, now: datetime
         if store.put_chunks(conn, project, [chunk], [sha]):
             store.bump_generation(conn)
     return chunk.id
+
+
+def carry_over(old: sqlite3.Connection, new: sqlite3.Connection) -> tuple[int, int]:
+    """Copy the person's notes and every settle (undone ones too, ids kept) from the database `old`
+    into `new`, a database rebuilt from the transcripts; returns (notes, settles) copied.
+
+    Chunk ids are derived from the transcript files, so a rebuild from the same files gives the same
+    ids and the settles stay true; the notes are in no transcript, so only this copy keeps them.
+    """
+    notes = 0
+    with store.read(old):
+        sessions = trust_sql.note_sessions(old, NOTE_PREFIX)
+        held = [
+            (
+                project,
+                started,
+                store.messages_from(old, sid, 0),
+                reads.chunks(old, [chunk_id(sid, 0)], Scope.everywhere()),
+            )
+            for sid, project, started in sessions
+        ]
+        settles = trust_sql.all_rows(old)
+    with store.write(new):
+        for project, started, messages, records in held:
+            if not messages or not records:
+                continue
+            record = records[0]
+            store.upsert_session(new, record.session_id, project, started, started, False)
+            store.put_messages(new, record.session_id, messages)
+            store.put_chunks(new, project, [_as_chunk(record)], [record.sha256])
+            notes += 1
+        for row in settles:
+            trust_sql.insert_row(new, row)
+        if notes:
+            store.bump_generation(new)
+    return notes, len(settles)
+
+
+def _as_chunk(record: ChunkRecord) -> Chunk:
+    return Chunk(
+        id=record.id,
+        session_id=record.session_id,
+        stream=record.stream,
+        index=record.index,
+        text=record.text,
+        author=record.author,
+        message_uuids=record.message_uuids,
+        ts_start=record.ts_start,
+        ts_end=record.ts_end,
+    )

@@ -155,6 +155,39 @@ def active_touching(
     )
 
 
-def corrected_ids(conn: sqlite3.Connection) -> frozenset[str]:
-    """The chunk ids an active `corrected` settle hides from every search."""
-    return frozenset(str(r[0]) for r in conn.execute(CORRECTED_IDS))
+def corrected_ids(
+    conn: sqlite3.Connection, projects: Sequence[str] | None = None
+) -> frozenset[str]:
+    """The chunk ids an active `corrected` settle hides from every search: those of chunks in
+    `projects` (every one when None), so that a scoped read over-fetches only for its own."""
+    if projects is None:
+        return frozenset(str(r[0]) for r in conn.execute(CORRECTED_IDS))
+    rows = conn.execute(
+        f"SELECT c.id FROM chunks c WHERE c.id IN ({CORRECTED_IDS}) "
+        "AND c.project IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(projects)),),
+    )
+    return frozenset(str(r[0]) for r in rows)
+
+
+def all_rows(conn: sqlite3.Connection) -> list[SettlementRow]:
+    """Every settlement, undone ones too, by id (for `rebuild`, which carries them over)."""
+    return _rows(conn.execute(f"SELECT {_COLUMNS} FROM settlements s ORDER BY s.id"))
+
+
+def insert_row(conn: sqlite3.Connection, row: SettlementRow) -> None:
+    """Write a settlement exactly as it was, id and undo included; one already there is kept."""
+    conn.execute(
+        "INSERT OR IGNORE INTO settlements(id, old, new, kind, reason, actor, created, undone, "
+        "undone_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        row,
+    )
+
+
+def note_sessions(conn: sqlite3.Connection, prefix: str) -> list[tuple[str, str, str | None]]:
+    """(session id, project, started) of the sessions whose id starts with `prefix`, by id."""
+    rows = conn.execute(
+        "SELECT id, project, started FROM sessions WHERE substr(id, 1, length(?)) = ? ORDER BY id",
+        (prefix, prefix),
+    ).fetchall()
+    return [(str(r[0]), str(r[1]), None if r[2] is None else str(r[2])) for r in rows]

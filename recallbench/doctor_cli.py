@@ -168,8 +168,8 @@ def rebuild_command(ctx: click.Context, paths: tuple[Path, ...], no_embed: bool)
     Imports PATHS (files or folders), else every transcript file the database records, else (when it
     cannot be read) $CLAUDE_CONFIG_DIR/projects, into a new file, then puts it in place of the
     database in one rename. The old database is kept as memory.db.bak-<time>. Stop `recallbench
-    serve` first; it keeps the old file open. Only transcripts feed the store today; whatever a person
-    will record in the store alone (tombstones, corrections) must be carried over when it exists.
+    serve` first; it keeps the old file open. What the person recorded in the store alone, the notes
+    and settles of `recallbench correct`, is copied over from the old database.
     """
     path = _db(ctx)
     if not path.exists():
@@ -182,6 +182,7 @@ def rebuild_command(ctx: click.Context, paths: tuple[Path, ...], no_embed: bool)
     memory = Memory(new, embedder)
     try:
         report = memory.import_paths(sources, embed=not no_embed, progress=config.show_progress())
+        _carry_trust(path, memory)
     except BaseException:
         memory.close()
         new.unlink(missing_ok=True)
@@ -202,6 +203,21 @@ def rebuild_command(ctx: click.Context, paths: tuple[Path, ...], no_embed: bool)
     for failed, why in sorted(report.files_failed.items()):
         click.echo(f"failed: {failed}: {why}", err=True)
     click.echo(f"the old database is kept as {backup}")
+
+
+def _carry_trust(old: Path, memory: Memory) -> None:
+    """Copy the notes and settles of the old database into the rebuilt one, or say they stay behind."""
+    try:
+        notes, settles = memory.carry_trust(old)
+    except health.STORE_ERRORS as exc:
+        click.echo(
+            f"warning: cannot read the notes and corrections of {old} ({exc}); "
+            "they stay only in the backup",
+            err=True,
+        )
+        return
+    if notes or settles:
+        click.echo(f"carried over {notes} notes and {settles} settles (`recallbench corrections`)")
 
 
 def _sources(db: Path, paths: tuple[Path, ...]) -> list[Path]:

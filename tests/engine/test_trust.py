@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import audit, store
+from engine import audit, store, trust_sql
 from engine.api import SettledAs, Settlement
 from engine.memory import Memory
 from engine.scope import Scope
@@ -279,3 +279,35 @@ def test_a_note_is_a_memory_of_its_own_that_every_read_finds_sanitized(tmp_path:
         memory.add_note(SHOP, "   ", now=T0)
     with pytest.raises(TrustError, match=r"a note holds at most 900"):
         memory.add_note(SHOP, "x" * 901, now=T0)
+
+
+def test_a_reason_is_stored_and_audited_with_its_credentials_redacted(tmp_path: Path) -> None:
+    memory, ids = shop_memory(tmp_path)
+    token = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    done = memory.settle(
+        ids["old"], by=ids["new"], kind="changed", reason=f"rotated {token}", actor=AGENT, now=T0
+    )
+    assert token not in done.reason
+    assert done.reason.startswith("rotated [redacted:")
+    undone = memory.undo_settle(done.id, actor=AGENT, now=T1, reason=f"again {token} <private>x")
+    rows = audit.entries(memory.conn)
+    assert all(token not in e.reason for e in rows)
+    assert rows[1].reason.startswith("again [redacted:")
+    assert rows[1].reason.endswith("[private]")
+    assert undone.undone is not None
+    # Control: a reason without a secret is kept word for word.
+    plain = memory.settle(
+        ids["old"], by=ids["new"], kind="open", reason="port moved", actor=AGENT, now=T1
+    )
+    assert plain.reason == "port moved"
+
+
+def test_a_scoped_read_counts_only_its_own_projects_hidden_chunks(tmp_path: Path) -> None:
+    memory, ids = shop_memory(tmp_path)
+    assert trust_sql.corrected_ids(memory.conn) == frozenset()  # control: nothing hidden yet
+    memory.settle(ids["old"], by=ids["new"], kind="corrected", reason="r", actor="person", now=T0)
+    assert trust_sql.corrected_ids(memory.conn) == {ids["old"]}
+    assert trust_sql.corrected_ids(memory.conn, [SHOP]) == {ids["old"]}
+    assert trust_sql.corrected_ids(memory.conn, [BLOG]) == frozenset()
+    blog = memory.embed_query("blog database port")
+    assert [s.chunk_id for s in memory.nearest(blog, Scope.of(BLOG), 5, -1.0)] == [ids["blog"]]

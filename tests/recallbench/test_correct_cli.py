@@ -12,8 +12,9 @@ from click.testing import CliRunner, Result
 from engine import audit
 from engine.embed import HashEmbedder
 from engine.memory import Memory
+from engine.scope import Scope
 from recallbench.cli import main
-from tests.engine.trust_fixtures import SHOP, T0, T1, shop_memory
+from tests.engine.trust_fixtures import SHOP, T0, T1, shop_memory, write_corpus
 
 AGENT = "agent:5e551011-0000-4000-8000-0000000000aa"
 QUERY = "orders database port"
@@ -177,3 +178,30 @@ def test_corrections_on_an_empty_memory_says_so(tmp_path: Path, home: Path) -> N
     assert cli("corrections", "--pending", "--project", SHOP).stdout == (
         f"no pending agent settles in {SHOP}\n"
     )
+
+
+def test_rebuild_carries_the_notes_and_settles_over_into_the_new_database(
+    tmp_path: Path, home: Path
+) -> None:
+    root = write_corpus(tmp_path / "projects")
+    assert cli("import", str(root)).exit_code == 0
+    hits = {h["text"].rsplit("\n", 1)[-1]: h["chunk_id"] for h in searched()}
+    old = hits["The orders database port is port 5432."]
+    pool = hits["The pool holds twenty orders database connections."]
+    note_out = cli(
+        "correct", old, "--note", "Port 6543 now.", "--kind", "corrected", "--reason", "r"
+    )
+    assert note_out.exit_code == 0, note_out.output
+    note = note_out.stdout.splitlines()[0].removeprefix("note stored as chunk ")
+    assert cli("correct", pool, "--by", note, "--kind", "open", "--reason", "r").exit_code == 0
+    assert cli("correct", "--undo", "2").exit_code == 0
+    before = corrections("--all")
+    rebuilt = cli("rebuild")
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert "carried over 1 notes and 2 settles" in rebuilt.stdout
+    assert corrections("--all") == before
+    found = [h["chunk_id"] for h in searched()]
+    assert old not in found  # still corrected after the rebuild
+    assert note in found  # the note survived, embedded again
+    (backup,) = [p for p in home.glob("memory.db.bak-*") if not p.name.endswith(("-wal", "-shm"))]
+    assert Memory(backup).settlements(Scope.everywhere(), include_undone=True)  # control: source

@@ -193,3 +193,30 @@ def test_the_write_path_checker_follows_imports_into_a_module_that_writes(tmp_pa
     assert "uses .import_paths" in text
     assert "SQL write 'delete from chunks" in text
     assert walk("fake.clean", packages=("fake",), finder=finder).violations == []
+
+
+def test_the_one_write_the_mcp_tools_make_is_a_settle_through_the_flagger_handed_in() -> None:
+    path = REPO / "recallbench" / "mcp_tools.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    # Every use of the flagger, whether held as `self._flagger` or a local `flagger`.
+    used = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and (
+            (isinstance(node.value, ast.Name) and node.value.id == "flagger")
+            or (isinstance(node.value, ast.Attribute) and node.value.attr == "_flagger")
+        )
+    }
+    assert used == {"settle", "undo_settle", "settlements"}  # a settle, its undo, one listing
+    imported = {
+        n for node in ast.walk(tree) for n in _imported_names(node, "recallbench.mcp_tools", False)
+    }
+    assert "engine.api" in imported  # control: the listing is real
+    assert not any(
+        m.startswith(("engine.trust", "engine.forget", "recallbench.forget")) for m in imported
+    )
+    # The wiring hands in the memory itself, whose settle and undo are those names.
+    from engine.memory import Memory
+
+    assert all(callable(getattr(Memory, name)) for name in used)
