@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import ingest, reads, store, trust, trust_sql
+from engine import ingest, message_chunks_sql, reads, store, trust, trust_sql
 from engine.api import ChunkRecord, Scored, Settlement
 from engine.catalog import VectorCatalog
 from engine.embed import Embedder
@@ -252,6 +252,12 @@ class Memory:
         A corrected chunk answers here too, by its id; its `settled` says what replaced it and when.
         """
         return reads.chunks(self.conn, ids, scope)
+
+    def chunks_for_messages(
+        self, session_id: str, uuids: Sequence[str], scope: Scope
+    ) -> dict[str, tuple[str, ...]]:
+        """Message uuid -> ids of the chunks of `session_id` in `scope` covering it (ids only)."""
+        return message_chunks_sql.chunks_for_messages(self.conn, session_id, uuids, scope)
 
     def files_for_session(self, session_id: str, scope: Scope, limit: int) -> list[str]:
         """Files the session edited, most edits first, ties by path."""

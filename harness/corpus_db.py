@@ -37,7 +37,13 @@ def materialise(corpus: Corpus, root: Path, declared_in: Path, *, progress: bool
             raise CorpusMissingError(msg)
         if progress:
             print(f"generating synthetic corpus (seed {seed}, {size} sessions) into {path}")
-        generate(path, SyntheticConfig(seed=seed, sessions=size))
+        config = SyntheticConfig(
+            seed=seed,
+            sessions=size,
+            corrected_facts=corpus.corrected_facts,
+            changed_facts=corpus.changed_facts,
+        )
+        generate(path, config)
     if not path.exists():
         msg = f"corpus folder {path} (from {declared_in}) does not exist"
         raise CorpusMissingError(msg)

@@ -42,6 +42,7 @@ from harness.corpus_db import CorpusMissingError, materialise, open_memory
 from harness.protocol.model import FitSpec, Protocol
 from harness.roster import Question, load_questions
 from harness.seal import KEY_FILE, canonical_json_bytes, load_sealed_key, verify_sealed
+from harness.settles import apply_settles, load_settles
 
 __all__ = [
     "ARTIFACT_DIR",
@@ -293,6 +294,10 @@ def fit_bytes(
             progress=progress,
         )
         try:
+            # as `bench run` does: what a person settled holds before anything is read
+            settles = load_settles(corpus_dir)
+            if settles is not None:
+                apply_settles(memory, settles, excluded=excluded)
             fitted = fit_arm(arm, memory, train, seed)
         finally:
             memory.close()

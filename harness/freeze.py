@@ -3,7 +3,8 @@
 The manifest commits to exactly the bytes a benchmark read (sorted relative paths, sizes, per-file
 sha256, the parser and sanitizer versions, and one sha256 over all of it). A masked copy built by
 `harness.mask_corpus` holds its mask list as ``MASK.json``; the manifest then hashes the mask's sha256
-too (a folder without one hashes exactly what it always did). The scan reports what would
+too (a folder without one hashes exactly what it always did); likewise a corpus's ``settles.json``
+(`harness.settles`: what a person settled, applied after import). The scan reports what would
 make a benchmark dishonest — this project's own self-transcripts and scaffolding, sealed questions found
 verbatim in the corpus, sessions after the cutoff — with the session ids it flags, so that a protocol's
 pre-declared exclusions can be applied mechanically.
@@ -25,6 +26,7 @@ from engine.model import Author
 from engine.sanitize import SANITIZE_VERSION, sanitize
 from engine.transcripts import PARSER_VERSION, StreamState, TranscriptFile, discover, parse_file
 from harness.mask import MASK_FILE, Mask, MaskError
+from harness.settles import SETTLES_FILE
 
 # Counted scrubs that are this project's own scaffolding (a sanitizer that silently stops firing
 # shows up as a drop in these counts).
@@ -53,6 +55,7 @@ class Manifest:
     sanitize_version: str
     sha256: str
     mask_sha256: str | None = None  # the mask list a masked copy was built with (MASK.json)
+    settles_sha256: str | None = None  # the settles applied after import (settles.json), if any
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -65,11 +68,14 @@ class Manifest:
         }
         if self.mask_sha256 is not None:
             out["mask_sha256"] = self.mask_sha256
+        if self.settles_sha256 is not None:
+            out["settles_sha256"] = self.settles_sha256
         return out
 
 
 def manifest(root: Path) -> Manifest:
-    """Hash every `.jsonl` file under `root` (sorted by relative POSIX path)."""
+    """Hash every `.jsonl` file under `root` (sorted by relative POSIX path), and the corpus's mask
+    list and settles file when it has them (a folder without either hashes what it always did)."""
     root = Path(root)
     if not root.is_dir():
         msg = f"corpus folder {root} does not exist; generate or point to a transcript tree first"
@@ -100,6 +106,10 @@ def manifest(root: Path) -> Manifest:
     mask_sha256 = _mask_sha256(root)
     if mask_sha256 is not None:
         body["mask_sha256"] = mask_sha256
+    settles = root / SETTLES_FILE
+    settles_sha256 = hashlib.sha256(settles.read_bytes()).hexdigest() if settles.is_file() else None
+    if settles_sha256 is not None:
+        body["settles_sha256"] = settles_sha256
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
     return Manifest(
         entries=tuple(entries),
@@ -107,6 +117,7 @@ def manifest(root: Path) -> Manifest:
         sanitize_version=SANITIZE_VERSION,
         sha256=hashlib.sha256(canonical).hexdigest(),
         mask_sha256=mask_sha256,
+        settles_sha256=settles_sha256,
     )
 
 

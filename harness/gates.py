@@ -14,6 +14,10 @@ A superiority gate compares per-query scores of a treatment arm with a baseline 
 A negative gate is decided from leak and positive-control counts: any missed control makes it
 VACUOUS (a test that could not have failed proves nothing), else zero leaks PASS and any leak FAIL.
 
+An every gate is decided from per-item hits of one arm (``hit@k``): PASS when every item hits, FAIL
+when any misses, VACUOUS when there is no item (nothing could have failed). With ``hit@1`` on the
+replacements of changed memories it checks that each replacement ranks first.
+
 Every result carries the reading committed in the protocol for its verdict, verbatim.
 """
 
@@ -44,6 +48,7 @@ __all__ = [
     "Verdict",
     "choose_ship",
     "correct_family",
+    "decide_every_gate",
     "decide_gate",
     "decide_negative_gate",
     "format_gate_line",
@@ -68,7 +73,7 @@ class GateResult:
     metric: str
     treatment: str
     baseline: str | None
-    test: str  # "bootstrap" | "sign" | "randomization" | "negative"
+    test: str  # "bootstrap" | "sign" | "randomization" | "negative" | "every"
     counts: Mapping[str, int]
     statistic: Statistic
     reading: str
@@ -77,8 +82,8 @@ class GateResult:
         if self.verdict not in VERDICTS:
             msg = f"Gate {self.id}: verdict must be one of {list(VERDICTS)}, got {self.verdict!r}"
             raise GateError(msg)
-        if self.verdict == "VACUOUS" and self.kind != "negative":
-            msg = f"Gate {self.id}: only negative gates can be VACUOUS"
+        if self.verdict == "VACUOUS" and self.kind == "superiority":
+            msg = f"Gate {self.id}: only negative and every gates can be VACUOUS"
             raise GateError(msg)
         object.__setattr__(self, "counts", MappingProxyType(dict(self.counts)))
         object.__setattr__(self, "statistic", MappingProxyType(dict(self.statistic)))
@@ -245,6 +250,27 @@ def decide_negative_gate(gate: GateSpec, leaks: ArrayLike, control_hits: ArrayLi
     return _result(gate, verdict, counts, statistic, test="negative")
 
 
+def decide_every_gate(gate: GateSpec, hits: ArrayLike) -> GateResult:
+    """Decide an every gate from per-item hit flags (0/1, one per item of the gate's subset).
+
+    VACUOUS when there is no item; otherwise PASS when every item hit and FAIL when any missed.
+
+    Raises:
+        GateError: the gate is not an every gate, or `hits` is not 1-d of 0/1 values.
+    """
+    if gate.kind != "every":
+        msg = f"Gate {gate.id} is a {gate.kind} gate; decide it with decide_gate or decide_negative_gate"
+        raise GateError(msg)
+    hit = _flags(gate.id, "hits", hits)
+    counts = {"n": int(hit.size), "hits": int(hit.sum()), "misses": int(hit.size - hit.sum())}
+    verdict: Verdict = "VACUOUS" if hit.size == 0 else "PASS" if counts["misses"] == 0 else "FAIL"
+    statistic: dict[str, float | int | str | None] = {
+        "test": "every",
+        "hit_rate": counts["hits"] / hit.size if hit.size else None,
+    }
+    return _result(gate, verdict, counts, statistic, test="every")
+
+
 def format_gate_line(result: GateResult) -> str:
     """One line per gate for reports, e.g.
     ``Gate M  FAIL  walk vs rrf  recall@5  Δ=-0.232 [95% CI -0.30, -0.17] n=396  — <reading>``.
@@ -269,6 +295,8 @@ def format_gate_line(result: GateResult) -> str:
         detail = (
             f"Δ={_num(s['mean_diff']):+.3f} randomization p={_num(s['p_value']):.4g} n={c['n']}"
         )
+    elif result.test == "every":
+        detail = f"hits={c['hits']}/{c['n']} misses={c['misses']}"
     else:
         detail = f"leaks={c['leaks']}/{c['n']} controls hit={c['controls_hit']}/{c['controls']}"
     if "p_adjusted" in s:

@@ -234,6 +234,8 @@ def _test_stat(g: GateResult) -> str:
         return f"Δ={float(s['mean_diff'] or 0):+.3f} CI [{float(s['ci_low'] or 0):.3f}, {float(s['ci_high'] or 0):.3f}]"
     if g.test in ("sign", "randomization"):
         return f"Δ={float(s['mean_diff'] or 0):+.3f} p={float(s['p_value'] or 0):.4g}"
+    if g.test == "every":
+        return f"hits {g.counts.get('hits')}/{g.counts.get('n')}, misses {g.counts.get('misses')}"
     return f"leaks {g.counts.get('leaks')}, controls hit {g.counts.get('controls_hit')}/{g.counts.get('controls')}"
 
 
@@ -295,6 +297,15 @@ def _latency_table(summary: Summary, labels: Mapping[str, str]) -> list[str]:
 def _corpus(summary: Summary) -> list[str]:
     c, env, stats = summary.corpus, summary.environment, summary.stats
     cont = c.contamination
+    settled = (
+        []
+        if c.settles is None
+        else [
+            f"- settles ({c.settles['file']}, applied through the engine before any arm ran): "
+            f"{c.settles['count']} in the file; {c.settles['applied']} applied by this run, "
+            f"{c.settles['already']} already held; {len(c.settles['skipped'])} skipped (excluded sessions)"
+        ]
+    )
     return [
         "## Corpus",
         "",
@@ -303,6 +314,7 @@ def _corpus(summary: Summary) -> list[str]:
         f"roster leaks: {len(cont.roster_leaks)}; after cutoff: {len(cont.after_cutoff)}",
         "- scaffolding removed: " + ", ".join(f"{k}={v}" for k, v in cont.scaffolding.items()),
         f"- pre-declared exclusions {list(c.exclude)}: {len(c.excluded_sessions)} sessions excluded",
+        *settled,
         "",
         f"Engine {env.engine_version}, embedder {env.embedder}, git {env.git_commit}, {env.machine}; "
         f"stats seed {stats.seed}, {stats.resamples} resamples.",

@@ -220,9 +220,10 @@ class CorpusRecord:
     exclude: tuple[str, ...]
     excluded_sessions: tuple[str, ...]
     contamination: Contamination
+    settles: Mapping[str, Any] | None = None  # harness.settles.AppliedSettles.to_dict(), if any
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "source": self.source,
             "manifest_sha256": self.manifest_sha256,
             "files": self.files,
@@ -232,6 +233,9 @@ class CorpusRecord:
             "excluded_sessions": list(self.excluded_sessions),
             "contamination": self.contamination.to_dict(),
         }
+        if self.settles is not None:
+            out["settles"] = dict(self.settles)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CorpusRecord:
@@ -244,6 +248,7 @@ class CorpusRecord:
             exclude=tuple(data["exclude"]),
             excluded_sessions=tuple(data["excluded_sessions"]),
             contamination=Contamination.from_dict(data["contamination"]),
+            settles=data.get("settles"),
         )
 
 

@@ -57,6 +57,7 @@ from harness.results import (
 from harness.roster import Gold, Question, load_questions
 from harness.scoring import aggregates, decide_gates, score_all
 from harness.seal import KEY_FILE, SealError, load_sealed_key, verify_sealed
+from harness.settles import AppliedSettles, SettlesError, apply_settles, load_settles
 from harness.stats import percentile
 
 
@@ -336,6 +337,7 @@ def evaluate(verified: Verified, options: RunOptions) -> Evaluation:
     )
     excluded = contamination.flagged(protocol.corpus.exclude)
     memory, db_path = _open_corpus_db(protocol, verified, options, contamination, excluded)
+    settled = _apply_settles(verified.corpus_dir, memory, excluded)
     runs = tuple(
         run_arm(
             spec,
@@ -363,7 +365,7 @@ def evaluate(verified: Verified, options: RunOptions) -> Evaluation:
         protocol=_protocol_record(protocol),
         lock=_lock_record(protocol),
         seals=dict(sorted(verified.seals.items())),
-        corpus=_corpus_record(protocol, verified.manifest, contamination, excluded),
+        corpus=_corpus_record(protocol, verified.manifest, contamination, excluded, settled),
         arms=tuple(_arm_record(r) for r in runs),
         metrics=MetricNames(
             primary=protocol.metrics.primary, all=protocol.metrics.all, k=protocol.metrics.k
@@ -428,6 +430,16 @@ def _open_corpus_db(
     )
 
 
+def _apply_settles(corpus_dir: Path, memory: Memory, excluded: set[str]) -> AppliedSettles | None:
+    """Apply the corpus's settles (`harness.settles`) through the engine, before any arm runs."""
+    try:
+        settles = load_settles(corpus_dir)
+        return None if settles is None else apply_settles(memory, settles, excluded=excluded)
+    except SettlesError as exc:
+        msg = f"refusing to run: {exc}"
+        raise RunRefusedError(msg) from exc
+
+
 # ---------------------------------------------------------------------------------------------
 # The summary's records
 
@@ -452,6 +464,7 @@ def _corpus_record(
     manifest: freeze.Manifest,
     contamination: freeze.ContaminationReport,
     excluded: set[str],
+    settled: AppliedSettles | None = None,
 ) -> CorpusRecord:
     return CorpusRecord(
         source=protocol.corpus.source,
@@ -462,6 +475,7 @@ def _corpus_record(
         exclude=protocol.corpus.exclude,
         excluded_sessions=tuple(sorted(excluded)),
         contamination=Contamination.from_dict(contamination.to_dict()),
+        settles=settled.to_dict() if settled is not None else None,
     )
 
 

@@ -11,7 +11,13 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from harness.gates import GateResult, correct_family, decide_gate, decide_negative_gate
+from harness.gates import (
+    GateResult,
+    correct_family,
+    decide_every_gate,
+    decide_gate,
+    decide_negative_gate,
+)
 from harness.metrics import (
     control_hit_at_k,
     leak_at_k,
@@ -40,7 +46,7 @@ def score_all(
     protocol: Protocol, runs: Sequence[ArmRun], questions: Questions, keys: Keys
 ) -> Scores:
     """Score every arm on every question; negatives get leak@k, their controls control_hit@k."""
-    measures = [parse_measure(m) for m in protocol.metrics.all if not is_negative_metric(m)]
+    measures = [parse_measure(m) for m in _positive_metrics(protocol)]
     negative_ks = sorted(
         {int(g.metric.split("@")[1]) for g in protocol.gates if g.kind == "negative"}
     )
@@ -59,6 +65,13 @@ def score_all(
                     for k in negative_ks:
                         _score_negative(scores, run, ref, q.qid, gold, k)
     return scores
+
+
+def _positive_metrics(protocol: Protocol) -> list[str]:
+    """The protocol's positive metrics, then any every gate's metric not among them."""
+    names = [m for m in protocol.metrics.all if not is_negative_metric(m)]
+    extra = [g.metric for g in protocol.gates if g.kind == "every" and g.metric not in names]
+    return names + sorted(set(extra))
 
 
 def _score_negative(
@@ -111,6 +124,11 @@ def decide_gates(
             leaks = scores.vector(gate.treatment, gate.roster, f"leak@{k}", negatives)
             hits = scores.vector(gate.treatment, gate.roster, f"control_hit@{k}", negatives)
             results.append(decide_negative_gate(gate, leaks, hits))
+            continue
+        if gate.kind == "every":
+            items = [q for q in qids if gold[q].relevant]
+            flags = scores.vector(gate.treatment, gate.roster, gate.metric, items)
+            results.append(decide_every_gate(gate, flags))
             continue
         positives = [q for q in qids if gold[q].relevant]
         baseline = gate.baseline or ""

@@ -6,6 +6,7 @@ ROSTER being the protocol's `[[rosters]]` name (for `roster verify`, the sealed 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from datetime import UTC, datetime
@@ -319,15 +320,34 @@ def corpus_freeze(
 @click.option(
     "--sessions", default=None, type=int, help="Number of sessions (default: the generator's)."
 )
-def corpus_synthetic(out: Path, seed: int, sessions: int | None) -> None:
-    """Write the deterministic synthetic Claude Code corpus with its draft rosters."""
+@click.option(
+    "--corrected",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Facts a later session corrects (two added sessions each, a settle in settles.json).",
+)
+@click.option(
+    "--changed",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Settings a later session changes (two added sessions each, a settle in settles.json).",
+)
+def corpus_synthetic(
+    out: Path, seed: int, sessions: int | None, corrected: int, changed: int
+) -> None:
+    """Write the deterministic synthetic Claude Code corpus with its draft rosters.
+
+    With --corrected/--changed it also plants facts that are corrected or changed later, writes the
+    settles a person would make (settles.json) and a draft `corrections` roster; without them the
+    corpus is byte for byte the one it always was.
+    """
     from harness.synthetic import SyntheticConfig, generate
 
-    config = (
-        SyntheticConfig(seed=seed)
-        if sessions is None
-        else SyntheticConfig(seed=seed, sessions=sessions)
-    )
+    config = SyntheticConfig(seed=seed, corrected_facts=corrected, changed_facts=changed)
+    if sessions is not None:
+        config = dataclasses.replace(config, sessions=sessions)
     generated = generate(out, config)
     sizes = ", ".join(f"{name}={n}" for name, n in generated.questions.items())
     click.echo(

@@ -35,7 +35,13 @@ TOOL_MAY_IMPORT: frozenset[str] = frozenset({"engine", "arms", "harness", TOOLS}
 
 # The modules that hold SQL; nothing outside engine/ may import them.
 SQL_MODULES: frozenset[str] = frozenset(
-    {"engine.store", "engine.reads", "engine.audit_sql", "engine.trust_sql"}
+    {
+        "engine.store",
+        "engine.reads",
+        "engine.audit_sql",
+        "engine.trust_sql",
+        "engine.message_chunks_sql",
+    }
 )
 
 # Modules outside engine/ allowed to `import sqlite3`, each with the reason it needs it. Keep it empty:

@@ -219,6 +219,8 @@ def _build_corpus(corpus: dict[str, Any], where: str) -> Corpus:
         seed=corpus.get("seed"),
         size=corpus.get("size"),
         conversations=tuple(conversations) if conversations is not None else None,
+        corrected_facts=corpus.get("corrected_facts", 0),
+        changed_facts=corpus.get("changed_facts", 0),
     )
 
 
@@ -351,7 +353,7 @@ def _check_ship(protocol: Protocol) -> None:
             if gate_id not in gates:
                 msg = f"$.ship.rules[{i}].when: gate {gate_id!r} does not exist; choose one of {sorted(gates)}"
                 raise ProtocolError(msg)
-            if "VACUOUS" in verdicts and gates[gate_id].kind != "negative":
+            if "VACUOUS" in verdicts and gates[gate_id].kind == "superiority":
                 msg = (
                     f"$.ship.rules[{i}].when: gate {gate_id} is a superiority gate and can never be "
                     "VACUOUS; use PASS, FAIL or NULL"
@@ -369,7 +371,7 @@ def _check_correction(protocol: Protocol) -> None:
             msg = f"{where} does not exist; choose from {sorted(gates)}"
             raise ProtocolError(msg)
         if gates[gate_id].kind != "superiority":
-            msg = f"{where} is a negative gate: it has no p-value to correct; leave it out"
+            msg = f"{where} is a {gates[gate_id].kind} gate: it has no p-value to correct; leave it out"
             raise ProtocolError(msg)
 
 

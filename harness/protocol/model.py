@@ -19,7 +19,7 @@ from harness.roster import Unit
 
 Verdict: TypeAlias = Literal["PASS", "FAIL", "NULL", "VACUOUS"]
 GateTest: TypeAlias = Literal["bootstrap", "sign", "randomization"]
-GateKind: TypeAlias = Literal["superiority", "negative"]
+GateKind: TypeAlias = Literal["superiority", "negative", "every"]
 Direction: TypeAlias = Literal["greater", "less"]
 Source: TypeAlias = Literal["synthetic", "claude-projects", "locomo"]
 ExcludeFlag: TypeAlias = Literal["self_transcript", "after_cutoff", "roster_leak"]
@@ -44,9 +44,19 @@ class Corpus:
     seed: int | None = None
     size: int | None = None
     conversations: tuple[str, ...] | None = None
+    # A synthetic corpus's planted corrected and changed facts (`harness.synthetic.corrections`);
+    # 0 and 0 is the generator's default corpus.
+    corrected_facts: int = 0
+    changed_facts: int = 0
 
     def __post_init__(self) -> None:
         check_sha256("corpus.manifest_sha256", self.manifest_sha256)
+        if (self.corrected_facts or self.changed_facts) and self.source != "synthetic":
+            msg = (
+                f"corpus: corrected_facts and changed_facts plant facts in a synthetic corpus, but "
+                f"source is {self.source!r}; drop them or use source = 'synthetic'"
+            )
+            raise ProtocolError(msg)
         if self.cutoff.tzinfo is None:
             msg = (
                 f"corpus.cutoff must carry a UTC offset, got {self.cutoff.isoformat()}; "
@@ -121,6 +131,12 @@ class FitSpec:
                 "seed": c.seed,
                 "size": c.size,
                 "conversations": list(c.conversations) if c.conversations else None,
+                # only when set, so that the hash of an entry written before they existed holds
+                **(
+                    {"corrected_facts": c.corrected_facts, "changed_facts": c.changed_facts}
+                    if c.corrected_facts or c.changed_facts
+                    else {}
+                ),
             },
             "rosters": [
                 {"name": r.name, "path": r.path, "seal": r.seal, "unit": r.unit}
@@ -192,7 +208,9 @@ class GateSpec:
 
     A ``superiority`` gate compares `treatment` with `baseline` on `metric` with `test`; a
     ``negative`` gate checks that `treatment` leaks no forbidden unit while every positive control
-    is hit (it has no baseline or test).
+    is hit (it has no baseline or test); an ``every`` gate checks that `treatment` scores a hit
+    (`metric` is ``hit@k``) on every positive item of its roster subset, e.g. ``hit@1``: the
+    replacement of a changed memory ranks first (no baseline or test either).
     """
 
     id: str
@@ -211,23 +229,32 @@ class GateSpec:
 
     def __post_init__(self) -> None:
         kind: object = self.kind  # typed, but built from parsed TOML or by hand
-        if kind == "negative":
+        if kind in ("negative", "every"):
             self._check_negative()
         elif kind == "superiority":
             self._check_superiority()
         else:
-            msg = f"Gate {self.id}: kind must be 'superiority' or 'negative', got {self.kind!r}"
+            msg = f"Gate {self.id}: kind must be 'superiority', 'negative' or 'every', got {self.kind!r}"
             raise ProtocolError(msg)
 
     def _check_negative(self) -> None:
+        """A negative or every gate: no baseline or test, and a reading for VACUOUS."""
         if self.baseline is not None or self.test is not None:
+            how = "leak and control counts" if self.kind == "negative" else "per-item hits"
             msg = (
-                f"Gate {self.id}: a negative gate has no baseline or test (got baseline="
-                f"{self.baseline!r}, test={self.test!r}); it is decided by leak and control counts"
+                f"Gate {self.id}: a {self.kind} gate has no baseline or test (got baseline="
+                f"{self.baseline!r}, test={self.test!r}); it is decided by {how}"
             )
             raise ProtocolError(msg)
         if self.readings.vacuous is None:
-            msg = f"Gate {self.id}: a negative gate needs readings.vacuous (a control was missed)"
+            why = "a control was missed" if self.kind == "negative" else "the subset has no item"
+            msg = f"Gate {self.id}: a {self.kind} gate needs readings.vacuous ({why})"
+            raise ProtocolError(msg)
+        if self.kind == "every" and not re.fullmatch(r"hit@[1-9][0-9]*", self.metric):
+            msg = (
+                f"Gate {self.id}: an every gate's metric must be hit@k (a per-item hit), got "
+                f"{self.metric!r}; e.g. metric = 'hit@1' for 'ranks first'"
+            )
             raise ProtocolError(msg)
 
     def _check_superiority(self) -> None:
@@ -252,7 +279,7 @@ class GateSpec:
             msg = f"Gate {self.id}: margin must be >= 0, got {self.margin}; direction sets the sign"
             raise ProtocolError(msg)
         if self.readings.vacuous is not None:
-            msg = f"Gate {self.id}: readings.vacuous only applies to negative gates; remove it"
+            msg = f"Gate {self.id}: readings.vacuous only applies to negative and every gates; remove it"
             raise ProtocolError(msg)
 
 

@@ -77,6 +77,11 @@ class SyntheticConfig:
     epoch: str = "2026-01-05T09:00:00Z"
     min_gap_minutes: int = 40
     max_gap_minutes: int = 420
+    # Off by default: facts corrected later and facts that changed later, two added sessions each
+    # (`harness.synthetic.corrections`). At 0 they are left out of `to_dict`, so a corpus without them
+    # is the same, byte for byte, as before they existed.
+    corrected_facts: int = 0
+    changed_facts: int = 0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -143,8 +148,17 @@ class SyntheticConfig:
         return moment.replace(tzinfo=UTC)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every knob by name, in declaration order (recorded in planted.json)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """Every knob by name, in declaration order (recorded in planted.json); the corrections knobs
+        only when the corrections are on."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        if not self.corrections_on:
+            del out["corrected_facts"], out["changed_facts"]
+        return out
+
+    @property
+    def corrections_on(self) -> bool:
+        """Whether the corpus plants corrected or changed facts (and writes their settles)."""
+        return self.corrected_facts + self.changed_facts > 0
 
     @classmethod
     def small(cls, seed: int = 1234) -> SyntheticConfig:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.synthetic.correction_vocab import Aspect
 from harness.synthetic.vocab import Component
 
 
@@ -91,3 +92,37 @@ class CitationFact:
 
     commit: CommitFact
     session: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class SettingFact:
+    """A setting stated in session `first` and replaced in session `second` (indices into the plan)."""
+
+    project: int
+    kind: str  # corrected | changed
+    subject: str  # e.g. "bramble relay"
+    aspect: Aspect
+    old: str
+    new: str
+    reason: str
+    first: int
+    second: int
+
+    def old_text(self) -> str:
+        """The message of session A that states the old value."""
+        return self.aspect.statement.format(subject=self.subject, value=self.old)
+
+    def new_text(self) -> str:
+        """The message of session B that replaces it (the person's words)."""
+        said = self.aspect.statement.format(subject=self.subject, value=self.new)
+        if self.kind == "corrected":
+            return (
+                f"Correction to what was noted earlier about the {self.subject}: {self.old} was wrong, "
+                f"{self.reason}. {said}"
+            )
+        return f"Heads-up, the {self.subject} changed today ({self.reason}): {said[:1].lower()}{said[1:]}"
+
+    def question(self) -> str:
+        """What the roster asks; a changed fact is asked about as it stands now."""
+        text = self.aspect.question.format(subject=self.subject)
+        return text if self.kind == "corrected" else f"{text[:-1]} now?"

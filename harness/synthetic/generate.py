@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.markers import CONTEXT_OPEN, OWN_TOOL_PREFIX, SELF_PROMPT_MARKER
+from harness.synthetic import corrections
 from harness.synthetic.config import (
     CREDENTIAL_KINDS,
     GeneratedCorpus,
@@ -80,8 +81,11 @@ def _build_all(plan: Plan) -> list[Built]:
 
 
 def _planted(plan: Plan, built: list[Built], files: list[str]) -> dict[str, Any]:
-    """The `planted.json` record; its keys keep this order, since the file's bytes are locked."""
-    return {
+    """The `planted.json` record; its keys keep this order, since the file's bytes are locked.
+
+    The corrected and changed facts are recorded last, and only when the corpus has them.
+    """
+    record: dict[str, Any] = {
         **_provenance(plan.config),
         **_project_records(plan),
         **_planted_facts(plan),
@@ -101,6 +105,10 @@ def _planted(plan: Plan, built: list[Built], files: list[str]) -> dict[str, Any]
             "sentinel quotes in assistant text; private spans and credentials once each."
         ),
     }
+    if plan.config.corrections_on:
+        record["settings"] = corrections.planted_record(plan)
+        record["settles_file"] = corrections.SETTLES_FILE
+    return record
 
 
 def _provenance(config: SyntheticConfig) -> dict[str, Any]:
@@ -233,7 +241,7 @@ def _file_counts(plan: Plan, built: list[Built], files: list[str]) -> dict[str, 
             "sessions": len(plan.sessions),
             "subagents": sum(subagents.values()),
             "jsonl": len(plan.sessions) + sum(subagents.values()),
-            "rosters": len(ROSTER_NAMES),
+            "rosters": len(plan.rosters),
             "total": len(files) + 1,
         },
     }
@@ -244,7 +252,8 @@ def generate(out_dir: Path, config: SyntheticConfig = SyntheticConfig()) -> Gene
     """Write the synthetic corpus for `config` into `out_dir` (missing or empty).
 
     Layout: `projects/<encoded cwd>/<session>.jsonl`, subagents under `<session>/subagents/` (2.x)
-    or as `agent-<id>.jsonl` beside the session (1.0.x); `rosters/<name>.json`; `planted.json`.
+    or as `agent-<id>.jsonl` beside the session (1.0.x); `rosters/<name>.json`; `planted.json`; with
+    corrected or changed facts also `settles.json` and `rosters/corrections.json`.
     The bytes depend only on `config`.
 
     Raises:
@@ -270,8 +279,13 @@ def generate(out_dir: Path, config: SyntheticConfig = SyntheticConfig()) -> Gene
             lines += _write_jsonl(path, sub)
             files.append(path.relative_to(out_dir).as_posix())
             subagent_files += 1
+    if config.corrections_on:
+        roster, settles = corrections.outputs(plan, [b.main for b in built])
+        plan.rosters[corrections.ROSTER_NAME] = roster
+        _write_json(out_dir / corrections.SETTLES_FILE, settles)
+        files.append(corrections.SETTLES_FILE)
     roster_paths: dict[str, Path] = {}
-    for name in ROSTER_NAMES:
+    for name in plan.rosters:
         path = out_dir / "rosters" / f"{name}.json"
         _write_json(path, plan.rosters[name])
         roster_paths[name] = path
@@ -288,7 +302,7 @@ def generate(out_dir: Path, config: SyntheticConfig = SyntheticConfig()) -> Gene
         session_files=len(plan.sessions),
         subagent_files=subagent_files,
         lines=lines,
-        questions={name: len(plan.rosters[name]["questions"]) for name in ROSTER_NAMES},
+        questions={name: len(r["questions"]) for name, r in plan.rosters.items()},
         decision_overlap=plan.decision_overlap,
         rendered_chars=sum(b.rendered_chars for b in built),
         estimated_chunks=sum(b.chunks for b in built),

@@ -19,6 +19,7 @@ from harness.synthetic.facts import (
     DecisionFact,
     HopFact,
     IncidentFact,
+    SettingFact,
 )
 from harness.synthetic.lines import Format
 from harness.synthetic.vocab import Profile
@@ -56,6 +57,7 @@ class SessionPlan:
     echo: list[tuple[str, str]] = field(default_factory=list)  # (qid, text)
     self_excerpt: str = ""
     clear_first: bool = False
+    settings: list[tuple[int, int]] = field(default_factory=list)  # (setting fact index, step)
 
 
 @dataclass(kw_only=True)
@@ -71,6 +73,7 @@ class Plan:
     chains: list[ChainFact] = field(default_factory=list)
     hops: list[HopFact] = field(default_factory=list)
     incidents: list[IncidentFact] = field(default_factory=list)
+    settings: list[SettingFact] = field(default_factory=list)
     rosters: dict[str, dict[str, Any]] = field(default_factory=dict)
     decision_overlap: float = 0.0
     decision_overlap_max: float = 0.0

@@ -7,6 +7,7 @@ another's; the order matters only where a planner reads what an earlier one plac
 from __future__ import annotations
 
 from harness.synthetic.config import SyntheticConfig, SyntheticError, derive_rng
+from harness.synthetic.corrections import plan_corrections
 from harness.synthetic.fact_plan import (
     plan_chains,
     plan_citations,
@@ -106,4 +107,6 @@ def build_plan(config: SyntheticConfig) -> Plan:
     plan_self(plan)
     build_rosters(plan)
     plan_echoes(plan)
+    # Last, so that the sessions it adds change nothing planned above (off by default).
+    plan_corrections(plan)
     return plan

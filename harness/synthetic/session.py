@@ -10,6 +10,7 @@ from harness.synthetic import fact_episodes as facts
 from harness.synthetic import filler_episodes as filler
 from harness.synthetic import scaffold_episodes as scaffold
 from harness.synthetic.config import derive_rng
+from harness.synthetic.corrections import ep_setting
 from harness.synthetic.lines import Act, Command, Prompt, Step, StreamFile, StreamWriter, iso
 from harness.synthetic.plan import Plan, SessionPlan, snippets_before
 from harness.synthetic.tools import Ctx
@@ -149,6 +150,9 @@ def _planted(plan: Plan, s: SessionPlan, ctx: Ctx) -> list[Episode]:
                 steps=facts.ep_incident(derive_rng(seed, "ep-incident", i), ctx, plan.incidents[i]),
             )
         )
+    for i, k in s.settings:
+        steps = ep_setting(derive_rng(seed, "corrections", "ep", i, k), plan.settings[i], k)
+        out.append(Episode(kind="setting", steps=steps))
     for j, tool in enumerate(s.own_mcp):
         rng = derive_rng(seed, "ep-own-mcp", s.sid, j)
         steps = scaffold.ep_own_mcp(
