@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import reads, store
+from engine import reads, store, tombstone_sql
 from engine.checks import is_int
 from engine.chunking import chunk_stream
 from engine.embed import Embedder
@@ -324,12 +324,20 @@ def _capped(
 def _write_batch(conn: sqlite3.Connection, resume: _Resume, batch: _Batch) -> int:
     """Store one file's batch inside the caller's write transaction; returns chunk rows changed."""
     state, sid, stream = resume.state, batch.session_id, batch.stream
-    clean = batch.messages
+    # Read under the write lock: a forget that committed after this file was parsed still holds.
+    gone = tombstone_sql.forgotten(conn, {sid, *(m.session_id for m in batch.messages)})
+    clean = [
+        m
+        for m in batch.messages
+        if not gone.drops(sid, m.session_id, m.uuid, batch.api_ids.get(m.uuid))
+    ]
+    if len(clean) < len(batch.messages):
+        batch.skipped["forgotten"] += len(batch.messages) - len(clean)
     if batch.continuation is not None:
         clean = _merge_continuation(conn, stream, clean, batch.continuation)
     store.put_messages(conn, stream, clean, batch.api_ids)
     stamps = [m.timestamp for m in clean if m.timestamp]
-    if clean or state.self_transcript:
+    if clean or (state.self_transcript and sid not in gone.sessions):
         store.upsert_session(
             conn,
             sid,
@@ -347,7 +355,7 @@ def _write_batch(conn: sqlite3.Connection, resume: _Resume, batch: _Batch) -> in
         changed += store.trim_chunks(conn, stream, first_idx + len(chunks))
         if changed:
             store.bump_generation(conn)
-    store.add_file_edits(conn, stream, sid, batch.edits)
+    store.add_file_edits(conn, stream, sid, [] if sid in gone.sessions else batch.edits)
     store.add_counts(conn, resume.key, "skip", dict(batch.skipped))
     store.add_counts(conn, resume.key, "scrub", dict(batch.scrubbed))
     record = store.FileRecord(

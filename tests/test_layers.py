@@ -34,7 +34,15 @@ PACKAGES: tuple[str, ...] = (*LAYERS, TOOLS)
 TOOL_MAY_IMPORT: frozenset[str] = frozenset({"engine", "arms", "harness", TOOLS})
 
 # The modules that hold SQL; nothing outside engine/ may import them.
-SQL_MODULES: frozenset[str] = frozenset({"engine.store", "engine.reads", "engine.audit_sql"})
+SQL_MODULES: frozenset[str] = frozenset(
+    {
+        "engine.store",
+        "engine.reads",
+        "engine.audit_sql",
+        "engine.tombstone_sql",
+        "engine.forget_sql",
+    }
+)
 
 # Modules outside engine/ allowed to `import sqlite3`, each with the reason it needs it. Keep it empty:
 # a module that wants SQLite wants a function in engine/ instead.
