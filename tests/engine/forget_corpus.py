@@ -29,8 +29,9 @@ KEPT = "yxpelican-harbinger-8830"  # said in the same session and never forgotte
 KEPT_ELSEWHERE = "wbquasar-tangerine-6604"  # said in another session, never forgotten
 SID_P = "dddddddd-0000-4000-8000-000000000001"
 SID_K = "dddddddd-0000-4000-8000-000000000002"
-PLANTED_QUERY = "zqvortex marmalade 5521 staging credential"
-KEPT_QUERY = "yxpelican harbinger 8830 archive password"
+PLANTED_QUERY = f"the staging credential {PLANTED}"
+KEPT_QUERY = f"the archive password {KEPT}"
+KEPT_ELSEWHERE_QUERY = f"the release signing passphrase {KEPT_ELSEWHERE}"
 
 
 def planted_session(sid: str = SID_P, cwd: str = ALPHA) -> list[Line]:

@@ -338,6 +338,7 @@ def test_a_failed_stage_says_what_is_left_and_running_again_finishes(
     def broken(conn: sqlite3.Connection) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
+    optimize = forget_sql.optimize_fts
     monkeypatch.setattr(forget_sql, "optimize_fts", broken)
     with pytest.raises(ForgetError, match="stopped at stage 'fts'") as caught:
         forget(db, Target(kind="match", value=PLANTED), now=NOW)
@@ -347,7 +348,7 @@ def test_a_failed_stage_says_what_is_left_and_running_again_finishes(
     # and so does the segment of delete entries that cancels it
     assert holding(db, PLANTED)["messages"] == 0
     assert holding(db, PLANTED)["fts_data_blocks"] == 2 * 2
-    monkeypatch.undo()
+    monkeypatch.setattr(forget_sql, "optimize_fts", optimize)
     report = forget(db, Target(kind="match", value=PLANTED), now=NOW)
     assert list(report.stages) == ["rows", "fts", "index", "vacuum"]
     assert holding(db, PLANTED)["fts_data_blocks"] == 0
