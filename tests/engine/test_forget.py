@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,13 +37,13 @@ def corpus(tmp_path: Path) -> dict[str, Path]:
 
 
 @pytest.fixture
-def db(tmp_path: Path, corpus: dict[str, Path]) -> Iterator[Path]:
+def db(tmp_path: Path, corpus: dict[str, Path]) -> Path:
     path = tmp_path / "home" / "memory.db"
     memory = Memory(path, HashEmbedder())
     report = memory.import_paths([tmp_path / "projects"])
     assert report.files_failed == {}
     memory.close()
-    yield path
+    return path
 
 
 def raw(db: Path) -> sqlite3.Connection:
@@ -129,14 +128,17 @@ def test_forget_match_removes_only_the_messages_holding_it_and_rewrites_their_ch
     db: Path,
 ) -> None:
     before = chunk_rows(db, SID_P)
-    assert len(before) == 1 and PLANTED in before[0][1] and KEPT in before[0][1]
+    assert len(before) == 1
+    assert PLANTED in before[0][1]
+    assert KEPT in before[0][1]
     plan = preview(db, Target(kind="match", value=PLANTED))
     assert sorted(m.uuid for m in plan.messages) == ["p-a1", "p-a3", "p-r1", "p-u1"]
     forget(db, Target(kind="match", value=PLANTED), now=NOW)
     after = chunk_rows(db, SID_P)
     # the same chunk id, now packing the 2 messages that stay: the kept exchange
     assert [cid for cid, _ in after] == [before[0][0]]
-    assert PLANTED not in after[0][1] and KEPT in after[0][1]
+    assert PLANTED not in after[0][1]
+    assert KEPT in after[0][1]
     with raw(db) as conn:
         uuids = json.loads(
             conn.execute(
@@ -243,14 +245,16 @@ def test_tombstones_hold_ids_and_byte_ranges_never_text(db: Path, corpus: dict[s
 def test_forget_session_removes_it_whole_and_its_later_lines_stay_out(
     db: Path, corpus: dict[str, Path], tmp_path: Path
 ) -> None:
-    assert chunk_rows(db, SID_A1) and chunk_rows(db, SID_A2)
+    assert chunk_rows(db, SID_A1)
+    assert chunk_rows(db, SID_A2)
     plan = preview(db, Target(kind="session", value=SID_A1))
     assert (plan.sessions, [c.session_id for c in plan.counts]) == ((SID_A1,), [SID_A1])
     forget(db, Target(kind="session", value=SID_A1), now=NOW)
     assert chunk_rows(db, SID_A1) == []
     assert chunk_rows(db, SID_A2)  # control: the project's other session stays
     listed = [r["session_id"] for r in Memory(db).recent_sessions(Scope.of(ALPHA), 10)]
-    assert SID_A1 not in listed and SID_A2 in listed
+    assert SID_A1 not in listed
+    assert SID_A2 in listed
     append_jsonl(
         corpus[SID_A1],
         assistant_lines(
@@ -299,7 +303,8 @@ def test_forget_chunk_removes_the_messages_it_packs_and_keeps_earlier_chunk_ids(
     db = tmp_path / "home" / "memory.db"
     Memory(db, HashEmbedder()).import_paths([tmp_path / "p"])
     before = chunk_rows(db, sid)
-    assert len(before) == 3 and "table1" in before[1][1]
+    assert len(before) == 3
+    assert "table1" in before[1][1]
     forget(db, Target(kind="chunk", value=before[1][0]), now=NOW)
     after = chunk_rows(db, sid)
     assert after[0] == before[0]  # the chunk before it is untouched
@@ -404,7 +409,9 @@ def test_the_audit_records_every_stage_with_ids_and_counts_never_the_text(db: Pa
         "done vacuum",
     ]
     text = json.dumps(rows)
-    assert PLANTED not in text and "zqvortex" not in text and "marmalade" not in text
+    assert PLANTED not in text
+    assert "zqvortex" not in text
+    assert "marmalade" not in text
     assert SID_K not in text  # only the ids the target covers
 
 

@@ -130,7 +130,8 @@ def test_byte_scan_finds_the_forgotten_string_nowhere_and_no_read_path_returns_i
 
     result = cli("forget", "--match", PLANTED, "--confirm", PLANTED)
     assert result.exit_code == 0, result.output
-    assert "part of session" in result.stdout and SID_P in result.stdout
+    assert "part of session" in result.stdout
+    assert SID_P in result.stdout
     assert "2 lines of hooks.log that quote it" in result.stdout
     assert "forget: vacuum done" in result.stderr
 
@@ -174,7 +175,8 @@ def test_byte_scan_finds_the_forgotten_string_nowhere_and_no_read_path_returns_i
     assert not any(PLANTED in hit["text"] for hit in found["hits"])
     assert any(KEPT in hit["text"] for hit in kept["hits"])
     # the chunk id now holds what its session kept, and nothing forgotten
-    assert PLANTED not in json.dumps(by_id) and KEPT in json.dumps(by_id)
+    assert PLANTED not in json.dumps(by_id)
+    assert KEPT in json.dumps(by_id)
 
 
 def test_without_a_server_the_hook_and_search_return_nothing_forgotten_and_new_lines_import(
@@ -207,7 +209,8 @@ def test_without_a_server_the_hook_and_search_return_nothing_forgotten_and_new_l
 def test_without_a_terminal_forget_refuses_unless_confirm_repeats_the_target(root: Path) -> None:
     refused = cli("forget", "--match", PLANTED)
     assert refused.exit_code == 1
-    assert "stdin is not one" in refused.output and "--confirm" in refused.output
+    assert "stdin is not one" in refused.output
+    assert "--confirm" in refused.output
     wrong = cli("forget", "--match", PLANTED, "--confirm", PLANTED.upper())
     assert wrong.exit_code == 2
     assert "--confirm must repeat the --match value exactly" in wrong.output
@@ -243,7 +246,8 @@ def test_dry_run_shows_counts_per_project_and_session_and_removes_nothing(root: 
 def test_forget_project_and_chunk_through_the_command(root: Path) -> None:
     assert cli("forget", "--project", BETA, "--confirm", BETA).exit_code == 0
     rows = search_rows("retry")
-    assert rows and not any(r["session_id"] == SID_B1 for r in rows)  # alpha's retry stays
+    assert rows
+    assert not any(r["session_id"] == SID_B1 for r in rows)
     chunk = next(r["chunk_id"] for r in search_rows(PLANTED_QUERY) if PLANTED in r["text"])
     assert cli("forget", "--chunk", chunk, "--confirm", chunk).exit_code == 0
     assert not any(PLANTED in r["text"] or KEPT in r["text"] for r in search_rows(PLANTED_QUERY))
@@ -251,11 +255,14 @@ def test_forget_project_and_chunk_through_the_command(root: Path) -> None:
 
 def test_exactly_one_target_is_required(root: Path) -> None:
     none = cli("forget")
-    assert none.exit_code == 2 and "give exactly one of" in none.output
+    assert none.exit_code == 2
+    assert "give exactly one of" in none.output
     two = cli("forget", "--session", SID_A1, "--chunk", "x")
-    assert two.exit_code == 2 and "(got --session, --chunk)" in two.output
+    assert two.exit_code == 2
+    assert "(got --session, --chunk)" in two.output
     short = cli("forget", "--match", "abc", "--confirm", "abc")
-    assert short.exit_code == 2 and "at least 4 characters" in short.output
+    assert short.exit_code == 2
+    assert "at least 4 characters" in short.output
 
 
 # --- failure and resume; the logs; the audit -----------------------------------------------------------
@@ -299,7 +306,8 @@ def test_the_logs_are_rewritten_0600_without_the_quoting_lines_and_a_symlink_is_
     log.unlink()
     log.symlink_to(elsewhere)
     refused = cli("forget", "--match", PLANTED, "--confirm", PLANTED)
-    assert refused.exit_code == 1 and "is a symbolic link" in refused.output
+    assert refused.exit_code == 1
+    assert "is a symbolic link" in refused.output
     assert elsewhere.read_text(encoding="utf-8") == f"{PLANTED}\n"  # never written through
 
 
@@ -319,4 +327,5 @@ def test_recallbench_audit_lists_the_stages_with_ids_and_never_the_text(root: Pa
     assert entries[0]["targets"][0] == "match:(text not recorded)"
     assert entries[0]["targets"][1].startswith("chunk:")
     assert {e["actor"] for e in entries} == {"person"}
-    assert PLANTED not in listed.stdout and "zqvortex" not in listed.stdout
+    assert PLANTED not in listed.stdout
+    assert "zqvortex" not in listed.stdout
