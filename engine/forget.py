@@ -15,8 +15,9 @@ recorded in the audit (action ``forget.stage``, actor ``person``; ids and counts
 3. ``fts``: both FTS5 indexes are merged into one segment, so no `_data` page keeps a removed term;
 4. ``index``: the hnswlib partition files and manifests of this database go (rebuilt from SQLite on the
    next vector read), so no removed vector stays in a file;
-5. the caller's own stages (the command line scrubs `hooks.log`);
-6. ``vacuum``: WAL checkpoint (TRUNCATE), VACUUM, checkpoint again.
+5. ``backups``: the same forget in each copy `recallbench rebuild` kept (`memory.db.bak-<time>`);
+6. the caller's own stages (the command line scrubs `hooks.log`);
+7. ``vacuum``: WAL checkpoint (TRUNCATE), VACUUM, checkpoint again.
 
 Every stage is idempotent, so a forget that failed half-way is finished by running it again: `forget`
 raises `ForgetError` naming the stages left. Whole sessions (`--session`, `--project`) stay forgotten:
@@ -35,14 +36,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from engine import audit, forget_sql, store
+from engine import audit, forget_sql, store, tombstone_sql
 from engine.chunking import chunk_stream
 from engine.forget_sql import ChunkRow, FileRow, MessageRow
 
 TARGET_KINDS: tuple[str, ...] = ("session", "project", "chunk", "match")
 # A shorter string would match too much by accident (every "ok"); the person can still remove more.
 MIN_MATCH_CHARS = 4
-ENGINE_STAGES: tuple[str, ...] = ("rows", "fts", "index")
+ENGINE_STAGES: tuple[str, ...] = ("rows", "fts", "index", "backups")
 FINAL_STAGE = "vacuum"
 _ACTION = "forget.stage"
 
@@ -290,7 +291,7 @@ def forget(
 ) -> ForgetReport:
     """Forget `target` in the database at `db_path`, stage by stage (see the module docstring).
 
-    `extra` stages run after ``index`` and before ``vacuum``; `on_stage(name, counts)` is called as
+    `extra` stages run after ``backups`` and before ``vacuum``; `on_stage(name, counts)` is called as
     each stage completes. Running it again after a failure completes it.
 
     Raises:
@@ -304,6 +305,7 @@ def forget(
             Stage(name="rows", run=lambda: _remove_rows(conn, target, now)),
             Stage(name="fts", run=lambda: _optimize(conn)),
             Stage(name="index", run=lambda: _remove_index_files(db_path)),
+            Stage(name="backups", run=lambda: _forget_in_backups(db_path, target, now)),
             *extra,
             Stage(name=FINAL_STAGE, run=lambda: _compact(conn)),
         ]
@@ -498,6 +500,55 @@ def _remove_index_files(db_path: Path) -> str:
             path.unlink(missing_ok=True)
             removed += 1
     return f"{removed} index files"
+
+
+def backups(db_path: Path) -> list[Path]:
+    """The copies `recallbench rebuild` kept of the database (`<name>.bak-<time>`), sorted."""
+    if not db_path.parent.is_dir():
+        return []
+    prefix = f"{db_path.name}.bak-"
+    return sorted(
+        p
+        for p in db_path.parent.iterdir()
+        if p.name.startswith(prefix)
+        and not p.name.endswith(("-wal", "-shm"))
+        and p.is_file()
+        and not p.is_symlink()
+    )
+
+
+def _forget_in_backups(db_path: Path, target: Target, now: datetime) -> str:
+    """The same forget in each kept backup: a copy must not keep what the person took back."""
+    for backup in backups(db_path):
+        try:
+            forget(backup, target, now=now)
+        except Exception as exc:
+            msg = (
+                f"the backup {backup} could not be forgotten in ({exc}); delete it "
+                f"(rm {backup} {backup}-wal {backup}-shm) and run the forget again"
+            )
+            raise RuntimeError(msg) from exc
+    return f"{len(backups(db_path))} backups"
+
+
+def carry_tombstones(old_db: Path, new_db: Path) -> int:
+    """Copy every tombstone of `old_db` into `new_db` (before a rebuild imports into it).
+
+    `recallbench rebuild` imports the transcripts again into a new database; without the tombstones
+    it would bring back everything ever forgotten. Returns the tombstones copied.
+    """
+    old = store.connect(old_db)
+    try:
+        with store.read(old):
+            rows = tombstone_sql.rows(old)
+    finally:
+        old.close()
+    new = store.connect(new_db)
+    try:
+        with store.write(new):
+            return forget_sql.put_tombstones(new, rows)
+    finally:
+        new.close()
 
 
 def _compact(conn: sqlite3.Connection) -> str:

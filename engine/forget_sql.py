@@ -261,6 +261,16 @@ def add_tombstone(
     )
 
 
+def put_tombstones(conn: sqlite3.Connection, rows: Sequence[Sequence[object]]) -> int:
+    """Record tombstones read from another database (`engine.tombstone_sql.rows`); returns new ones."""
+    cur = conn.executemany(
+        "INSERT OR IGNORE INTO tombstones(kind, session_id, ref, api_message_id, path, "
+        "start_offset, end_offset, forgotten_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [tuple(r) for r in rows],
+    )
+    return max(cur.rowcount, 0)
+
+
 def delete_streams(conn: sqlite3.Connection, streams: Iterable[str]) -> int:
     """Delete the chunks, messages and file edits of `streams`; returns chunks deleted."""
     n = 0

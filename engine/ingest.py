@@ -31,7 +31,7 @@ from engine import reads, store, tombstone_sql
 from engine.checks import is_int
 from engine.chunking import chunk_stream
 from engine.embed import Embedder
-from engine.model import CleanMessage, Message
+from engine.model import CleanMessage, Message, ToolUse
 from engine.render import MAX_MESSAGE_BYTES, cap_message, precut_text_blocks
 from engine.sanitize import redact_paths, sanitize
 from engine.transcript_files import StreamState, TranscriptFile, discover, stored_stream
@@ -102,6 +102,7 @@ class _Batch:
 
     messages: list[CleanMessage]
     api_ids: dict[str, str | None]
+    tool_ids: dict[str, tuple[str, ...]]  # message uuid -> ids of the tool calls it made
     continuation: Message | None
     edits: list[str]
     project: str
@@ -292,6 +293,9 @@ def _read_batch(tf: TranscriptFile, resume: _Resume, max_bytes: int) -> _Batch:
     return _Batch(
         messages=clean,
         api_ids={m.uuid: m.api_message_id for m in parsed.messages},
+        tool_ids={
+            m.uuid: tuple(b.id for b in m.blocks if isinstance(b, ToolUse)) for m in parsed.messages
+        },
         continuation=parsed.messages[0] if parsed.continues_previous else None,
         edits=(
             []
@@ -333,6 +337,7 @@ def _write_batch(conn: sqlite3.Connection, resume: _Resume, batch: _Batch) -> in
     ]
     if len(clean) < len(batch.messages):
         batch.skipped["forgotten"] += len(batch.messages) - len(clean)
+        _drop_tool_inputs(state, batch, {m.uuid for m in clean})
     if batch.continuation is not None:
         clean = _merge_continuation(conn, stream, clean, batch.continuation)
     store.put_messages(conn, stream, clean, batch.api_ids)
@@ -368,6 +373,14 @@ def _write_batch(conn: sqlite3.Connection, resume: _Resume, batch: _Batch) -> in
     )
     store.put_file(conn, record, _now_iso())
     return changed
+
+
+def _drop_tool_inputs(state: StreamState, batch: _Batch, kept: set[str]) -> None:
+    """Forget the stored tool inputs of forgotten messages (the stream state would quote them)."""
+    for uuid, ids in batch.tool_ids.items():
+        if uuid not in kept:
+            for tool_id in ids:
+                state.tool_commands.pop(tool_id, None)
 
 
 def _merge_continuation(

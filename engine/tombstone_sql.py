@@ -90,3 +90,17 @@ def count(conn: sqlite3.Connection) -> dict[str, int]:
     """Tombstones per kind."""
     rows = conn.execute("SELECT kind, COUNT(*) FROM tombstones GROUP BY kind ORDER BY kind")
     return {str(kind): int(n) for kind, n in rows}
+
+
+TombstoneRow = tuple[str, str, str, str | None, str, int | None, int | None, str]
+
+
+def rows(conn: sqlite3.Connection) -> list[TombstoneRow]:
+    """Every tombstone as (kind, session id, ref, API message id, path, start, end, forgotten at)."""
+    found = conn.execute(
+        "SELECT kind, session_id, ref, api_message_id, path, start_offset, end_offset, "
+        "forgotten_at FROM tombstones ORDER BY kind, session_id, ref, path"
+    ).fetchall()
+    return [
+        (str(r[0]), str(r[1]), str(r[2]), r[3], str(r[4]), r[5], r[6], str(r[7])) for r in found
+    ]

@@ -120,7 +120,7 @@ def _interactive() -> bool:
     return sys.stdin.isatty()
 
 
-def _show(plan: Plan, log_lines: int, db: Path) -> None:
+def _show(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None:
     target = plan.target
     shown = "(the string given)" if target.kind == "match" else target.value
     click.echo(f"forget --{target.kind} {shown} in {db} removes, for good:")
@@ -137,6 +137,9 @@ def _show(plan: Plan, log_lines: int, db: Path) -> None:
             f"{plan.edit_paths} recorded file paths"
         )
     click.echo(f"  {log_lines} lines of {LOG_NAME} that quote it")
+    if kept:
+        names = ", ".join(p.name for p in kept)
+        click.echo(f"  and the same in {len(kept)} backups `recallbench rebuild` kept: {names}")
     for snippet in plan.snippets:
         click.echo(f"    > {snippet}")
     if plan.sessions:
@@ -217,7 +220,8 @@ def forget_command(
 ) -> None:
     """Remove text from the memory for good: from the messages and chunks, both FTS5 indexes (their
     segments merged), the vectors no other chunk shares, the hnswlib index files, the lines of
-    hooks.log that quote it; then the write-ahead log is truncated and the database vacuumed.
+    hooks.log that quote it, and the same in the backups `recallbench rebuild` kept; then the
+    write-ahead log is truncated and the database vacuumed.
 
     \b
     Give exactly one target:
@@ -233,7 +237,7 @@ def forget_command(
     exits 1 naming what is left; running the same command again finishes it. A running
     `recallbench serve` notices the change on its next read.
     """
-    from engine.forget import ForgetError, Stage, forget, preview
+    from engine.forget import ForgetError, Stage, backups, forget, preview
 
     target = _target(session, project, chunk, match)
     db = _database()
@@ -243,7 +247,7 @@ def forget_command(
         log_lines = quoting_lines(home, target.value)
     except (OSError, UntrustedFileError) as exc:
         raise click.ClickException(f"cannot read {home / LOG_NAME}: {exc}") from exc
-    _show(plan, log_lines, db)
+    _show(plan, log_lines, db, backups(db))
     if dry_run:
         return
     _confirm(target, confirm)
@@ -252,7 +256,7 @@ def forget_command(
         click.echo(f"forget: {name} done ({counts})", err=True)
 
     logs = Stage(name="logs", run=lambda: scrub_logs(home, target.value))
-    click.echo("forget: stages rows, fts, index, logs, vacuum", err=True)
+    click.echo("forget: stages rows, fts, index, backups, logs, vacuum", err=True)
     try:
         report = forget(db, target, now=datetime.now(UTC), extra=[logs], on_stage=progress)
     except ForgetError as exc:

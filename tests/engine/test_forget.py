@@ -188,7 +188,14 @@ def test_a_reimport_from_the_start_keeps_the_forgotten_messages_out(
     report = memory.import_paths([tmp_path / "projects"])
     assert report.files_reimported == 1
     assert report.skipped["forgotten"] == 4  # p-u1, p-a1 (with p-a2), p-r1 and p-a3
-    assert holding(db, PLANTED)["messages"] == 0
+    # neither the messages nor the Bash command the stream state keeps for its result came back
+    assert holding(db, PLANTED) == {
+        "chunks": 0,
+        "messages": 0,
+        "states": 0,
+        "fts_terms": 0,
+        "fts_data_blocks": 0,
+    }
     assert found(db, "zqvortex marmalade") == []
     assert any(KEPT in t for t in found(db, "yxpelican harbinger"))  # control: the rest came back
     # the re-import stores exactly what the forget left
@@ -347,7 +354,10 @@ def test_a_failed_stage_says_what_is_left_and_running_again_finishes(
     monkeypatch.setattr(forget_sql, "optimize_fts", broken)
     with pytest.raises(ForgetError, match="stopped at stage 'fts'") as caught:
         forget(db, Target(kind="match", value=PLANTED), now=NOW)
-    assert (caught.value.done, caught.value.left) == (("rows",), ("fts", "index", "vacuum"))
+    assert (caught.value.done, caught.value.left) == (
+        ("rows",),
+        ("fts", "index", "backups", "vacuum"),
+    )
     assert "Run the same `recallbench forget --match ...` again" in str(caught.value)
     # the rows are gone, but until the merge runs, each index's old segment still holds the term,
     # and so does the segment of delete entries that cancels it
@@ -355,7 +365,7 @@ def test_a_failed_stage_says_what_is_left_and_running_again_finishes(
     assert holding(db, PLANTED)["fts_data_blocks"] == 2 * 2
     monkeypatch.setattr(forget_sql, "optimize_fts", optimize)
     report = forget(db, Target(kind="match", value=PLANTED), now=NOW)
-    assert list(report.stages) == ["rows", "fts", "index", "vacuum"]
+    assert list(report.stages) == ["rows", "fts", "index", "backups", "vacuum"]
     assert holding(db, PLANTED)["fts_data_blocks"] == 0
     with raw(db) as conn:
         reasons = [r[0].split(":")[0] for r in conn.execute("SELECT reason FROM audit ORDER BY id")]
@@ -367,6 +377,7 @@ def test_a_failed_stage_says_what_is_left_and_running_again_finishes(
         "done rows",
         "done fts",
         "done index",
+        "done backups",
         "done vacuum",
     ]
 
@@ -384,7 +395,7 @@ def test_the_begin_stage_is_recorded_before_anything_moves(
         reasons = [r[0] for r in conn.execute("SELECT reason FROM audit ORDER BY id")]
         tombstones = conn.execute("SELECT COUNT(*) FROM tombstones").fetchone()[0]
     assert reasons[0].startswith("begin: 1 whole sessions, 1 chunks, 6 messages")
-    assert reasons[1] == ("failed rows: OperationalError; left: rows, fts, index, vacuum")
+    assert reasons[1] == ("failed rows: OperationalError; left: rows, fts, index, backups, vacuum")
     # the rows stage is one transaction: nothing of it stayed, not even its tombstones
     assert tombstones == 0
     assert chunk_rows(db, SID_P)
@@ -397,7 +408,7 @@ def test_the_audit_records_every_stage_with_ids_and_counts_never_the_text(db: Pa
         chunk_id = conn.execute("SELECT id FROM chunks WHERE session_id = ?", (SID_P,)).fetchone()[
             0
         ]
-    assert [r[2] for r in rows] == ["forget.stage"] * 5
+    assert [r[2] for r in rows] == ["forget.stage"] * 6
     assert {r[1] for r in rows} == {"person"}
     assert {r[0] for r in rows} == {"2026-06-01T12:00:00Z"}
     assert json.loads(rows[0][3]) == ["match:(text not recorded)", f"chunk:{chunk_id}"]
@@ -406,6 +417,7 @@ def test_the_audit_records_every_stage_with_ids_and_counts_never_the_text(db: Pa
         "done rows",
         "done fts",
         "done index",
+        "done backups",
         "done vacuum",
     ]
     text = json.dumps(rows)

@@ -281,7 +281,7 @@ def test_a_failed_stage_exits_1_naming_what_is_left_and_the_same_command_finishe
     failed = cli("forget", "--match", PLANTED, "--confirm", PLANTED)
     assert failed.exit_code == 1
     assert "forget stopped at stage 'logs'" in failed.output
-    assert "Done: rows, fts, index; left: logs, vacuum." in failed.output
+    assert "Done: rows, fts, index, backups; left: logs, vacuum." in failed.output
     assert "Run the same `recallbench forget --match ...` again to finish" in failed.output
     assert byte_counts(home, PLANTED.encode())["hooks.log"] == 1  # the log still quotes it
     monkeypatch.setattr(forget_cli, "scrub_logs", scrub)
@@ -315,12 +315,13 @@ def test_recallbench_audit_lists_the_stages_with_ids_and_never_the_text(root: Pa
     assert cli("forget", "--match", PLANTED, "--confirm", PLANTED).exit_code == 0
     listed = cli("audit", "--json")
     entries = json.loads(listed.stdout)
-    assert [e["action"] for e in entries] == ["forget.stage"] * 6
+    assert [e["action"] for e in entries] == ["forget.stage"] * 7
     assert [e["reason"].split(":")[0] for e in entries] == [
         "begin",
         "done rows",
         "done fts",
         "done index",
+        "done backups",
         "done logs",
         "done vacuum",
     ]
@@ -329,3 +330,25 @@ def test_recallbench_audit_lists_the_stages_with_ids_and_never_the_text(root: Pa
     assert {e["actor"] for e in entries} == {"person"}
     assert PLANTED not in listed.stdout
     assert "zqvortex" not in listed.stdout
+
+
+# --- rebuild and its backups ----------------------------------------------------------------------------
+
+
+def test_a_rebuild_keeps_forgotten_text_out_and_a_kept_backup_is_forgotten_in_too(
+    root: Path, home: Path
+) -> None:
+    first = cli("rebuild")  # keeps the database as it was (with the string) as memory.db.bak-<time>
+    assert first.exit_code == 0, first.output
+    (backup,) = [p for p in home.iterdir() if ".bak-" in p.name and not p.name.endswith("-shm")]
+    assert PLANTED.encode() in backup.read_bytes()  # control: the backup holds the string
+    forgot = cli("forget", "--match", PLANTED, "--confirm", PLANTED)
+    assert forgot.exit_code == 0, forgot.output
+    assert f"and the same in 1 backups `recallbench rebuild` kept: {backup.name}" in forgot.stdout
+    assert sum(byte_counts(home, PLANTED.encode()).values()) == 0
+    assert sum(byte_counts(home, TERM).values()) == 0
+    again = cli("rebuild")  # imports the recorded transcripts again, into a new file
+    assert again.exit_code == 0, again.output
+    assert [r for r in search_rows(PLANTED_QUERY) if PLANTED in r["text"]] == []
+    assert any(KEPT in r["text"] for r in search_rows(KEPT_QUERY))  # control: the rest is back
+    assert sum(byte_counts(home, PLANTED.encode()).values()) == 0
