@@ -299,6 +299,7 @@ def forget(
     """
     conn = store.connect(db_path)
     try:
+        forget_sql.secure_delete(conn)
         first = plan(conn, target)
         report = ForgetReport(plan=first)
         stages = [
@@ -367,7 +368,6 @@ def _failed(
 
 def _remove_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str:
     """Tombstones, then the rows, in one transaction (the plan is read again inside it)."""
-    forget_sql.secure_delete(conn)
     at = audit.utc_text(now)
     with store.write(conn):
         p = plan(conn, target)

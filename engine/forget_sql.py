@@ -238,8 +238,10 @@ def stream_owner(conn: sqlite3.Connection, stream: str) -> tuple[str, str] | Non
 
 
 def secure_delete(conn: sqlite3.Connection) -> None:
-    """Overwrite deleted content with zeros on this connection (SQLite's `secure_delete`)."""
+    """On this connection: overwrite deleted content with zeros (`secure_delete`), and keep temporary
+    tables and indexes (VACUUM's copy among them) in memory rather than in files outside the home."""
     conn.execute("PRAGMA secure_delete = ON")
+    conn.execute("PRAGMA temp_store = MEMORY")
 
 
 def add_tombstone(
