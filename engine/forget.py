@@ -554,11 +554,11 @@ def carry_tombstones(old_db: Path, new_db: Path) -> int:
 def _compact(conn: sqlite3.Connection) -> str:
     forget_sql.checkpoint(conn)  # what VACUUM copies must be in the file, not only in the WAL
     forget_sql.vacuum(conn)
-    busy, frames, done = forget_sql.checkpoint(conn)
+    busy, _, _ = forget_sql.checkpoint(conn)
     if busy:
         msg = (
             "another connection kept the write-ahead log open, so it could not be truncated "
             "(a running `recallbench serve` in a read?); run the same forget again"
         )
         raise sqlite3.OperationalError(msg)
-    return f"WAL truncated ({frames} frames checkpointed: {done}), database vacuumed"
+    return "database vacuumed, write-ahead log checkpointed and truncated"
