@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import reads, store
+from engine import reads, store, tombstone_sql
 from engine.checks import is_int
 from engine.chunking import chunk_stream
 from engine.embed import Embedder
-from engine.model import CleanMessage, Message
+from engine.model import CleanMessage, Message, ToolUse
 from engine.render import MAX_MESSAGE_BYTES, cap_message, precut_text_blocks
 from engine.sanitize import redact_paths, sanitize
 from engine.transcript_files import StreamState, TranscriptFile, discover, stored_stream
@@ -102,6 +102,7 @@ class _Batch:
 
     messages: list[CleanMessage]
     api_ids: dict[str, str | None]
+    tool_ids: dict[str, tuple[str, ...]]  # message uuid -> ids of the tool calls it made
     continuation: Message | None
     edits: list[str]
     project: str
@@ -292,6 +293,9 @@ def _read_batch(tf: TranscriptFile, resume: _Resume, max_bytes: int) -> _Batch:
     return _Batch(
         messages=clean,
         api_ids={m.uuid: m.api_message_id for m in parsed.messages},
+        tool_ids={
+            m.uuid: tuple(b.id for b in m.blocks if isinstance(b, ToolUse)) for m in parsed.messages
+        },
         continuation=parsed.messages[0] if parsed.continues_previous else None,
         edits=(
             []
@@ -324,12 +328,21 @@ def _capped(
 def _write_batch(conn: sqlite3.Connection, resume: _Resume, batch: _Batch) -> int:
     """Store one file's batch inside the caller's write transaction; returns chunk rows changed."""
     state, sid, stream = resume.state, batch.session_id, batch.stream
-    clean = batch.messages
+    # Read under the write lock: a forget that committed after this file was parsed still holds.
+    gone = tombstone_sql.forgotten(conn, {sid, *(m.session_id for m in batch.messages)})
+    clean = [
+        m
+        for m in batch.messages
+        if not gone.drops(sid, m.session_id, m.uuid, batch.api_ids.get(m.uuid))
+    ]
+    if len(clean) < len(batch.messages):
+        batch.skipped["forgotten"] += len(batch.messages) - len(clean)
+        _drop_tool_inputs(state, batch, {m.uuid for m in clean})
     if batch.continuation is not None:
         clean = _merge_continuation(conn, stream, clean, batch.continuation)
     store.put_messages(conn, stream, clean, batch.api_ids)
     stamps = [m.timestamp for m in clean if m.timestamp]
-    if clean or state.self_transcript:
+    if clean or (state.self_transcript and sid not in gone.sessions):
         store.upsert_session(
             conn,
             sid,
@@ -347,7 +360,7 @@ def _write_batch(conn: sqlite3.Connection, resume: _Resume, batch: _Batch) -> in
         changed += store.trim_chunks(conn, stream, first_idx + len(chunks))
         if changed:
             store.bump_generation(conn)
-    store.add_file_edits(conn, stream, sid, batch.edits)
+    store.add_file_edits(conn, stream, sid, [] if sid in gone.sessions else batch.edits)
     store.add_counts(conn, resume.key, "skip", dict(batch.skipped))
     store.add_counts(conn, resume.key, "scrub", dict(batch.scrubbed))
     record = store.FileRecord(
@@ -360,6 +373,14 @@ def _write_batch(conn: sqlite3.Connection, resume: _Resume, batch: _Batch) -> in
     )
     store.put_file(conn, record, _now_iso())
     return changed
+
+
+def _drop_tool_inputs(state: StreamState, batch: _Batch, kept: set[str]) -> None:
+    """Forget the stored tool inputs of forgotten messages (the stream state would quote them)."""
+    for uuid, ids in batch.tool_ids.items():
+        if uuid not in kept:
+            for tool_id in ids:
+                state.tool_commands.pop(tool_id, None)
 
 
 def _merge_continuation(

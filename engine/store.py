@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from engine import audit_sql, trust_sql
 from engine.model import Author, Chunk, CleanMessage
+from engine.tombstone_sql import SCHEMA as TOMBSTONE_SCHEMA
 
 if TYPE_CHECKING:
     import numpy as np
@@ -119,8 +120,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX file_edits_path ON file_edits(path, session_id);
     INSERT INTO meta(key, value) VALUES ('generation', '0');
     """,
-    # 2: a second FTS5 index of the same chunk text with Porter stemming (`lexical(stem=True)`), kept
-    # in sync by triggers like chunks_fts's, and filled from the chunks already stored ('rebuild').
+    # 2: the chunk text's Porter-stemmed FTS5 index (`lexical(stem=True)`), synced like chunks_fts
     """
     CREATE VIRTUAL TABLE chunks_fts_porter USING fts5(
         text, content='chunks', content_rowid='rowid', tokenize='porter unicode61'
@@ -141,6 +141,7 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     audit_sql.SCHEMA,  # 3: the append-only audit trail (engine.audit_sql, engine.audit)
     trust_sql.SCHEMA,  # 4: settlements, typed corrections by id (engine.trust_sql, engine.trust)
+    TOMBSTONE_SCHEMA,  # 5: what `forget` removed, by ids (engine.tombstone_sql, engine.forget)
 )
 
 
@@ -235,10 +236,7 @@ def write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 @contextmanager
 def read(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """One read transaction, so that several statements see the same state of the database.
-
-    Inside a transaction the caller already holds, the reads join it and it is left open.
-    """
+    """One read transaction, so that several statements see one state; joins one the caller holds."""
     own = not conn.in_transaction
     if own:
         conn.execute("BEGIN")

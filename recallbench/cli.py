@@ -74,7 +74,7 @@ pass_ctx = click.make_pass_decorator(Context)
 
 # The commands whose database is the memory (`--db`); the harness's commands use databases of their own.
 _MEMORY_COMMANDS = frozenset(
-    {"import", "status", "search", "serve", "doctor", "rebuild", "correct", "corrections"}
+    {"import", "status", "search", "serve", "doctor", "rebuild", "correct", "corrections", "forget"}
 )
 
 
@@ -464,6 +464,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "--now 2026-06-01 --out /tmp/ltr.json",
     ),
     "doctor": ("recallbench doctor", "recallbench doctor --fix"),
+    "forget": (
+        'recallbench forget --match "hunter2-password"',
+        "recallbench forget --session 5e551011-0000-4000-8000-000000000001 --dry-run",
+    ),
     "rebuild": (
         "recallbench rebuild",
         "recallbench rebuild ~/.claude/projects --db /tmp/memory.db",
@@ -555,6 +559,7 @@ def _attach() -> None:
     from recallbench.config_cli import config_group
     from recallbench.correct_cli import correct_command, corrections_command
     from recallbench.fit_cli import arm_group
+    from recallbench.forget_cli import forget_command
     from recallbench.harness_cli import bench, corpus, protocol, roster
     from recallbench.instantiate_cli import protocol_instantiate
     from recallbench.mine_cli import corpus_mask, roster_mine
@@ -579,6 +584,7 @@ def _attach() -> None:
         audit_command,
         correct_command,
         corrections_command,
+        forget_command,
     ):
         main.add_command(command)
     for subcommand in (roster_mine, roster_draft, roster_review):

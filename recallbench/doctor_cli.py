@@ -169,7 +169,8 @@ def rebuild_command(ctx: click.Context, paths: tuple[Path, ...], no_embed: bool)
     cannot be read) $CLAUDE_CONFIG_DIR/projects, into a new file, then puts it in place of the
     database in one rename. The old database is kept as memory.db.bak-<time>. Stop `recallbench
     serve` first; it keeps the old file open. What the person recorded in the store alone, the notes
-    and settles of `recallbench correct`, is copied over from the old database.
+    and settles of `recallbench correct`, is copied over from the old database, and what `recallbench
+    forget` removed stays out: its tombstones are carried into the new file before the import.
     """
     path = _db(ctx)
     if not path.exists():
@@ -179,6 +180,7 @@ def rebuild_command(ctx: click.Context, paths: tuple[Path, ...], no_embed: bool)
     for leftover in (new, Path(f"{new}-wal"), Path(f"{new}-shm")):
         leftover.unlink(missing_ok=True)
     embedder = None if no_embed else config.make_embedder()
+    _carry_tombstones(path, new)
     memory = Memory(new, embedder)
     try:
         report = memory.import_paths(sources, embed=not no_embed, progress=config.show_progress())
@@ -218,6 +220,20 @@ def _carry_trust(old: Path, memory: Memory) -> None:
         return
     if notes or settles:
         click.echo(f"carried over {notes} notes and {settles} settles (`recallbench corrections`)")
+
+
+def _carry_tombstones(db: Path, new: Path) -> None:
+    """The old database's tombstones into the new one, so the import leaves forgotten text out."""
+    from engine.forget import carry_tombstones  # the person's command only; see forget_cli
+
+    try:
+        carry_tombstones(db, new)
+    except health.STORE_ERRORS as exc:
+        click.echo(
+            f"warning: cannot read what was forgotten in {db} ({exc}); text removed with "
+            "`recallbench forget` may come back: run the same forget again after the rebuild",
+            err=True,
+        )
 
 
 def _sources(db: Path, paths: tuple[Path, ...]) -> list[Path]:

@@ -41,6 +41,8 @@ SQL_MODULES: frozenset[str] = frozenset(
         "engine.audit_sql",
         "engine.trust_sql",
         "engine.message_chunks_sql",
+        "engine.tombstone_sql",
+        "engine.forget_sql",
     }
 )
 
