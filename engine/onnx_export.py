@@ -115,9 +115,8 @@ def export_variant(variant: Variant, cache: Path, source: Path) -> Path:
     try:
         fp32 = read_export(FP32, cache, source)
     except OnnxCacheError:
-        write_export(FP32, cache, source, export_fp32(source), tools)
-        fp32 = read_export(FP32, cache, source)
-    return write_export(variant, cache, source, quantize_int8(fp32, variant), tools)
+        fp32 = write_export(FP32, cache, source, export_fp32(source), tools)
+    return write_export(variant, cache, source, quantize_int8(fp32.read_bytes(), variant), tools)
 
 
 def main(argv: list[str]) -> int:

@@ -155,7 +155,8 @@ def test_a_missing_export_is_made_once_with_a_message_then_read_from_the_cache(
     first = ensure_export(FP32, cache, source, exporter=exporter, say=lines.append)
     second = ensure_export(FP32, cache, source, exporter=exporter, say=lines.append)
 
-    assert first == second == b"onnx bytes of fp32"
+    assert first == second == cache / FP32.file_name
+    assert first.read_bytes() == b"onnx bytes of fp32"
     assert exporter.calls == ["fp32"]
     assert len(lines) == 2
     assert lines[0].startswith(
@@ -179,7 +180,7 @@ def test_a_changed_source_file_makes_the_export_stale_and_it_is_exported_again(
     ensure_export(FP32, cache, source, exporter=exporter, say=lambda _: None)
     # Control: a new mtime with the same content is not a change (the content hash decides).
     os.utime(source / "tokenizer.json", ns=(1, 1))
-    assert read_export(FP32, cache, source) == b"onnx bytes of fp32"
+    assert read_export(FP32, cache, source).read_bytes() == b"onnx bytes of fp32"
 
     (source / "tokenizer.json").write_text("another vocabulary", encoding="utf-8")
 
@@ -188,7 +189,7 @@ def test_a_changed_source_file_makes_the_export_stale_and_it_is_exported_again(
     assert err.value.kind == "stale"
     ensure_export(FP32, cache, source, exporter=exporter, say=lambda _: None)
     assert exporter.calls == ["fp32", "fp32"]
-    assert read_export(FP32, cache, source) == b"onnx bytes of fp32"
+    assert read_export(FP32, cache, source).read_bytes() == b"onnx bytes of fp32"
 
 
 def test_an_export_made_with_other_settings_is_stale(
@@ -196,7 +197,7 @@ def test_an_export_made_with_other_settings_is_stale(
 ) -> None:
     source, cache = _source(tmp_path), tmp_path / "cache"
     _FakeExporter()(INT8, cache, source)
-    assert read_export(INT8, cache, source) == b"onnx bytes of int8"
+    assert read_export(INT8, cache, source).read_bytes() == b"onnx bytes of int8"
 
     monkeypatch.setattr(onnx_embed, "EXPORT_FORMAT", onnx_embed.EXPORT_FORMAT + 1)
 
@@ -220,9 +221,8 @@ def test_a_damaged_export_is_refused_by_its_sha256_and_exported_again(tmp_path: 
         "the file is damaged"
     )
     lines: list[str] = []
-    assert ensure_export(FP32, cache, source, exporter=exporter, say=lines.append) == (
-        b"onnx bytes of fp32"
-    )
+    fresh = ensure_export(FP32, cache, source, exporter=exporter, say=lines.append)
+    assert fresh.read_bytes() == b"onnx bytes of fp32"
     assert exporter.calls == ["fp32", "fp32"]
     assert "(damaged: Expected sha256" in lines[0]
     assert "; refused)" in lines[0]

@@ -49,9 +49,12 @@ def test_the_texts_are_1000_varied_chunks_some_past_the_truncation(texts: list[s
 
     assert len(texts) == 1000
     assert len(set(texts)) == 1000
-    assert sum(n > MAX_TOKENS for n in lengths) >= 100  # every tenth text joins three chunks
-    assert sum(n <= 64 for n in lengths) >= 50
+    # Measured: 626 texts run past 256 word pieces (code and paths split finely; every tenth text
+    # joins three chunks), 40 have at most 64, the shortest 21, the longest 1,108.
+    assert sum(n > MAX_TOKENS for n in lengths) >= 300
+    assert sum(n <= 64 for n in lengths) >= 20
     assert min(lengths) < 32
+    assert max(lengths) > 3 * MAX_TOKENS
 
 
 def test_onnx_fp32_vectors_match_torch_on_1000_chunk_texts(
@@ -73,10 +76,10 @@ def test_onnx_int8_vectors_stay_close_to_torch_under_their_own_id(
 
     cosines = _cosines(int8.embed(texts), torch_vectors)
 
-    # Measured on these texts: mean 0.99, min 0.97 (see the report of issue 17); the bounds leave room
-    # for another CPU's int8 kernels. Below 0.999, so int8 must not share the torch id.
-    assert float(cosines.mean()) >= 0.98
-    assert float(cosines.min()) >= 0.94
+    # Measured on these texts: mean 0.9923, min 0.9839 (AVX-512 VNNI); the bounds leave room for
+    # another CPU's int8 kernels. Below 0.999, so int8 must not share the torch id.
+    assert float(cosines.mean()) >= 0.985
+    assert float(cosines.min()) >= 0.95
     assert float(cosines.min()) < 0.999
     assert int8.id == "minilm-l6-v2-int8"
 
@@ -105,4 +108,4 @@ def test_the_fp32_export_is_reproducible_byte_for_byte() -> None:
 
     again = export_fp32(minilm_model_dir())
 
-    assert hashlib.sha256(again).hexdigest() == hashlib.sha256(cached).hexdigest()
+    assert hashlib.sha256(again).hexdigest() == hashlib.sha256(cached.read_bytes()).hexdigest()
