@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.checks import is_int
-from engine.embed import (
+from engine.embed_common import (
     MINILM_DIM,
     MINILM_PACKAGE,
     EmbedderUnavailableError,
-    _check_texts,
+    check_texts,
     minilm_model_dir,
 )
 
@@ -375,7 +375,7 @@ class OnnxMiniLMEmbedder:
         """Embed `texts`; rows (in input order) are L2-normalised float32 of length 384."""
         import numpy as np
 
-        items = _check_texts(texts, self.id)
+        items = check_texts(texts, self.id)
         out = np.zeros((len(items), MINILM_DIM), dtype=np.float32)
         if not items:
             return out

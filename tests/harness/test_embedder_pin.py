@@ -58,6 +58,8 @@ def test_registry_names_map_to_the_ids_embedders_report_without_loading_a_model(
     assert pin.name_for("minilm") is None  # a registry name is not an id
     assert pin.use_hint("hash-256-v1") == "set RECALLBENCH_EMBEDDER=hash"
     assert pin.use_hint("minilm-l6-v2").startswith("unset RECALLBENCH_EMBEDDER")
+    # int8 is another experiment: its own id, reached by its own name, never the default's.
+    assert pin.use_hint("minilm-l6-v2-int8") == "set RECALLBENCH_EMBEDDER=minilm-int8"
 
 
 def test_live_embedder_is_the_override_then_the_environment_then_minilm(
