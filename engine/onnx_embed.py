@@ -57,6 +57,9 @@ SOURCE_FILES = (
     "sentence_bert_config.json",
     "1_Pooling/config.json",
 )
+# Texts per ONNX Runtime call. Smaller than torch's 64: eager attention materialises a batch x 12 x n x n
+# score tensor, and on two cores batches of 8-16 ran 1.3x faster than 64 (fp32 27 vs 20 chunks/s).
+DEFAULT_BATCH = 16
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUT_NAME = "last_hidden_state"
 
@@ -338,7 +341,7 @@ class OnnxMiniLMEmbedder:
         self,
         variant: str = "fp32",
         *,
-        batch_size: int = 64,
+        batch_size: int = DEFAULT_BATCH,
         cache_dir: Path | None = None,
         exporter: Exporter = export_in_child,
     ) -> None:

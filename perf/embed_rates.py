@@ -25,7 +25,7 @@ import numpy as np
 
 from engine.embed import Embedder, MiniLMEmbedder
 from engine.memory import Memory
-from engine.onnx_embed import OnnxMiniLMEmbedder
+from engine.onnx_embed import DEFAULT_BATCH, OnnxMiniLMEmbedder
 from harness.synthetic import SyntheticConfig, generate
 from perf.corpus import min_sessions
 from perf.machine import loadavg
@@ -79,17 +79,25 @@ def _rate(
 
 
 def measure_embed_rates(texts: Sequence[str], batch_size: int = 64) -> dict[str, Any]:
-    """Chunks/s of torch, ONNX fp32 and ONNX int8 on `texts`, their ratios to torch and cosines."""
+    """Chunks/s of torch, ONNX fp32 and ONNX int8 on `texts` (at `batch_size`, and the ONNX ones again
+    at their default batch), their ratios to torch and cosines to the torch vectors."""
     embedders: dict[str, Embedder] = {
         "torch": MiniLMEmbedder(batch_size=batch_size),
         "onnx_fp32": OnnxMiniLMEmbedder("fp32", batch_size=batch_size),
         "onnx_int8": OnnxMiniLMEmbedder("int8", batch_size=batch_size),
+        # as `minilm` and `minilm-int8` run by default
+        "onnx_fp32_default_batch": OnnxMiniLMEmbedder("fp32", batch_size=DEFAULT_BATCH),
+        "onnx_int8_default_batch": OnnxMiniLMEmbedder("int8", batch_size=DEFAULT_BATCH),
     }
     out: dict[str, Any] = {"texts": len(texts), "batch_size": batch_size, "loadavg": loadavg()}
     reference: np.ndarray[Any, Any] | None = None
     for name, embedder in embedders.items():
         vectors, rate = _rate(embedder, texts)
-        entry: dict[str, Any] = {"embedder_id": embedder.id, **rate}
+        entry: dict[str, Any] = {
+            "embedder_id": embedder.id,
+            "batch_size": getattr(embedder, "batch_size", None),
+            **rate,
+        }
         if reference is None:
             reference = vectors
         else:
@@ -104,7 +112,7 @@ def measure_embed_rates(texts: Sequence[str], batch_size: int = 64) -> dict[str,
 _QUERY_SCRIPT = """
 import json, sys, time
 t0 = time.perf_counter()
-from engine.onnx_embed import OnnxMiniLMEmbedder
+from engine.onnx_embed import DEFAULT_BATCH, OnnxMiniLMEmbedder
 embedder = OnnxMiniLMEmbedder(sys.argv[1])
 embedder.load()
 load_s = time.perf_counter() - t0
