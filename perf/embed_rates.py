@@ -1,0 +1,182 @@
+"""Embedding cost of the MiniLM forms: torch vs ONNX fp32 vs ONNX int8 on the same chunk texts.
+
+`measure_embed_rates` encodes one list of texts with each embedder in this process (batch 64, each sorted
+by length) and reports chunks/s and the cosine to the torch vectors; `measure_query_load` starts a fresh
+process that imports and loads the ONNX model and embeds queries one at a time, and reports the load time,
+the per-query latency and whether torch was imported. `chunk_texts` makes the texts from the synthetic
+corpus. Not part of `nox -s perf`'s report yet: `python -m perf.embed_rates` prints the JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.embed import Embedder, MiniLMEmbedder
+from engine.memory import Memory
+from engine.onnx_embed import DEFAULT_BATCH, OnnxMiniLMEmbedder
+from harness.synthetic import SyntheticConfig, generate
+from perf.corpus import min_sessions
+from perf.machine import loadavg
+from perf.measures import summary
+
+# Every tenth text joins three chunks, so that some run past the model's 256 word pieces.
+JOINED_EVERY = 10
+JOINED_PARTS = 3
+
+
+def chunk_texts(work: Path, count: int = 1000, seed: int = 1234) -> list[str]:
+    """`count` chunk texts of a small synthetic corpus (generated and imported under `work`).
+
+    Texts are taken in content-hash order; every tenth is three consecutive chunks joined by a blank
+    line, longer than the model's truncation.
+
+    Raises:
+        ValueError: the corpus has too few chunks for `count` texts.
+    """
+    base = SyntheticConfig()
+    generate(work / "gen", replace(base, seed=seed, sessions=min_sessions(base)))
+    memory = Memory(work / "memory.db", None)
+    try:
+        memory.import_paths([work / "gen" / "projects"], embed=False)
+        pending = sorted(memory.pending_texts("perf-embed-rates"))
+    finally:
+        memory.close()
+    texts = [text for _, text in pending]
+    joined = count // JOINED_EVERY
+    needed = count - joined + joined * JOINED_PARTS
+    if len(texts) < needed:
+        msg = f"the corpus under {work} has {len(texts)} chunks; {count} texts need {needed}"
+        raise ValueError(msg)
+    out: list[str] = []
+    cursor = 0
+    for position in range(count):
+        parts = JOINED_PARTS if position % JOINED_EVERY == JOINED_EVERY - 1 else 1
+        out.append("\n\n".join(texts[cursor : cursor + parts]))
+        cursor += parts
+    return out
+
+
+def _rate(
+    embedder: Embedder, texts: Sequence[str]
+) -> tuple[np.ndarray[Any, Any], dict[str, float]]:
+    embedder.embed(list(texts[:8]))  # load (and export, once) outside the timing
+    started = time.perf_counter()
+    vectors = embedder.embed(list(texts))
+    seconds = time.perf_counter() - started
+    return vectors, {"seconds": seconds, "chunks_per_s": len(texts) / seconds}
+
+
+def measure_embed_rates(texts: Sequence[str], batch_size: int = 64) -> dict[str, Any]:
+    """Chunks/s of torch, ONNX fp32 and ONNX int8 on `texts` (at `batch_size`, and the ONNX ones again
+    at their default batch), their ratios to torch and cosines to the torch vectors."""
+    embedders: dict[str, Embedder] = {
+        "torch": MiniLMEmbedder(batch_size=batch_size),
+        "onnx_fp32": OnnxMiniLMEmbedder("fp32", batch_size=batch_size),
+        "onnx_int8": OnnxMiniLMEmbedder("int8", batch_size=batch_size),
+        # as `minilm` and `minilm-int8` run by default
+        "onnx_fp32_default_batch": OnnxMiniLMEmbedder("fp32", batch_size=DEFAULT_BATCH),
+        "onnx_int8_default_batch": OnnxMiniLMEmbedder("int8", batch_size=DEFAULT_BATCH),
+    }
+    out: dict[str, Any] = {"texts": len(texts), "batch_size": batch_size, "loadavg": loadavg()}
+    reference: np.ndarray[Any, Any] | None = None
+    for name, embedder in embedders.items():
+        vectors, rate = _rate(embedder, texts)
+        entry: dict[str, Any] = {
+            "embedder_id": embedder.id,
+            "batch_size": getattr(embedder, "batch_size", None),
+            **rate,
+        }
+        if reference is None:
+            reference = vectors
+        else:
+            cosines = np.sum(vectors * reference, axis=1)
+            entry["cosine_to_torch"] = {"min": float(cosines.min()), "mean": float(cosines.mean())}
+            entry["speedup_vs_torch"] = rate["chunks_per_s"] / out["torch"]["chunks_per_s"]
+        out[name] = entry
+    out["loadavg_after"] = loadavg()
+    return out
+
+
+_QUERY_SCRIPT = """
+import json, sys, time
+t0 = time.perf_counter()
+from engine.onnx_embed import DEFAULT_BATCH, OnnxMiniLMEmbedder
+embedder = OnnxMiniLMEmbedder(sys.argv[1])
+embedder.load()
+load_s = time.perf_counter() - t0
+queries = json.loads(sys.stdin.read())
+embedder.embed([queries[0]])
+times = []
+for query in queries:
+    t = time.perf_counter()
+    embedder.embed([query])
+    times.append((time.perf_counter() - t) * 1000)
+print(json.dumps({"load_s": load_s, "ms": times, "torch_imported": "torch" in sys.modules}))
+"""
+
+
+def measure_query_load(queries: Sequence[str], variant: str = "fp32") -> dict[str, Any]:
+    """In a fresh process: seconds to import and load the ONNX model, then per-query milliseconds.
+
+    The export must exist already (run `measure_embed_rates` or any embedding first).
+
+    Raises:
+        RuntimeError: the child process failed (its stderr is in the message).
+    """
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run(
+        [sys.executable, "-c", _QUERY_SCRIPT, variant],
+        input=json.dumps(list(queries)),
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        msg = f"the query-embedding process failed (exit {done.returncode}): {done.stderr[-2000:]}"
+        raise RuntimeError(msg)
+    result: dict[str, Any] = json.loads(done.stdout)
+    return {
+        "variant": variant,
+        "load_s": result["load_s"],
+        "query_ms": summary(result["ms"]),
+        "queries": len(queries),
+        "torch_imported": result["torch_imported"],
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m perf.embed_rates [--texts N] [--queries N]`: print the measures as JSON."""
+    parser = argparse.ArgumentParser(prog="python -m perf.embed_rates", description=__doc__)
+    parser.add_argument("--texts", type=int, default=1000)
+    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--batch-size", type=int, default=64)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="embed-rates-") as work:
+        texts = chunk_texts(Path(work), args.texts)
+    rates = measure_embed_rates(texts, args.batch_size)
+    queries = [" ".join(text.split()[:12]) for text in texts[: args.queries]]
+    report = {
+        "rates": rates,
+        "query_fp32": measure_query_load(queries, "fp32"),
+        "query_int8": measure_query_load(queries, "int8"),
+    }
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
