@@ -79,7 +79,9 @@ def audit_command(since: str | None, as_json: bool) -> None:
     """List the audit trail, oldest first: time (UTC), actor, action, target ids and reason.
 
     The trail is append-only (the database refuses to change or delete its rows) and holds ids, never
-    the text of a memory. `ship`, `hooks install` and `hooks uninstall` add to it.
+    the text of a memory. `ship`, `hooks install`, `hooks uninstall`, every stage of `forget`, and
+    each settle and undo (`correct`, `correct --undo`, and the model's `flag_memory` as
+    `agent:<session>`) add to it.
     """
     try:
         bound = None if since is None else parse_time(since)

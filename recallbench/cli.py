@@ -7,7 +7,7 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import click
 
@@ -20,14 +20,7 @@ from recallbench import config
 from recallbench.cli_options import HelpGroup, chosen_db, db_option
 from recallbench.doctor_cli import doctor_command, rebuild_command, store_failure, warn_loose
 from recallbench.home_trust import UntrustedHomeError, check_home
-from recallbench.present import HitRow, header, hit_rows, snippet
-
-if TYPE_CHECKING:
-    from engine.text_reads import TextReads
-    from recallbench.served_search import ServedAnswer
-
-# Characters of a hit's text the plain-text listing shows on one line (`--json` gives it whole).
-SNIPPET_CHARS = 200
+from recallbench.present import hit_rows
 
 
 class Context:
@@ -374,6 +367,7 @@ def search(
     answered.
     """
     from engine.text_reads import TextReads
+    from recallbench.search_run import ask_for, print_hits, search_in_process
 
     if not query.strip():
         raise click.UsageError('the query is empty; say what to look for, e.g. "retry flake"')
@@ -384,61 +378,19 @@ def search(
     now = datetime.now(UTC)
     with TextReads(ctx.db) as reads:
         scope = resolve_scope(reads, project, all_projects, Path.cwd())
-        served = None if in_process else _ask_server(ctx, reads, scope, query, spec, limit, now)
+        served = None if in_process else ask_for(reads, scope, query, spec, limit, now, ctx.db)
         if served is not None:
             if verbose:
                 click.echo(served.how, err=True)
             if served.hits is not None:
                 records = reads.chunks([h.chunk_id for h in served.hits], scope)
-                _print_hits(hit_rows(served.hits, records), query, spec, scope, as_json)
+                print_hits(hit_rows(served.hits, records), query, spec, scope, as_json)
                 return
     if verbose:
         why = "--in-process was given" if served is None else "the server did not answer"
         click.echo(f"searching in this process ({why})", err=True)
-    rows = _search_in_process(ctx, query, spec, scope, limit, now)
-    _print_hits(rows, query, spec, scope, as_json)
-
-
-def _ask_server(
-    ctx: Context, reads: TextReads, scope: Scope, text: str, spec: str, limit: int, now: datetime
-) -> ServedAnswer:
-    """The running server's answer for exactly this search (`recallbench.served_search`)."""
-    from recallbench.served_search import ServedQuery, ask_server
-
-    projects = reads.projects() if scope.all_projects else sorted(scope.projects)
-    asked = ServedQuery(text=text, spec=spec, projects=projects, k=limit, now=now)
-    embedder_id = config.make_embedder().id  # only its id: the model is not loaded
-    return ask_server(asked, db=ctx.db, home=config.home(), embedder_id=embedder_id)
-
-
-def _search_in_process(
-    ctx: Context, text: str, spec: str, scope: Scope, limit: int, now: datetime
-) -> list[HitRow]:
-    from arms.base import Query
-    from recallbench.shipped_model import NotShippedError, ShippedModelError, build_arm
-
-    memory = ctx.memory()
-    try:
-        arm = build_arm(spec, memory)  # a fitted arm only with the shipped model, hash checked
-    except NotShippedError as exc:
-        raise click.UsageError(str(exc)) from exc
-    except ShippedModelError as exc:
-        raise click.ClickException(str(exc)) from exc
-    except (ValueError, KeyError) as exc:
-        raise click.UsageError(str(exc)) from exc
-    hits = arm.search(Query(text=text, scope=scope, now=now, k=limit))
-    return hit_rows(hits, memory.chunks([h.chunk_id for h in hits], scope))
-
-
-def _print_hits(rows: list[HitRow], text: str, spec: str, scope: Scope, as_json: bool) -> None:
-    if as_json:
-        data = {"arm": spec, "scope": str(scope), "hits": [row.to_dict() for row in rows]}
-        click.echo(json.dumps(data, indent=2))
-        return
-    click.echo(f"arm: {spec}  scope: {scope}  hits: {len(rows)}")
-    for row in rows:
-        click.echo(header(row))
-        click.echo(f"    {snippet(row.text, text, SNIPPET_CHARS)}")
+    rows = search_in_process(ctx.memory(), query, spec, scope, limit, now)
+    print_hits(rows, query, spec, scope, as_json)
 
 
 @main.command(

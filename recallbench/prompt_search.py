@@ -19,9 +19,9 @@ from engine.api import ReadAPI
 from engine.checks import is_int
 from engine.scope import Scope
 from recallbench.home_trust import LoggableError
+from recallbench.search_service import MAX_SEARCH_K
 from recallbench.shipped_model import build_arm
 
-MAX_SEARCH_K = 50
 MAX_PROMPT_CHARS = 20_000
 
 

@@ -64,6 +64,8 @@ log = logging.getLogger("recallbench.search_service")
 MAX_SOCKET_PATH_BYTES = 107
 MAX_REQUEST_BYTES = 1 << 20
 MAX_TEXTS = 64
+# The most hits a search request may ask for (`recallbench.prompt_search` enforces it).
+MAX_SEARCH_K = 50
 # A response header is a small JSON object; anything bigger is not from our server.
 _MAX_HEADER_BYTES = 1 << 16
 _LENGTH = struct.Struct(">I")

@@ -18,8 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from engine.checks import is_number
-from recallbench.prompt_search import MAX_SEARCH_K
-from recallbench.search_service import search_via_socket, socket_path
+from recallbench.search_service import MAX_SEARCH_K, search_via_socket, socket_path
 
 # How long the command waits for a busy server before searching itself, which costs far more.
 SERVER_TIMEOUT_S = 3.0

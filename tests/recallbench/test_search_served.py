@@ -144,3 +144,28 @@ def test_without_a_server_search_says_so_and_searches_in_process(alpha: Path, ho
     assert f"no server is listening at {socket_path(home, HashEmbedder().id)}" in result.stderr
     assert "searching in this process (the server did not answer)" in result.stderr
     assert result.stdout.splitlines()[1].startswith("#1 via rrf (fts+vector) · ")
+
+
+def test_the_server_client_imports_neither_numpy_nor_an_arm() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, importlib; importlib.import_module(sys.argv[1]); "
+        "print(sorted(m for m in ('numpy', 'torch', 'arms', 'onnxruntime') if m in sys.modules))"
+    )
+    root = str(Path(__file__).resolve().parents[2])
+
+    def loaded(module: str) -> str:
+        out = subprocess.run(
+            [sys.executable, "-c", probe, module],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=root,
+        )
+        return out.stdout.strip()
+
+    assert loaded("recallbench.served_search") == "[]"
+    # positive control: the server's side of the same request does load the arms and numpy
+    assert loaded("recallbench.prompt_search") == "['arms', 'numpy']"

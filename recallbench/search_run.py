@@ -1,0 +1,70 @@
+"""The two ways `recallbench search` answers, and how it prints: the running server, or this process.
+
+`ask_for` asks a running `recallbench serve` (`recallbench.served_search`); `search_in_process` builds
+the arm here (loading the model); `print_hits` prints either's rows the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+import click
+
+from engine.memory import Memory
+from engine.scope import Scope
+from recallbench import config
+from recallbench.present import HitRow, header, hit_rows, snippet
+from recallbench.served_search import ServedAnswer, ServedQuery, ask_server
+
+# Characters of a hit's text the plain-text listing shows on one line (`--json` gives it whole).
+SNIPPET_CHARS = 200
+
+
+class Projects(Protocol):
+    """What names every recorded project (`engine.text_reads.TextReads`, `Memory`)."""
+
+    def projects(self) -> list[str]: ...
+
+
+def ask_for(
+    reads: Projects, scope: Scope, text: str, spec: str, limit: int, now: datetime, db: Path
+) -> ServedAnswer:
+    """The running server's answer for exactly this search (`recallbench.served_search`)."""
+    projects = reads.projects() if scope.all_projects else sorted(scope.projects)
+    asked = ServedQuery(text=text, spec=spec, projects=projects, k=limit, now=now)
+    embedder_id = config.make_embedder().id  # only its id: the model is not loaded
+    return ask_server(asked, db=db, home=config.home(), embedder_id=embedder_id)
+
+
+def search_in_process(
+    memory: Memory, text: str, spec: str, scope: Scope, limit: int, now: datetime
+) -> list[HitRow]:
+    """The arm `spec` built and run in this process (a fitted arm only with its shipped model)."""
+    from arms.base import Query
+    from recallbench.shipped_model import NotShippedError, ShippedModelError, build_arm
+
+    try:
+        arm = build_arm(spec, memory)  # a fitted arm only with the shipped model, hash checked
+    except NotShippedError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except ShippedModelError as exc:
+        raise click.ClickException(str(exc)) from exc
+    except (ValueError, KeyError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    hits = arm.search(Query(text=text, scope=scope, now=now, k=limit))
+    return hit_rows(hits, memory.chunks([h.chunk_id for h in hits], scope))
+
+
+def print_hits(rows: list[HitRow], text: str, spec: str, scope: Scope, as_json: bool) -> None:
+    """The rows as JSON, or as a header line and a snippet per hit."""
+    if as_json:
+        data = {"arm": spec, "scope": str(scope), "hits": [row.to_dict() for row in rows]}
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(f"arm: {spec}  scope: {scope}  hits: {len(rows)}")
+    for row in rows:
+        click.echo(header(row))
+        click.echo(f"    {snippet(row.text, text, SNIPPET_CHARS)}")
