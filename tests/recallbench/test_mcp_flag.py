@@ -7,9 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from mcp.client import Client
 from mcp.server import MCPServer
 
 from engine import audit
@@ -18,6 +16,7 @@ from engine.memory import Memory
 from engine.scope import Scope
 from recallbench.mcp_server import SESSION_ENV, agent_actor, build_server
 from tests.engine.trust_fixtures import SHOP, T0, T1, shop_memory
+from tests.recallbench.test_mcp_server import call_results as calls
 
 SESSION = "5e551011-0000-4000-8000-0000000000aa"
 OTHER = "5e551011-0000-4000-8000-0000000000bb"
@@ -27,24 +26,6 @@ QUERY = "orders database port"
 def server(db: Path, monkeypatch: pytest.MonkeyPatch, session: str = SESSION) -> MCPServer:
     monkeypatch.setenv(SESSION_ENV, session)
     return build_server(Memory(db, HashEmbedder(64)), "rrf", project_dir=Path(SHOP), now=lambda: T1)
-
-
-def calls(srv: MCPServer, *steps: tuple[str, dict[str, Any]]) -> list[tuple[bool, Any]]:
-    """(is_error, structured content or the error's text) of each tool call, in order."""
-
-    async def go() -> list[tuple[bool, Any]]:
-        with anyio.fail_after(60):
-            async with Client(srv, mode="legacy") as client:
-                out: list[tuple[bool, Any]] = []
-                for name, args in steps:
-                    result = await client.call_tool(name, args)
-                    text = " ".join(getattr(c, "text", "") for c in result.content)
-                    out.append(
-                        (result.is_error, text if result.is_error else result.structured_content)
-                    )
-                return out
-
-    return anyio.run(go)
 
 
 def hit_ids(result: tuple[bool, Any]) -> list[str]:
