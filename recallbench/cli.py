@@ -17,7 +17,7 @@ from engine.memory import Memory
 from engine.render import MAX_MESSAGE_BYTES
 from engine.scope import Resolution, Scope, explain_project, resolve_project
 from recallbench import config
-from recallbench.cli_options import HelpGroup, chosen_db, db_option
+from recallbench.cli_options import LazyGroup, chosen_db, db_option
 from recallbench.doctor_cli import doctor_command, rebuild_command, store_failure, warn_loose
 from recallbench.home_trust import UntrustedHomeError, check_home
 from recallbench.present import hit_rows
@@ -71,7 +71,7 @@ _MEMORY_COMMANDS = frozenset(
 )
 
 
-class MainGroup(HelpGroup):
+class MainGroup(LazyGroup):
     """The root group. A damaged, unreadable or locked database ends any command with a clear message
     and exit 2 (`recallbench.doctor_cli.store_failure`), never a traceback; a reader that closes the
     pipe early (`recallbench search q | head -1`) ends the command quietly with exit 0, as `head`
@@ -517,7 +517,6 @@ def _attach() -> None:
     from recallbench.mine_cli import corpus_mask, roster_mine
     from recallbench.roster_cli import roster_draft, roster_review
     from recallbench.serve_cli import hook_command, hooks_group, serve_command
-    from recallbench.ship import ship_command
 
     protocol.add_command(protocol_instantiate)
     for command in (
@@ -525,7 +524,6 @@ def _attach() -> None:
         roster,
         corpus,
         bench,
-        ship_command,
         serve_command,
         hooks_group,
         hook_command,
@@ -542,18 +540,24 @@ def _attach() -> None:
     for subcommand in (roster_mine, roster_draft, roster_review):
         roster.add_command(subcommand)
     corpus.add_command(corpus_mask)
+    # `ship` imports the harness's statistics (scipy, over a second): loaded only when named.
+    main.lazy("ship", "recallbench.ship", "ship_command")
+    main.prepare = _add_example
 
 
 def _add_examples(group: click.Group, prefix: str = "") -> None:
     """Put each command's examples in its epilog (Click prints it at the end of --help)."""
     for name, command in group.commands.items():
-        path = f"{prefix}{name}"
-        examples = EXAMPLES.get(path)
-        if examples and not command.epilog:
-            label = "Example:" if len(examples) == 1 else "Examples:"
-            command.epilog = "\b\n" + label + "\n" + "\n".join(f"  {e}" for e in examples)
-        if isinstance(command, click.Group):
-            _add_examples(command, f"{path} ")
+        _add_example(f"{prefix}{name}", command)
+
+
+def _add_example(path: str, command: click.Command) -> None:
+    examples = EXAMPLES.get(path)
+    if examples and not command.epilog:
+        label = "Example:" if len(examples) == 1 else "Examples:"
+        command.epilog = "\b\n" + label + "\n" + "\n".join(f"  {e}" for e in examples)
+    if isinstance(command, click.Group):
+        _add_examples(command, f"{path} ")
 
 
 _attach()

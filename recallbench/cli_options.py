@@ -11,6 +11,7 @@ commands can use both without importing the main group.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -70,3 +71,34 @@ class HelpGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+class LazyGroup(HelpGroup):
+    """A group some of whose commands are imported only when named (or when help lists them).
+
+    `lazy(name, module, attribute)` registers one; `prepare` is called with each command as it is
+    loaded (the CLI puts its examples in the epilog there). A command whose module is slow to import
+    (e.g. `ship`, which loads the harness's statistics and scipy) then costs nothing to the others.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._lazy: dict[str, tuple[str, str]] = {}
+        self.prepare: Callable[[str, click.Command], None] = lambda _name, _command: None
+
+    def lazy(self, name: str, module: str, attribute: str) -> None:
+        self._lazy[name] = (module, attribute)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self._lazy and cmd_name not in self.commands:
+            module, attribute = self._lazy[cmd_name]
+            command = getattr(importlib.import_module(module), attribute)
+            if not isinstance(command, click.Command) or command.name != cmd_name:
+                msg = f"{module}.{attribute} is not the command {cmd_name!r}"
+                raise TypeError(msg)
+            self.prepare(cmd_name, command)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -290,7 +292,10 @@ def all_commands(
 ) -> Iterator[tuple[str, click.Command]]:
     yield path, command
     if isinstance(command, click.Group):
-        for name, sub in command.commands.items():
+        ctx = click.Context(command)
+        for name in command.list_commands(ctx):  # lazily imported commands included
+            sub = command.get_command(ctx, name)
+            assert sub is not None, name
             yield from all_commands(sub, f"{path} {name}")
 
 
@@ -391,3 +396,19 @@ def test_instantiates_next_line_is_a_command_that_works(
     (repo / "protocols" / "mine.lock.json").unlink()
     failed = CliRunner().invoke(main, words[1:4])
     assert failed.exit_code == 1
+
+
+def test_the_command_line_loads_the_slow_ship_command_only_when_it_is_named() -> None:
+    probe = (
+        "import sys; import recallbench.cli as cli; "
+        "print('scipy' in sys.modules, 'ship' in cli.main.commands); "
+        "cli.main.get_command(cli.click.Context(cli.main), 'ship'); "
+        "print('scipy' in sys.modules, 'ship' in cli.main.commands)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    # starting the command line (e.g. for `search`) does not import the harness's statistics ...
+    assert out.stdout.splitlines() == ["False False", "True True"]  # ... naming `ship` does
+    listed = invoke("--help")
+    assert "ship" in listed  # and help lists it all the same
