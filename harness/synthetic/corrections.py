@@ -37,6 +37,7 @@ from harness.synthetic.correction_vocab import (
 from harness.synthetic.facts import SettingFact
 from harness.synthetic.lines import MODERN, OLDER, Act, Prompt, Step, StreamFile, iso, new_uuid
 from harness.synthetic.plan import Plan, SessionPlan
+from harness.synthetic.rosters import roster_item
 
 __all__ = [
     "ROSTER_NAME",
@@ -250,32 +251,24 @@ def _items(plan: Plan, f: SettingFact, qid: str, old: str, new: str) -> list[dic
     tags = {"kind": f.kind, "aspect": f.aspect.name}
     if f.kind == "changed":
         return [
-            _item(qid, f.question(), scope, "changed", {**tags, "role": "replacement"}, {new: 1})
+            roster_item(
+                qid, f.question(), scope, "changed", {**tags, "role": "replacement"}, {new: 1}
+            )
         ]
     control = f"corrected-control-{qid.rsplit('-', 1)[1]}"
-    negative = _item(qid, f.question(), scope, "corrected", {**tags, "role": "negative"}, {})
-    negative["gold"].update(forbidden=[old], control=control)
+    negative = roster_item(
+        qid,
+        f.question(),
+        scope,
+        "corrected",
+        {**tags, "role": "negative"},
+        {},
+        forbidden=[old],
+        control=control,
+    )
     return [
         negative,
-        _item(
+        roster_item(
             control, f.question(), scope, "corrected-control", {**tags, "role": "control"}, {new: 1}
         ),
     ]
-
-
-def _item(
-    qid: str,
-    text: str,
-    scope: list[str],
-    category: str,
-    tags: dict[str, str],
-    relevant: dict[str, int],
-) -> dict[str, Any]:
-    return {
-        "qid": qid,
-        "text": text,
-        "scope": scope,
-        "category": category,
-        "tags": tags,
-        "gold": {"relevant": relevant, "forbidden": [], "control": None},
-    }

@@ -30,7 +30,7 @@ def jaccard(a: str, b: str) -> float:
     return len(wa & wb) / len(union) if union else 0.0
 
 
-def _item(
+def roster_item(
     qid: str,
     text: str,
     scope: list[str],
@@ -94,7 +94,7 @@ def _receipt_questions(plan: Plan, rng: random.Random) -> list[dict[str, Any]]:
             else ("citation" if id(c) in cited else "none")
         )
         receipts.append(
-            _item(
+            roster_item(
                 f"receipt-{n:04d}",
                 text,
                 [plan.cwd(c.project)],
@@ -120,7 +120,7 @@ def _decision_questions(plan: Plan, rng: random.Random) -> list[dict[str, Any]]:
         )
         overlaps.append(jaccard(text, d.text))
         decisions.append(
-            _item(
+            roster_item(
                 f"decision-{n:04d}",
                 text,
                 [plan.cwd(d.project)],
@@ -144,7 +144,7 @@ def _multihop_questions(plan: Plan, rng: random.Random) -> list[dict[str, Any]]:
         plan.hop_qids[hi] = f"multihop-{n:04d}"
         text = rng.choice(HOP_QUESTION_TEMPLATES).format(param=h.param[0], ident=h.ident)
         multihop.append(
-            _item(
+            roster_item(
                 f"multihop-{n:04d}",
                 text,
                 [plan.cwd(h.project)],
@@ -172,7 +172,7 @@ def _temporal_questions(plan: Plan, rng: random.Random) -> list[dict[str, Any]]:
             aspect=ch.aspect, component=ch.component.name
         )
         temporal.append(
-            _item(
+            roster_item(
                 f"temporal-{n:04d}",
                 text,
                 [plan.cwd(ch.project)],
@@ -193,7 +193,7 @@ def _negative_questions(plan: Plan, rng: random.Random) -> list[dict[str, Any]]:
         )
         neg, ctl = f"negative-{n:04d}", f"negative-control-{n:04d}"
         negatives.append(
-            _item(
+            roster_item(
                 neg,
                 text,
                 [plan.cwd(inc.scope_project)],
@@ -205,7 +205,7 @@ def _negative_questions(plan: Plan, rng: random.Random) -> list[dict[str, Any]]:
             )
         )
         negatives.append(
-            _item(
+            roster_item(
                 ctl,
                 text,
                 [plan.cwd(inc.project)],
