@@ -39,12 +39,12 @@ import math
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import reads, store
+from engine import lexical_sql, reads, store
+from engine.lexical_tokens import Instances, read_instances, varint_sum
 
 # FTS5's bm25 constants (fts5_aux.c: fts5Bm25Function).
 K1 = 1.2
@@ -55,8 +55,6 @@ MIN_IDF = 1e-6
 _MASK_CACHE = 64
 # Rows of multi-token phrase results kept per index (12 bytes each).
 _PHRASE_ROWS = 2_000_000
-# Characters of comma-separated integers gathered from SQLite before they are parsed in one go.
-_PARSE_BATCH = 8_000_000
 # Postings scored per step of the build.
 _SCORE_BLOCK = 1 << 20
 
@@ -66,34 +64,6 @@ Floats = NDArray[np.float64]
 Bools = NDArray[np.bool_]
 # Global token positions: row_base[row] + offset (int32 while the table has < 2**31 positions).
 Positions = NDArray[np.int32] | NDArray[np.int64]
-
-
-def _varint_sum(blob: bytes) -> int:
-    """The sum of the SQLite varints in `blob` (a docsize record: one size per FTS5 column)."""
-    total, pos, end = 0, 0, len(blob)
-    while pos < end:
-        value = 0
-        for i in range(9):
-            byte = blob[pos]
-            pos += 1
-            if i == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        total += value
-    return total
-
-
-def _parse_ints(parts: list[str], expected: int) -> Int64s:
-    """Comma-separated integers (several strings, each non-empty) -> one int64 array."""
-    text = ",".join(parts)
-    values = np.fromstring(text, dtype=np.int64, sep=",")
-    if values.size != expected:
-        msg = f"read {values.size} integers from the FTS5 index where {expected} were expected"
-        raise RuntimeError(msg)
-    return values
 
 
 def _in_sorted(
@@ -125,63 +95,6 @@ def _intersect_sorted(a: Positions, b: Positions) -> Positions:
     return both
 
 
-@dataclass(frozen=True, kw_only=True)
-class Instances:
-    """FTS5's token instances, by term, then row, then offset (as fts5vocab lists them)."""
-
-    terms: list[str]  # ascending
-    counts: Int64s  # instances of each term
-    rows: Int32s  # row index (position in the ascending FTS5 rowids) of each instance
-    offsets: Int32s  # token offset in its row of each instance
-
-
-def read_instances(conn: sqlite3.Connection, rowids: Int64s, *, stem: bool = False) -> Instances:
-    """Every token instance FTS5 holds; `rowids` are the FTS5 rowids in ascending order.
-
-    The comma-separated lists SQLite gathers per term are parsed in batches of about
-    `_PARSE_BATCH` characters, to bound the memory of the text held at once.
-    """
-    terms: list[str] = []
-    counts: list[int] = []
-    row_chunks: list[Int32s] = []
-    off_chunks: list[Int32s] = []
-    doc_parts: list[str] = []
-    off_parts: list[str] = []
-    pending, pending_chars = 0, 0
-
-    def flush() -> None:
-        docs = _parse_ints(doc_parts, pending)
-        rows = np.searchsorted(rowids, docs)
-        if rows.size and (int(rows.max()) >= rowids.size or not np.array_equal(rowids[rows], docs)):
-            table = reads.FTS_TABLE[bool(stem)]
-            msg = f"the FTS5 index holds a row that {table}_docsize lacks; rebuild {table}"
-            raise RuntimeError(msg)
-        row_chunks.append(rows.astype(np.int32))
-        off_chunks.append(_parse_ints(off_parts, pending).astype(np.int32))
-        doc_parts.clear()
-        off_parts.clear()
-
-    for term, n, doc_text, off_text in reads.fts_instances(conn, stem=stem):
-        terms.append(term)
-        counts.append(n)
-        doc_parts.append(doc_text)
-        off_parts.append(off_text)
-        pending += n
-        pending_chars += len(doc_text) + len(off_text)
-        if pending_chars >= _PARSE_BATCH:
-            flush()
-            pending, pending_chars = 0, 0
-    if pending:
-        flush()
-    empty = np.zeros(0, dtype=np.int32)
-    return Instances(
-        terms=terms,
-        counts=np.asarray(counts, dtype=np.int64),
-        rows=np.concatenate(row_chunks) if row_chunks else empty,
-        offsets=np.concatenate(off_chunks) if off_chunks else empty,
-    )
-
-
 def _chunk_columns(
     rowids: Int64s, chunk_rows: Sequence[tuple[int, str, str]]
 ) -> tuple[list[str], Int32s, list[str]]:
@@ -211,6 +124,33 @@ def _chunk_columns(
                 projects.append(str(project))
             project_code[row] = code
     return chunk_ids, project_code, projects
+
+
+def _row_keys(rowids: Int64s, keys: Sequence[tuple[int, int]]) -> Int64s:
+    """The key of each FTS5 row's chunk (0 where no chunk has that rowid)."""
+    out = np.zeros(rowids.size, dtype=np.int64)
+    if rowids.size and keys:
+        krow = np.fromiter((k[0] for k in keys), dtype=np.int64, count=len(keys))
+        kval = np.fromiter((k[1] for k in keys), dtype=np.int64, count=len(keys))
+        pos = np.minimum(np.searchsorted(rowids, krow), rowids.size - 1)
+        present = rowids[pos] == krow
+        out[pos[present]] = kval[present]
+    return out
+
+
+def best_rows(
+    score: Floats, candidates: Int64s, id_rank: Int64s, chunk_ids: Sequence[str], limit: int
+) -> list[tuple[str, float]]:
+    """(chunk id, score) of the best `limit` of `candidates` (rows), by score descending, then by
+    chunk id (`id_rank`: each row's place in code-point order of the ids) ascending."""
+    neg = -score[candidates]  # FTS5's bm25 value: lower is better
+    if candidates.size > limit:
+        # Everything tied with the limit-th value stays, so the id order decides the boundary.
+        kth = np.partition(neg, limit - 1)[limit - 1]
+        keep = neg <= kth
+        candidates, neg = candidates[keep], neg[keep]
+    order = np.lexsort((id_rank[candidates], neg))[:limit]
+    return [(chunk_ids[int(candidates[i])], float(score[candidates[i]])) for i in order.tolist()]
 
 
 def _term_starts(counts: Int64s) -> tuple[Int64s, Bools]:
@@ -303,6 +243,8 @@ class LexicalIndex:
         row_base: Int64s,
         row_span: Int64s,
         stem: bool = False,
+        rowids: Int64s | None = None,
+        row_keys: Int64s | None = None,
     ) -> None:
         """Use `LexicalIndex.build`; the arguments are the snapshot's arrays, by FTS5 row.
 
@@ -311,12 +253,18 @@ class LexicalIndex:
         positions row_base[row] + offset, are inst_pos[inst_start[t]:inst_start[t + 1]] (ascending).
         Row r owns positions row_base[r] .. row_base[r] + row_span[r] - 1. A row without a chunk has
         project code -1 and id "": it counts in the statistics but is never returned. `stem`: the
-        snapshot is of the Porter-stemmed index, so query phrases are stemmed the same way.
+        snapshot is of the Porter-stemmed index, so query phrases are stemmed the same way. `rowids`
+        (FTS5's, by row) and `row_keys` (`engine.lexical_sql.chunk_keys`' key of each row's chunk)
+        let `engine.lexical_layers.catch_up` find the rows that changed since.
         """
         self.generation = generation
         self.stem = bool(stem)
         self.n_rows = int(lengths.size)
+        self.width = self.n_rows  # rows in the arrays (a layered index also holds replaced ones)
         self.total_tokens = int(lengths.sum())
+        self.lengths = lengths
+        self.rowids = rowids
+        self.row_keys = row_keys
         # FTS5: avgdl = (double)nToken / (double)nRow over the whole table, whatever the scope.
         self.avgdl = float(self.total_tokens) / float(self.n_rows) if self.n_rows else 0.0
         self._chunk_ids = chunk_ids
@@ -331,6 +279,7 @@ class LexicalIndex:
         self._terms = terms
         self._post_start = post_start
         self._post_row = post_row
+        self._post_tf = post_tf
         self._inst_start = inst_start
         self._inst_pos = inst_pos
         self._row_base = row_base
@@ -343,8 +292,9 @@ class LexicalIndex:
         self._lock = threading.Lock()
         self._masks: dict[frozenset[str], Bools] = {}
         # Multi-token phrases' (rows, scores), the costly part of a query; bounded in entries.
-        self._phrases: dict[tuple[int, ...], tuple[Int32s, Floats] | None] = {}
+        self._phrases: dict[tuple[object, ...], tuple[Int32s, Floats] | None] = {}
         self._phrase_entries = 0
+        self._ids_by_rank: list[str] | None = None
 
     def _single_token_scores(self, post_tf: Int32s) -> Floats:
         """A single-token phrase's bm25 term in each row it occurs in, idf * (f * (k1 + 1)) / (f +
@@ -376,12 +326,13 @@ class LexicalIndex:
             sizes = reads.fts_docsizes(conn, stem=stem)
             rowids = np.fromiter((r for r, _ in sizes), dtype=np.int64, count=len(sizes))
             lengths = np.fromiter(
-                (_varint_sum(sz) for _, sz in sizes), dtype=np.int64, count=len(sizes)
+                (varint_sum(sz) for _, sz in sizes), dtype=np.int64, count=len(sizes)
             )
             del sizes
             chunk_rows = reads.chunk_projects(conn)
+            keys = lexical_sql.chunk_keys(conn)
             instances = read_instances(conn, rowids, stem=stem)
-        return cls.from_snapshot(gen, rowids, lengths, chunk_rows, instances, stem=stem)
+        return cls.from_snapshot(gen, rowids, lengths, chunk_rows, instances, stem=stem, keys=keys)
 
     @classmethod
     def from_snapshot(
@@ -393,9 +344,11 @@ class LexicalIndex:
         instances: Instances,
         *,
         stem: bool = False,
+        keys: Sequence[tuple[int, int]] | None = None,
     ) -> LexicalIndex:
         """The index of what `build` read: FTS5 rowids (ascending) and row lengths, the chunks'
-        (rowid, id, project), and the token instances (of the stemmed index with `stem`)."""
+        (rowid, id, project), the token instances (of the stemmed index with `stem`), and the
+        chunks' (rowid, key) (`engine.lexical_sql.chunk_keys`; 0 for a row without a chunk)."""
         chunk_ids, project_code, projects = _chunk_columns(rowids, chunk_rows)
         inst_row, offsets = _in_term_order(instances)
         post_start, post_row, post_tf = _postings(instances.counts, inst_row)
@@ -416,7 +369,17 @@ class LexicalIndex:
             row_base=row_base,
             row_span=row_span,
             stem=stem,
+            rowids=rowids,
+            row_keys=None if keys is None else _row_keys(rowids, keys),
         )
+
+    def ids_by_rank(self) -> list[str]:
+        """Every row's chunk id in code-point order (computed once; `engine.lexical_layers`)."""
+        with self._lock:
+            if self._ids_by_rank is None:
+                order = np.argsort(self._id_rank, kind="stable").tolist()
+                self._ids_by_rank = [self._chunk_ids[i] for i in order]
+            return self._ids_by_rank
 
     # --- state ---------------------------------------------------------------------------------
     def is_current(self, conn: sqlite3.Connection) -> bool:
@@ -443,7 +406,7 @@ class LexicalIndex:
             raise TypeError(msg)
         if not terms or limit < 1 or self.n_rows == 0:
             return []
-        score = np.zeros(self.n_rows, dtype=np.float64)
+        score = np.zeros(self.width, dtype=np.float64)
         hits: dict[tuple[str, ...], tuple[Int32s, Floats] | None] = {}
         # FTS5 sums the phrases in query order; a row adds 0.0 for a phrase it lacks, which leaves its
         # sum unchanged, so adding only to the rows a phrase occurs in gives the same float64 sums
@@ -461,17 +424,13 @@ class LexicalIndex:
         candidates = np.flatnonzero(eligible)
         if candidates.size == 0:
             return []
-        neg = -score[candidates]  # FTS5's bm25 value: lower is better
-        if candidates.size > limit:
-            # Everything tied with the limit-th value stays, so the id order decides the boundary.
-            kth = np.partition(neg, limit - 1)[limit - 1]
-            keep = neg <= kth
-            candidates, neg = candidates[keep], neg[keep]
-        order = np.lexsort((self._id_rank[candidates], neg))[:limit]
-        return [
-            (self._chunk_ids[int(candidates[i])], float(score[candidates[i]]))
-            for i in order.tolist()
-        ]
+        return best_rows(score, candidates, self._id_rank, self._chunk_ids, limit)
+
+    def search_text(
+        self, text: str, allowed_projects: frozenset[str] | None, limit: int
+    ) -> list[tuple[str, float]]:
+        """`search` over the query terms of plain words `text` (`engine.reads.query_terms`)."""
+        return self.search(reads.query_terms(text), allowed_projects, limit)
 
     def _scope_mask(self, allowed_projects: frozenset[str] | None) -> Bools:
         if allowed_projects is None:
@@ -503,12 +462,7 @@ class LexicalIndex:
 
         None when it occurs nowhere: a phrase with no tokens, or with a token FTS5 never indexed.
         """
-        ids: list[int] = []
-        for token in tokens:
-            term = self._terms.get(token)
-            if term is None:
-                return None
-            ids.append(term)
+        ids = self._term_ids(tokens)
         if not ids:
             return None
         if len(ids) == 1:
@@ -526,6 +480,11 @@ class LexicalIndex:
             f = freq.astype(np.float64)
             weight = (f * (K1 + 1.0)) / (f + self._norm[rows])
             found = rows, self.idf(int(rows.size)) * weight
+        self._remember(key, found)
+        return found
+
+    def _remember(self, key: tuple[object, ...], found: tuple[Int32s, Floats] | None) -> None:
+        """Keep a multi-token phrase's (rows, scores), within `_PHRASE_ROWS` rows in all."""
         with self._lock:
             size = 1 + (0 if found is None else int(found[0].size))
             if self._phrase_entries + size > _PHRASE_ROWS:
@@ -533,7 +492,28 @@ class LexicalIndex:
                 self._phrase_entries = 0
             self._phrases[key] = found
             self._phrase_entries += size
-        return found
+
+    def _term_ids(self, tokens: tuple[str, ...]) -> list[int] | None:
+        """The term of each token; None when FTS5 never indexed one of them."""
+        ids: list[int] = []
+        for token in tokens:
+            term = self._terms.get(token)
+            if term is None:
+                return None
+            ids.append(term)
+        return ids
+
+    def phrase_tf(self, tokens: tuple[str, ...]) -> tuple[Int32s, Int32s | Int64s] | None:
+        """(rows the phrase occurs in, ascending; its occurrences in each), unscored; None when it
+        occurs nowhere (`engine.lexical_layers` scores it with statistics of its own)."""
+        ids = self._term_ids(tokens)
+        if not ids:
+            return None
+        if len(ids) == 1:
+            lo, hi = self._term_rows(ids[0])
+            return (self._post_row[lo:hi], self._post_tf[lo:hi]) if hi > lo else None
+        rows, freq = self._phrase_freq(ids)
+        return (rows, freq) if rows.size else None
 
     def _phrase_freq(self, ids: list[int]) -> tuple[Int32s, Int64s]:
         """Rows where tokens ids[0..m) sit at consecutive offsets, and how many times (overlaps count).

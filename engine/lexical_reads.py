@@ -3,10 +3,13 @@
 The two give identical results (ids, order and scores); the mode only chooses what a query costs:
 
 - "off": FTS5 for every query (a process that asks once, such as a hook);
-- "sync": an in-memory `engine.lexical_index.LexicalIndex` snapshot of FTS5, rebuilt on the next
-  query after the store changed (a benchmark over a frozen corpus);
-- "background": the same snapshot, rebuilt by a background thread while FTS5 answers (a server
-  whose store other processes keep writing to).
+- "sync": an in-memory `engine.lexical_index.LexicalIndex` snapshot of FTS5, brought up to date on
+  the next query after the store changed (a benchmark over a frozen corpus);
+- "background": the same snapshot, brought up to date by a background thread while FTS5 answers (a
+  server whose store other processes keep writing to).
+
+Bringing a snapshot up to date catches it up with the rows that changed (`engine.lexical_layers`: a
+fraction of a second after one session's import) and falls back to a full rebuild when many did.
 
 Each index (plain, and Porter-stemmed for `stem=True`) has its own snapshot, built the first time a
 query asks for that index: a process that never stems never holds the stemmed one.
@@ -24,6 +27,7 @@ from typing import Literal
 from engine import reads, store, trust_sql
 from engine.api import Scored
 from engine.lexical_index import LexicalIndex
+from engine.lexical_layers import catch_up
 from engine.scope import Scope, require_scope
 
 LexicalMode = Literal["off", "sync", "background"]
@@ -94,7 +98,7 @@ class LexicalReads:
         with self._lock:
             index = self._cache.get(stem)
             if index is None or not index.is_current(self._conn()):
-                self._cache[stem] = LexicalIndex.build(self._conn(), stem=stem)
+                self._cache[stem] = self._fresh(self._conn(), stem)
 
     def snapshot(self, *, stem: bool = False) -> LexicalIndex | None:
         """The snapshot of one index held now, current or not (None before the first build)."""
@@ -113,6 +117,16 @@ class LexicalReads:
         self._start_build(stem)
         return None
 
+    def _fresh(self, conn: sqlite3.Connection, stem: bool) -> LexicalIndex:
+        """A snapshot of the store now: the held one caught up when few rows changed since its last
+        full build (`engine.lexical_layers`), else a full build; identical results either way."""
+        held = self._cache.get(stem)
+        if held is not None:
+            caught = catch_up(conn, held)
+            if caught is not None:
+                return caught
+        return LexicalIndex.build(conn, stem=stem)
+
     def _start_build(self, stem: bool) -> None:
         with self._lock:
             builder = self._builder.get(stem)
@@ -130,7 +144,7 @@ class LexicalReads:
         # The thread's own connection: the caller's belongs to the thread that opened it.
         conn = store.connect(self._db_path, busy_timeout_ms=self._busy_timeout_ms)
         try:
-            index = LexicalIndex.build(conn, stem=stem)
+            index = self._fresh(conn, stem)
         except Exception:  # FTS5 keeps answering; the next query starts another build
             logging.getLogger(__name__).exception("building the lexical snapshot failed")
             return

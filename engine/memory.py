@@ -32,6 +32,7 @@ from engine.api import ChunkRecord, Scored, Settlement
 from engine.catalog import VectorCatalog
 from engine.embed import Embedder
 from engine.ingest import ImportReport
+from engine.lexical_index import LexicalIndex
 from engine.lexical_reads import LexicalMode, LexicalReads
 from engine.render import MAX_MESSAGE_BYTES
 from engine.scope import Scope, require_scope
@@ -197,6 +198,11 @@ class Memory:
         Does nothing for a memory opened with `lexical_index="off"`.
         """
         self._lexical.warm(wait=wait, stem=stem)
+
+    def lexical_snapshot(self, *, stem: bool = False) -> LexicalIndex | None:
+        """The in-memory lexical snapshot held now (current or not; None before the first build or
+        in mode "off"): a `LexicalIndex`, or a `engine.lexical_layers.LayeredIndex` after a catch-up."""
+        return self._lexical.snapshot(stem=stem)
 
     def nearest(
         self, vector: NDArray[np.float32], scope: Scope, limit: int, min_score: float = 0.0

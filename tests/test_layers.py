@@ -43,6 +43,7 @@ SQL_MODULES: frozenset[str] = frozenset(
         "engine.message_chunks_sql",
         "engine.tombstone_sql",
         "engine.forget_sql",
+        "engine.lexical_sql",
     }
 )
 

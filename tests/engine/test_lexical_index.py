@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from engine import reads, store
-from engine.lexical_index import MIN_IDF, LexicalIndex, _varint_sum, read_instances
+from engine.lexical_index import MIN_IDF, LexicalIndex
+from engine.lexical_tokens import read_instances, varint_sum
 from engine.memory import Memory
 from engine.reads import PhraseTokenizer
 from engine.scope import Scope
@@ -249,13 +250,13 @@ def test_row_lengths_are_fts5s_including_long_rows(mem: Memory) -> None:
 
 
 def test_docsize_records_are_summed_as_sqlite_varints() -> None:
-    assert _varint_sum(b"") == 0
-    assert _varint_sum(b"\x06") == 6
-    assert _varint_sum(bytes([0x82, 0x2C])) == 300  # (0x02 << 7) | 0x2C, as in the long row above
-    assert _varint_sum(bytes([0x82, 0x2C, 0x05])) == 305  # one size per column, summed
+    assert varint_sum(b"") == 0
+    assert varint_sum(b"\x06") == 6
+    assert varint_sum(bytes([0x82, 0x2C])) == 300  # (0x02 << 7) | 0x2C, as in the long row above
+    assert varint_sum(bytes([0x82, 0x2C, 0x05])) == 305  # one size per column, summed
     # The ninth byte of a varint carries 8 bits, not 7: eight 7-bit ones, then the byte 0x01.
     nine_bytes = (sum(1 << (7 * j) for j in range(8)) << 8) | 1
-    assert _varint_sum(bytes([0x81] * 8 + [0x01])) == nine_bytes == 145_249_953_336_295_681
+    assert varint_sum(bytes([0x81] * 8 + [0x01])) == nine_bytes == 145_249_953_336_295_681
 
 
 def test_generation_tells_when_the_snapshot_is_stale(fruit: Memory) -> None:
@@ -291,7 +292,7 @@ def test_instances_out_of_order_are_sorted_before_use(mem: Memory) -> None:
     conn = mem.conn
     sizes = reads.fts_docsizes(conn)
     rowids = np.asarray([r for r, _ in sizes], np.int64)
-    lengths = np.asarray([_varint_sum(sz) for _, sz in sizes], np.int64)
+    lengths = np.asarray([varint_sum(sz) for _, sz in sizes], np.int64)
     chunk_rows = reads.chunk_projects(conn)
     reads.open_fts_vocab(conn)
     instances = read_instances(conn, rowids)
