@@ -242,5 +242,10 @@ def vectors_note(
         "embeddings, mean-centred, L2-normalised, 384-d), computed in this run and stored with "
         f"Memory.store_vectors; real {real.id} vectors for {largest} chunks would take about "
         f"{minutes:.0f} min at this run's raw encode rate ({ingest['raw_texts_per_s']:.1f} texts/s). "
-        f"{real.id} itself is measured for the ingest ratio and the query-embedding cost."
+        f"{real.id} itself is measured for the ingest ratio and the query-embedding cost"
+        + (
+            f"; the real-vector tier below searches real {real.id} vectors."
+            if cfg.real_size
+            else "."
+        )
     )
