@@ -55,7 +55,8 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def perf(session: nox.Session) -> None:
-    """Measure the cost profile (ingest, per-arm latency, index recall, bootstrap) at 10k-100k chunks."""
+    """Measure the cost profile at 10k-100k chunks, a real-vector tier (vectors cached in
+    $RECALLBENCH_PERF_CACHE, default ~/.cache/recallbench/perf) and `recallbench search` end to end."""
     _install(session, "test")
     session.run("python", "-m", "perf", *session.posargs, env=OFFLINE)
 

@@ -11,6 +11,11 @@ application's hook and server as commands. One module per measurement:
 - `perf.vectors`: hnswlib against an exact numpy scan (recall@10, an ef sweep);
 - `perf.bootstrap`, `perf.search_process`, `perf.hooks`: the paired bootstrap, the peak memory of a
   search process, the UserPromptSubmit hook end to end;
-- `perf.run` ties them together, `perf.targets` judges the issue's targets, `perf.report` prints the
-  table and writes `perf.json`, `perf.cli` is the command line.
+- `perf.real_tier`, `perf.vector_cache`: the real-vector tier, its vectors cached by content hash
+  between runs;
+- `perf.cli_search`, `perf.child_usage`: `recallbench search` end to end with and without a server,
+  each process's wall time and peak memory;
+- `perf.embed_rates`: a fresh ONNX process's query embedding, and torch vs ONNX encode rates;
+- `perf.run` ties them together, `perf.targets` judges the issue's targets, `perf.report` (with
+  `perf.report_sections`) prints the table and writes `perf.json`, `perf.cli` is the command line.
 """

@@ -13,6 +13,7 @@ from perf.config import VECTOR_MODES, PerfConfig, Progress
 from perf.report import format_table, write_report
 from perf.run import run
 from perf.search_process import search_process
+from perf.vector_cache import CACHE_ENV, default_cache_dir
 
 # The default generator plants 170 commits at most 3 per session, too many for a 2k-chunk corpus; the
 # quick run starts from the small configuration (every feature, fewer of each).
@@ -22,6 +23,10 @@ QUICK: dict[str, Any] = {
     "bm25_queries": 20,
     "ingest_chunks": 64,
     "hook_runs": 10,
+    "real_size": 2_000,
+    "cli_runs": 8,
+    "embed_rate_texts": 150,
+    "query_load_queries": 30,
     "base": SyntheticConfig.small(),
 }
 
@@ -35,6 +40,18 @@ def parse_sizes(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(msg) from None
 
 
+def _count(text: str) -> int:
+    """A count of 0 or more, `30_000` allowed."""
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        value = -1
+    if value < 0:
+        msg = f"expected a whole number >= 0 (0 skips the measurement), got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line of `python -m perf`."""
     out = argparse.ArgumentParser(
@@ -43,12 +60,42 @@ def parser() -> argparse.ArgumentParser:
     )
     out.add_argument("--sizes", type=parse_sizes, default=None, help="e.g. 10000,30000,100000")
     out.add_argument("--out", type=Path, default=Path("perf.json"))
-    out.add_argument("--quick", action="store_true", help="2k and 5k chunks, fewer queries")
+    out.add_argument(
+        "--quick",
+        action="store_true",
+        help="2k and 5k chunks, a 2k real-vector tier, fewer queries and runs",
+    )
     out.add_argument("--seed", type=int, default=1234)
     out.add_argument("--queries", type=int, default=None)
     out.add_argument("--embedder", default="minilm")
     out.add_argument("--vectors", choices=VECTOR_MODES, default="static")
     out.add_argument("--work-dir", type=Path, default=None, help="keep corpora and databases here")
+    out.add_argument(
+        "--real-size",
+        type=_count,
+        default=None,
+        help="chunks of the real-vector tier, embedded with --embedder (default 30000, quick 2000; "
+        "0 skips it); a size also in --sizes reuses that corpus",
+    )
+    out.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="where real vectors are kept between runs, keyed by chunk-text sha256 and embedder id "
+        f"(default ${CACHE_ENV}, else ~/.cache/recallbench/perf; now {default_cache_dir()})",
+    )
+    out.add_argument(
+        "--cli-runs",
+        type=_count,
+        default=None,
+        help="`recallbench search` processes timed with and without a server (default 20; 0 skips)",
+    )
+    out.add_argument(
+        "--embed-rate-texts",
+        type=_count,
+        default=None,
+        help="chunk texts for the torch vs ONNX encode rates (default 400; 0 skips them)",
+    )
     out.add_argument("--search-process", type=Path, default=None, help=argparse.SUPPRESS)
     return out
 
@@ -58,8 +105,9 @@ def config(args: argparse.Namespace) -> PerfConfig:
     values: dict[str, Any] = dict(QUICK) if args.quick else {}
     if args.sizes is not None:
         values["sizes"] = args.sizes
-    if args.queries is not None:
-        values["queries"] = args.queries
+    for name in ("queries", "real_size", "cli_runs", "embed_rate_texts", "cache_dir"):
+        if getattr(args, name) is not None:
+            values[name] = getattr(args, name)
     return PerfConfig(
         seed=args.seed,
         embedder=args.embedder,
@@ -76,7 +124,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     cfg = config(args)
     say = Progress()
-    say(f"perf run: sizes {list(cfg.sizes)}, embedder {cfg.embedder}, vectors {cfg.vectors}")
+    say(
+        f"perf run: sizes {list(cfg.sizes)}, embedder {cfg.embedder}, vectors {cfg.vectors}, "
+        f"real-vector tier {cfg.real_size or 'off'} (vector cache {cfg.cache_dir or default_cache_dir()})"
+    )
     report = run(cfg, say)
     write_report(report, args.out)
     print(format_table(report))

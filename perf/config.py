@@ -30,6 +30,8 @@ _POSITIVE = (
     "embed_queries",
 )
 
+_NON_NEGATIVE = ("hook_runs", "real_size", "cli_runs", "embed_rate_texts", "query_load_queries")
+
 
 class PerfError(RuntimeError):
     """The benchmark could not be set up or run as configured."""
@@ -57,6 +59,15 @@ class PerfConfig:
     embed_queries: int = 100
     warmup: int = 5
     hook_runs: int = 30  # UserPromptSubmit hook processes timed per mode; 0 skips the measurement
+    # The real-vector tier's chunk count (the run embedder's vectors, cached): 0 skips it. A size that
+    # is also in `sizes` reuses that corpus.
+    real_size: int = 30_000
+    cli_runs: int = 20  # `recallbench search` processes timed per mode; 0 skips the measurement
+    embed_rate_texts: int = 400  # chunk texts for torch vs ONNX encode rates; 0 skips them
+    query_load_queries: int = 50  # queries embedded by a fresh ONNX process; 0 skips it
+    cache_dir: Path | None = (
+        None  # real vectors kept between runs; None: perf.vector_cache's default
+    )
     chunks_per_session: float = 31.5
     base: SyntheticConfig = field(default_factory=SyntheticConfig)
     work_dir: Path | None = None
@@ -80,9 +91,11 @@ class PerfConfig:
             if not is_int(value) or value < 1:
                 msg = f"PerfConfig.{name} must be a positive int, got {value!r}"
                 raise PerfError(msg)
-        if not is_int(self.hook_runs) or self.hook_runs < 0:
-            msg = f"PerfConfig.hook_runs must be an int >= 0, got {self.hook_runs!r}"
-            raise PerfError(msg)
+        for name in _NON_NEGATIVE:
+            value = getattr(self, name)
+            if not is_int(value) or value < 0:
+                msg = f"PerfConfig.{name} must be an int >= 0, got {value!r} (0 skips it)"
+                raise PerfError(msg)
         if self.warmup < 0:
             msg = f"PerfConfig.warmup must be >= 0, got {self.warmup}"
             raise PerfError(msg)
@@ -95,6 +108,7 @@ class PerfConfig:
         out["sizes"] = list(self.sizes)
         out["base"] = self.base.to_dict()
         out["work_dir"] = None if self.work_dir is None else str(self.work_dir)
+        out["cache_dir"] = None if self.cache_dir is None else str(self.cache_dir)
         return out
 
 

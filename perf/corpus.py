@@ -22,6 +22,7 @@ from harness.roster import Question, load_draft
 from harness.synthetic import SyntheticConfig, generate
 from perf.config import NOW, TOP_K, PerfConfig, PerfError, Progress
 from perf.static_vectors import StaticMiniLM
+from perf.vector_cache import cached_embed
 
 # Vectors are stored this many at a time, each batch in its own transaction.
 STORE_BATCH = 5000
@@ -86,10 +87,14 @@ def build_corpus(size: int, sessions: int, cfg: PerfConfig, work: Path, say: Pro
 
 
 def fill_vectors(
-    built: Built, cfg: PerfConfig, real: Embedder, say: Progress
+    built: Built, cfg: PerfConfig, real: Embedder, say: Progress, cache_root: Path | None = None
 ) -> tuple[Embedder, dict[str, Any]]:
-    """Give every chunk a vector (static MiniLM or the real embedder) and return the embedder used."""
+    """Give every chunk a vector (static MiniLM or the real embedder) and return the embedder used.
+
+    Real vectors come from the vector cache under `cache_root` where it has them (`perf.vector_cache`).
+    """
     memory = Memory(built.db, None)
+    cache: dict[str, Any] = {}
     try:
         t0 = time.perf_counter()
         if cfg.vectors == "static":
@@ -99,7 +104,12 @@ def fill_vectors(
             used: Embedder = static
         else:
             pending = memory.pending_texts(real.id)
-            vectors = real.embed([text for _, text in pending])
+            texts = [text for _, text in pending]
+            if cache_root is None:
+                vectors = real.embed(texts)
+            else:
+                vectors, stats = cached_embed(real, texts, cache_root, say)
+                cache = {"cache_hits": stats.hits, "embedded": stats.embedded}
             used = real
         embed_s = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -120,6 +130,7 @@ def fill_vectors(
         "distinct_texts": len(pending),
         "embed_s": embed_s,
         "store_s": store_s,
+        **cache,
     }
 
 

@@ -4,7 +4,8 @@
 by length) and reports chunks/s and the cosine to the torch vectors; `measure_query_load` starts a fresh
 process that imports and loads the ONNX model and embeds queries one at a time, and reports the load time,
 the per-query latency and whether torch was imported. `chunk_texts` makes the texts from the synthetic
-corpus. Not part of `nox -s perf`'s report yet: `python -m perf.embed_rates` prints the JSON.
+corpus. `measure_embed_forms` is what `python -m perf` reports (and judges against issue 17's targets);
+`python -m perf.embed_rates` prints the same measures as JSON on their own.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,56 @@ def measure_query_load(queries: Sequence[str], variant: str = "fp32") -> dict[st
         "queries": len(queries),
         "torch_imported": result["torch_imported"],
     }
+
+
+# The ONNX Runtime variant that each run embedder uses; another embedder's run measures fp32 (`minilm`).
+ONNX_VARIANTS = {"minilm": "fp32", "minilm-int8": "int8"}
+# Issue 17: encode rate against torch in the same run, and a fresh process's query embedding.
+SPEEDUP_TARGETS = {"onnx_fp32_default_batch": 2.0, "onnx_int8_default_batch": 3.0}
+QUERY_LOAD_TARGETS = {"load_s": 0.5, "p50_ms": 15.0}
+
+
+def measure_embed_forms(
+    work: Path,
+    queries: Sequence[str],
+    *,
+    texts: int,
+    seed: int,
+    embedder: str,
+    say: Callable[[str], None] = lambda _: None,
+) -> dict[str, Any]:
+    """`perf.run`'s embedding figures: a fresh process's query embedding with the run embedder's ONNX
+    variant (first, while no export is being written), then torch vs ONNX encode rates on `texts`
+    chunk texts (0 skips them). Imports torch into this process; `perf.run` calls it last."""
+    variant = ONNX_VARIANTS.get(embedder, "fp32")
+    out: dict[str, Any] = {}
+    if queries:
+        OnnxMiniLMEmbedder(variant).embed(["export the model once, outside the timing"])
+        query = measure_query_load(queries, variant)
+        out["query_load"] = {**query, "targets": QUERY_LOAD_TARGETS}
+        say(
+            f"fresh-process query embedding ({variant}): load {query['load_s']:.2f} s, p50 "
+            f"{query['query_ms']['p50_ms']:.1f} ms, torch imported: {query['torch_imported']}"
+        )
+    if texts:
+        chunks = chunk_texts(work / "embed-rates", texts, seed)
+        say(f"encode rates: torch, ONNX fp32 and int8 over {len(chunks)} chunk texts")
+        rates = measure_embed_rates(chunks)
+        out["rates"] = {**rates, "targets": SPEEDUP_TARGETS}
+        say(
+            "encode rates (chunks/s): "
+            + ", ".join(f"{name} {rates[name]['chunks_per_s']:.1f}" for name in RATE_NAMES)
+        )
+    return out
+
+
+RATE_NAMES = (
+    "torch",
+    "onnx_fp32",
+    "onnx_int8",
+    "onnx_fp32_default_batch",
+    "onnx_int8_default_batch",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

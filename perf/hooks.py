@@ -35,6 +35,33 @@ def recallbench_command() -> list[str]:
     return [sys.executable, "-c", "from recallbench.entry import main; main()"]
 
 
+def process_env(home: Path, embedder: str) -> tuple[dict[str, str], bool]:
+    """The environment of a measured `recallbench` process, and whether bytecode caching was disabled.
+
+    Python caches compiled modules by default, and a user's command runs from that cache from its second
+    run on. A machine that sets PYTHONDONTWRITEBYTECODE (as the project's CI machines do) with an
+    editable install would instead recompile every module in every process (about 50 ms here); the
+    warm-up runs write the cache, as a first run does.
+    """
+    env = {
+        **os.environ,
+        "RECALLBENCH_HOME": str(home),
+        "RECALLBENCH_EMBEDDER": embedder,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+    return env, env.pop("PYTHONDONTWRITEBYTECODE", None) is not None
+
+
+def bytecode_note(disabled: bool) -> str:
+    """How the measured processes ran, for the report."""
+    return (
+        "enabled for the measured processes (this environment disabled it)"
+        if disabled
+        else "enabled (Python's default)"
+    )
+
+
 def _payload(cwd: str, prompt: str, n: int) -> bytes:
     return json.dumps(
         {
@@ -96,9 +123,10 @@ def _time_hooks(
     return times, injected
 
 
-def _start_server(env: dict[str, str]) -> subprocess.Popen[bytes]:
+def start_server(env: dict[str, str], args: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+    """`recallbench serve --no-background-embed ARGS`, once its socket listens (else RuntimeError)."""
     proc = subprocess.Popen(
-        [*recallbench_command(), "serve", "--no-background-embed"],
+        [*recallbench_command(), "serve", "--no-background-embed", *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -109,17 +137,18 @@ def _start_server(env: dict[str, str]) -> subprocess.Popen[bytes]:
     while stderr is not None and time.monotonic() < deadline:
         line = stderr.readline().decode(errors="replace")
         if not line:
-            _stop_server(proc)
+            stop_server(proc)
             msg = "recallbench serve exited before its embedding socket listened"
             raise RuntimeError(msg)
         if "listening on" in line:
             return proc
-    _stop_server(proc)
+    stop_server(proc)
     msg = f"recallbench serve did not listen within {_SERVER_START_S:.0f} s"
     raise RuntimeError(msg)
 
 
-def _stop_server(proc: subprocess.Popen[bytes]) -> None:
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL after 30 s; closes the pipes."""
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
     try:
@@ -163,22 +192,11 @@ def measure_hook_latency(
         msg = "the small corpus has no roster questions for its first project"
         raise RuntimeError(msg)
     prompts = distinct_prompts(texts, runs + warmup)
-    env = {
-        **os.environ,
-        "RECALLBENCH_HOME": str(home),
-        "RECALLBENCH_EMBEDDER": embedder,
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-    }
-    # Python caches compiled modules by default, and a user's hook runs from that cache from its second
-    # prompt on. A machine that sets PYTHONDONTWRITEBYTECODE (as the project's CI machines do) with an
-    # editable install would instead recompile every module in every hook process (about 50 ms here);
-    # the warm-up runs write the cache, as a first prompt does.
-    bytecode_disabled = env.pop("PYTHONDONTWRITEBYTECODE", None) is not None
+    env, bytecode_disabled = process_env(home, embedder)
     say("hook latency: lexical only (no server)")
     lexical, lexical_injected = _time_hooks(env, cwd, prompts, warmup)
     say("hook latency: with a running server")
-    server = _start_server(env)
+    server = start_server(env)
     log = home / "hooks.log"
     before = (
         log.read_text(encoding="utf-8").count("answered by the server at") if log.exists() else 0
@@ -186,7 +204,7 @@ def measure_hook_latency(
     try:
         served, served_injected = _time_hooks(env, cwd, prompts, warmup)
     finally:
-        _stop_server(server)
+        stop_server(server)
     via_socket = log.read_text(encoding="utf-8").count("answered by the server at") - before
     return {
         "corpus_chunks": chunks,
@@ -199,7 +217,5 @@ def measure_hook_latency(
             "answered_by_server": via_socket,
         },
         "targets_ms": HOOK_TARGETS_MS,
-        "bytecode_cache": "enabled for the hook (this environment disabled it)"
-        if bytecode_disabled
-        else "enabled (Python's default)",
+        "bytecode_cache": bytecode_note(bytecode_disabled),
     }

@@ -1,7 +1,8 @@
 """The perf report as people read it (`format_table`) and as tools read it (`write_report`, perf.json).
 
 The table is built section by section, in the order of `perf.json`: machine, corpora, ingest, arms,
-lexical, vectors, bootstrap and search process, growth, the prompt hook, then the judged targets.
+lexical, vectors, the real-vector tier, bootstrap and search process, growth, the prompt hook, the
+`recallbench search` command, the embedding forms, then the judged targets.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from perf.config import GIB, MIB
+from perf.report_sections import embedding_lines, real_tier_lines, search_command_lines
 
 Report = dict[str, Any]
 
@@ -26,10 +28,13 @@ def format_table(report: Report) -> str:
         _bm25_lines,
         _snapshot_lines,
         _hnsw_lines,
+        real_tier_lines,
         _cost_lines,
         _growth_lines,
         _hook_lines,
-        _target_lines,
+        search_command_lines,
+        embedding_lines,
+        target_lines,
     )
     return "\n".join(line for section in sections for line in section(report))
 
@@ -240,12 +245,15 @@ def _hook_lines(report: Report) -> list[str]:
     ]
 
 
-def _target_lines(report: Report) -> list[str]:
+def target_lines(report: Report) -> list[str]:
     lines = [
-        f"targets (at {report['sizes'][-1]['chunks']} chunks; prompt hook on its own small corpus)"
+        "targets (at = the corpus judged: the largest static one, the real-vector tier, the hook's own)",
+        f"  {'':<7} {'target':<30} {'value':>9}    {'limit':<10} {'at':>7}",
     ]
     for t in report["targets"]:
+        at = "-" if t.get("at_chunks") is None else str(t["at_chunks"])
+        limit = f"{t['op']} {t['limit']:g} {t['unit']}".rstrip()
         lines.append(
-            f"  {t['status']:<5} {t['name']:<28} {_fmt(t['value'], 3):>9} {t['op']} {t['limit']} {t['unit']}"
+            f"  {t['status']:<7} {t['name']:<30} {_fmt(t['value'], 3):>9}    {limit:<10} {at:>7}"
         )
     return lines

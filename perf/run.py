@@ -9,6 +9,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,14 +19,18 @@ from engine.memory import Memory
 from harness.roster import Question
 from perf.arms import PreEmbedded, measure_arms
 from perf.bootstrap import measure_bootstrap
+from perf.cli_search import measure_cli_search
 from perf.config import GIB, PerfConfig, PerfError, Progress
 from perf.corpus import Built, build_corpus, fill_vectors, load_queries, min_sessions, to_query
+from perf.embed_rates import measure_embed_forms
 from perf.hooks import measure_hook_latency
 from perf.ingest import measure_ingest, measure_query_embedding
 from perf.lexical import measure_bm25
 from perf.machine import loadavg, machine_info, rss_bytes
+from perf.real_tier import measure_real_tier
 from perf.search_process import measure_search_process
 from perf.targets import growth, judge_targets
+from perf.vector_cache import default_cache_dir
 from perf.vectors import measure_hnsw
 
 
@@ -52,26 +57,9 @@ def run(
 
 
 def _run(cfg: PerfConfig, say: Progress, real: Embedder, work: Path) -> dict[str, Any]:
-    sizes: list[dict[str, Any]] = []
-    cps = cfg.chunks_per_session
-    built: Built | None = None
-    used: Embedder | None = None
-    ingest: dict[str, Any] | None = None
-    questions: list[Question] = []
-    for size in cfg.sizes:
-        sessions = max(min_sessions(cfg.base), round(size / cps))
-        if built is not None:
-            shutil.rmtree(built.root / "gen", ignore_errors=True)
-        built = build_corpus(size, sessions, cfg, work, say)
-        cps = built.chunks / built.sessions  # calibrate the next size on what this one produced
-        if ingest is None:
-            ingest = measure_ingest(built, cfg, real, say)
-            questions = load_queries(built.root, cfg.queries, cfg.seed)
-        row, used = measure_size(built, cfg, real, questions, say)
-        sizes.append(row)
-    if built is None or used is None or ingest is None:
-        msg = "no corpus was measured; give at least one size"
-        raise PerfError(msg)
+    cache_root = cfg.cache_dir or default_cache_dir()
+    tiers = _measure_tiers(cfg, say, real, work, cache_root)
+    built, used, questions = tiers.built, tiers.used, tiers.questions
     query_embedding = measure_query_embedding(
         real, [q.text for q in questions[: cfg.embed_queries]], cfg.warmup
     )
@@ -87,20 +75,87 @@ def _run(cfg: PerfConfig, say: Progress, real: Embedder, work: Path) -> dict[str
         if cfg.hook_runs
         else None
     )
+    cli = measure_cli_search(built, cfg, used, real, questions, work, say) if cfg.cli_runs else None
+    # last: the encode rates import torch into this process
+    forms = measure_embed_forms(
+        work,
+        [q.text for q in questions[: cfg.query_load_queries]],
+        texts=cfg.embed_rate_texts,
+        seed=cfg.seed,
+        embedder=cfg.embedder,
+        say=say,
+    )
     report: dict[str, Any] = {
         "config": cfg.to_dict(),
         "machine": machine_info(),
-        "vectors_note": vectors_note(cfg, real, ingest, sizes),
-        "ingest": ingest,
+        "vectors_note": vectors_note(cfg, real, tiers.ingest, tiers.sizes),
+        "ingest": tiers.ingest,
         "query_embedding": {"embedder": real.id, **query_embedding},
-        "sizes": sizes,
+        "sizes": tiers.sizes,
+        "real_vectors": tiers.real_tier,
         "bootstrap": bootstrap,
         "search_process": search,
         "hook": hook,
+        "search_command": cli,
+        "embedding_forms": forms,
+        "vector_cache_dir": str(cache_root),
     }
-    report["growth"] = growth(sizes)
+    report["growth"] = growth(tiers.sizes)
     report["targets"] = judge_targets(report)
     return report
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tiers:
+    """The corpora measured: one row per static size, the real-vector tier, and what later steps use."""
+
+    sizes: list[dict[str, Any]]
+    real_tier: dict[str, Any] | None
+    ingest: dict[str, Any]
+    built: Built  # the largest corpus
+    used: Embedder  # the embedder whose vectors the largest corpus searched
+    questions: list[Question]
+
+
+def _measure_tiers(
+    cfg: PerfConfig, say: Progress, real: Embedder, work: Path, cache_root: Path
+) -> Tiers:
+    sizes: list[dict[str, Any]] = []
+    cps = cfg.chunks_per_session
+    built: Built | None = None
+    used: Embedder | None = None
+    ingest: dict[str, Any] | None = None
+    real_tier: dict[str, Any] | None = None
+    questions: list[Question] = []
+    for size in cfg.sizes:
+        sessions = max(min_sessions(cfg.base), round(size / cps))
+        if built is not None:
+            shutil.rmtree(built.root / "gen", ignore_errors=True)
+        built = build_corpus(size, sessions, cfg, work, say)
+        cps = built.chunks / built.sessions  # calibrate the next size on what this one produced
+        if ingest is None:
+            ingest = measure_ingest(built, cfg, real, say)
+            questions = load_queries(built.root, cfg.queries, cfg.seed)
+        row, used = measure_size(built, cfg, real, questions, say, cache_root)
+        sizes.append(row)
+        if size == cfg.real_size:  # the real-vector tier reuses this corpus
+            real_tier = measure_real_tier(built, cfg, real, questions, cache_root, say)
+    if built is None or used is None or ingest is None:
+        msg = "no corpus was measured; give at least one size"
+        raise PerfError(msg)
+    if cfg.real_size and real_tier is None:
+        sessions = max(min_sessions(cfg.base), round(cfg.real_size / cps))
+        own = build_corpus(cfg.real_size, sessions, cfg, work, say)
+        shutil.rmtree(own.root / "gen", ignore_errors=True)
+        real_tier = measure_real_tier(own, cfg, real, questions, cache_root, say)
+    return Tiers(
+        sizes=sizes,
+        real_tier=real_tier,
+        ingest=ingest,
+        built=built,
+        used=used,
+        questions=questions,
+    )
 
 
 def measure_size(
@@ -109,9 +164,10 @@ def measure_size(
     real: Embedder,
     questions: Sequence[Question],
     say: Progress,
+    cache_root: Path | None = None,
 ) -> tuple[dict[str, Any], Embedder]:
-    """Every per-size figure for one imported corpus."""
-    used, vector_info = fill_vectors(built, cfg, real, say)
+    """Every per-size figure for one imported corpus (real vectors through the cache at `cache_root`)."""
+    used, vector_info = fill_vectors(built, cfg, real, say, cache_root)
     memory = Memory(built.db, used, lexical_index="sync")
     fts = Memory(built.db, used, lexical_index="off")  # the FTS5 reference for the lexical figures
     t0 = time.perf_counter()
@@ -186,5 +242,10 @@ def vectors_note(
         "embeddings, mean-centred, L2-normalised, 384-d), computed in this run and stored with "
         f"Memory.store_vectors; real {real.id} vectors for {largest} chunks would take about "
         f"{minutes:.0f} min at this run's raw encode rate ({ingest['raw_texts_per_s']:.1f} texts/s). "
-        f"{real.id} itself is measured for the ingest ratio and the query-embedding cost."
+        f"{real.id} itself is measured for the ingest ratio and the query-embedding cost"
+        + (
+            f"; the real-vector tier below searches real {real.id} vectors."
+            if cfg.real_size
+            else "."
+        )
     )

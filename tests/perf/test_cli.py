@@ -23,6 +23,13 @@ def test_quick_is_the_small_preset_and_flags_override_it() -> None:
     assert (cfg.sizes, cfg.queries, cfg.seed) == ((1_000, 3_000), 7, 3)
     assert (cfg.vectors, cfg.embedder, cfg.work_dir) == ("embed", "hash", Path("w"))
     assert cfg.bm25_queries == 20  # the rest of the quick preset stays
+    assert (quick.real_size, quick.cli_runs, quick.embed_rate_texts) == (2_000, 8, 150)
+    off = "--quick --real-size 0 --cli-runs 0 --embed-rate-texts 0 --cache-dir c"
+    cfg = config(parser().parse_args(off.split()))
+    assert (cfg.real_size, cfg.cli_runs, cfg.embed_rate_texts) == (0, 0, 0)
+    assert cfg.cache_dir == Path("c")
+    with pytest.raises(SystemExit):
+        parser().parse_args(["--real-size", "-5"])
 
 
 def test_without_flags_the_full_run_and_its_output_file_are_the_defaults() -> None:
@@ -30,6 +37,8 @@ def test_without_flags_the_full_run_and_its_output_file_are_the_defaults() -> No
     assert args.out == Path("perf.json")
     assert args.search_process is None
     assert config(args).sizes == (10_000, 30_000, 100_000)
+    assert config(args).real_size == 30_000  # the real-vector tier reuses the 30k corpus
+    assert config(args).cache_dir is None  # perf.vector_cache's default folder
 
 
 def test_sizes_must_be_comma_separated_integers() -> None:

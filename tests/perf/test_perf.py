@@ -58,8 +58,43 @@ def report(work: Path) -> dict[str, Any]:
         chunks_per_session=10.0,
         base=SyntheticConfig.small(seed=7),
         work_dir=work,
+        real_size=250,
+        cli_runs=2,
+        embed_rate_texts=0,  # torch and ONNX encode rates: judged from hand-made figures elsewhere
+        query_load_queries=0,
+        cache_dir=work / "vector-cache",
     )
     return run(cfg)
+
+
+def test_real_vectors_come_through_the_cache_and_the_real_tier_reuses_its_corpus(
+    report: dict[str, Any], work: Path
+) -> None:
+    first = report["sizes"][0]
+    assert first["vectors"]["embedded"] == first["vectors"]["distinct_texts"] > 0
+    assert first["vectors"]["cache_hits"] == 0
+    assert list((work / "vector-cache" / "vectors").glob("*/shard-*.npz"))
+    real = report["real_vectors"]
+    assert real["chunks"] == first["chunks"]  # the 250 corpus, whose vectors are already stored
+    assert real["vectors"]["texts"] == 0
+    assert sorted(real["arms"]) == registry.names()
+    assert 0.0 <= real["hnsw_vs_exact"]["recall_at_10"] <= 1.0
+    names = {t["name"]: t for t in report["targets"]}
+    assert names["real vector p50"]["at_chunks"] == first["chunks"]
+
+
+def test_the_search_command_is_timed_without_and_with_a_server(report: dict[str, Any]) -> None:
+    cli = report["search_command"]
+    assert cli["chunks"] == report["sizes"][-1]["chunks"]
+    assert cli["no_server"]["n"] == cli["with_server"]["n"] == 2
+    assert cli["no_server"]["answered_by_server"] == 0
+    assert cli["with_server"]["answered_by_server"] == 2  # the server really answered
+    assert cli["no_server"]["peak_rss_bytes"] > 10 * 2**20
+    assert cli["store"]["stored"] == 0  # an embed run already stored the command's vectors
+    names = {t["name"] for t in report["targets"]}
+    assert {"search p95 (no server)", "search p95 (with server)"} <= names
+    assert "encode fp32 / torch" not in names  # skipped in this run, so not judged
+    assert report["embedding_forms"] == {}
 
 
 def test_prompt_hook_latency_is_measured_with_and_without_a_server(report: dict[str, Any]) -> None:
