@@ -13,7 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from perf.config import GIB, MIB
-from perf.report_sections import embedding_lines, real_tier_lines, search_command_lines
+from perf.report_sections import (
+    catchup_lines,
+    embedding_lines,
+    real_tier_lines,
+    search_command_lines,
+)
 
 Report = dict[str, Any]
 
@@ -33,6 +38,7 @@ def format_table(report: Report) -> str:
         _growth_lines,
         _hook_lines,
         search_command_lines,
+        catchup_lines,
         embedding_lines,
         target_lines,
     )

@@ -69,6 +69,21 @@ def search_command_lines(report: Report) -> list[str]:
     ]
 
 
+def catchup_lines(report: Report) -> list[str]:
+    up = report.get("lexical_catchup")
+    if not up:
+        return []
+    kind = "caught up" if up["layered"] else "REBUILT (no catch-up)"
+    return [
+        f"lexical snapshot after one session's import ({up['chunks_before']} chunks "
+        f"+ {up['chunks_added']}): {kind} in {up['catchup_s']:.3f} s vs a full rebuild "
+        f"{up['rebuild_s']:.2f} s ({up['speedup']:.0f}x); top 10 identical to the rebuild's on "
+        f"{up['identical'] * up['queries']:.0f} of {up['queries']} queries; query p50 "
+        f"{up['query_caught_up']['p50_ms']:.2f} ms caught up vs {up['query_rebuilt']['p50_ms']:.2f} ms",
+        "",
+    ]
+
+
 def embedding_lines(report: Report) -> list[str]:
     forms = report.get("embedding_forms") or {}
     lines: list[str] = []

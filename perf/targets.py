@@ -79,6 +79,7 @@ def judge_targets(report: dict[str, Any]) -> list[dict[str, Any]]:
         *_hook_checks(report),
         *_real_checks(report.get("real_vectors")),
         *_search_checks(report.get("search_command")),
+        *_catchup_checks(report.get("lexical_catchup")),
         *_embedding_checks(report.get("embedding_forms") or {}),
     ]
     return [
@@ -158,6 +159,28 @@ def _real_checks(real: dict[str, Any] | None) -> list[Check]:
         (
             Target(name="real vector p50", limit=REAL_VECTOR_P50_MS, op="<=", unit="ms"),
             None if vector is None else float(vector["p50_ms"]),
+            chunks,
+        ),
+    ]
+
+
+CATCHUP_S = 0.5
+
+
+def _catchup_checks(catchup: dict[str, Any] | None) -> list[Check]:
+    """Issue 17: the lexical snapshot catching up after one session, identical to a rebuild."""
+    if not catchup:
+        return []
+    chunks = int(catchup["chunks_before"])
+    return [
+        (
+            Target(name="lexical catch-up (one session)", limit=CATCHUP_S, op="<=", unit="s"),
+            float(catchup["catchup_s"]),
+            chunks,
+        ),
+        (
+            Target(name="catch-up top 10 = rebuild's", limit=1.0, op=">=", unit=""),
+            float(catchup["identical"]),
             chunks,
         ),
     ]

@@ -236,3 +236,17 @@ def test_hook_prompts_are_all_different_so_no_cached_vector_is_timed() -> None:
     assert prompts[2] == "Remind me: why did the build fail"
     with pytest.raises(ValueError, match="only 10 distinct prompts from 2 texts"):
         distinct_prompts(["why did the build fail", "where is the retry loop"], 11)
+
+
+def test_the_lexical_catchup_after_one_session_is_measured_and_judged(
+    report: dict[str, Any],
+) -> None:
+    up = report["lexical_catchup"]
+    assert up["chunks_before"] == report["sizes"][-1]["chunks"]
+    assert up["chunks_added"] > 0
+    assert up["layered"] is True
+    assert up["identical"] == 1.0
+    judged = {t["name"]: t for t in report["targets"]}
+    assert judged["catch-up top 10 = rebuild's"]["status"] == "PASS"
+    assert judged["lexical catch-up (one session)"]["value"] == up["catchup_s"]
+    assert "lexical snapshot after one session's import" in format_table(report)
