@@ -30,10 +30,9 @@ from numpy.typing import NDArray
 from engine import reads, store
 from engine.embed import Embedder
 from engine.memory import Memory
+from engine.store_errors import STORE_ERRORS
 from engine.vectors import EXACT_THRESHOLD, VectorIndex
 
-# What reading or writing a store raises when its file is damaged, unreadable or locked.
-STORE_ERRORS: tuple[type[Exception], ...] = (sqlite3.DatabaseError, store.StoreError)
 # The modes `tighten` sets: nothing for the group or other users.
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
@@ -50,15 +49,6 @@ class Check:
     name: str
     ok: bool
     detail: str
-
-
-def is_damage_report(reason: str) -> bool:
-    """Whether a failure an import recorded for a file (`ImportReport.files_failed`) is a damaged database.
-
-    The import records `<exception class>: <message>`; SQLite raises the base `DatabaseError` exactly for
-    a malformed file or one that is not a database (a lock or a full disk raise `OperationalError`).
-    """
-    return reason.startswith(f"{sqlite3.DatabaseError.__name__}:")
 
 
 # --- SQLite and FTS5 -------------------------------------------------------------------------------

@@ -89,6 +89,11 @@ class LazyGroup(HelpGroup):
     def lazy(self, name: str, module: str, attribute: str) -> None:
         self._lazy[name] = (module, attribute)
 
+    def lazy_module(self, name: str) -> str | None:
+        """The module a lazily registered command is loaded from (None: not registered lazily)."""
+        found = self._lazy.get(name)
+        return None if found is None else found[0]
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self._lazy})
 

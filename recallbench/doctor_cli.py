@@ -16,52 +16,13 @@ import click
 from engine import health
 from engine.embed import Embedder
 from engine.memory import Memory
-from engine.text_reads import is_lock_error
+from engine.store_errors import STORE_ERRORS
 from recallbench import config
 from recallbench.cli_options import chosen_db, db_option
+from recallbench.store_failure import private_paths
 
 # The width of the verdict column of `doctor` ("PROBLEM").
 _VERDICT_WIDTH = 7
-
-
-class StoreFailure(click.ClickException):
-    """The memory database cannot be used; Click prints the message and exits 2."""
-
-    exit_code = 2
-
-
-def store_failure(db: Path | None, error: BaseException | str) -> StoreFailure:
-    """The message for a store error met while using the memory database `db` (None: a database of
-    the harness's own, which the error names when it can)."""
-    if isinstance(error, BaseException) and is_lock_error(error):
-        what = "a database" if db is None else f"the memory database {db}"
-        return StoreFailure(
-            f"{what} is busy: another recallbench process held its lock past the timeout "
-            f"({error}); try again when that process has finished"
-        )
-    if db is None:
-        return StoreFailure(f"a database this command uses cannot be used: {error}")
-    flag = "" if db == config.default_db() else f" --db {db}"
-    return StoreFailure(
-        f"the memory database {db} cannot be used: {error}\n"
-        f"Run `recallbench doctor{flag}` to see what is damaged, then `recallbench rebuild{flag}` "
-        "to build a fresh database from your transcripts (the old file is kept as a backup)."
-    )
-
-
-def private_paths(db: Path) -> list[Path]:
-    """What must be private to its owner: the recallbench home (all of it) and the store's files."""
-    return [config.home(), *health.store_files(db)]
-
-
-def warn_loose(db: Path) -> None:
-    """One line on stderr per folder or file of the store that other users can open."""
-    for loose in health.loose_paths(private_paths(db)):
-        click.echo(
-            f"warning: {loose.path} is mode {loose.mode:04o}, open to other users; "
-            f"`recallbench doctor --fix` makes it {loose.wanted:04o}",
-            err=True,
-        )
 
 
 def _db(ctx: click.Context) -> Path:
@@ -211,7 +172,7 @@ def _carry_trust(old: Path, memory: Memory) -> None:
     """Copy the notes and settles of the old database into the rebuilt one, or say they stay behind."""
     try:
         notes, settles = memory.carry_trust(old)
-    except health.STORE_ERRORS as exc:
+    except STORE_ERRORS as exc:
         click.echo(
             f"warning: cannot read the notes and corrections of {old} ({exc}); "
             "they stay only in the backup",
@@ -228,7 +189,7 @@ def _carry_tombstones(db: Path, new: Path) -> None:
 
     try:
         carry_tombstones(db, new)
-    except health.STORE_ERRORS as exc:
+    except STORE_ERRORS as exc:
         click.echo(
             f"warning: cannot read what was forgotten in {db} ({exc}); text removed with "
             "`recallbench forget` may come back: run the same forget again after the rebuild",
@@ -246,7 +207,7 @@ def _sources(db: Path, paths: tuple[Path, ...]) -> list[Path]:
     default = config.claude_projects()
     try:
         recorded = health.recorded_transcripts(db)
-    except health.STORE_ERRORS as exc:
+    except STORE_ERRORS as exc:
         click.echo(
             f"warning: cannot read which transcripts {db} holds ({exc}); importing {default}",
             err=True,

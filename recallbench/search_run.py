@@ -9,15 +9,17 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import click
 
-from engine.memory import Memory
 from engine.scope import Scope
 from recallbench import config
 from recallbench.present import HitRow, header, hit_rows, snippet
 from recallbench.served_search import ServedAnswer, ServedQuery, ask_server
+
+if TYPE_CHECKING:
+    from engine.memory import Memory  # numpy and the import pipeline: only to search in-process
 
 # Characters of a hit's text the plain-text listing shows on one line (`--json` gives it whole).
 SNIPPET_CHARS = 200

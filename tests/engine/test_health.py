@@ -14,6 +14,7 @@ import pytest
 from engine import catalog, health, store
 from engine.embed import HashEmbedder
 from engine.memory import Memory
+from engine.store_errors import is_damage_report
 from tests.engine.fixtures_transcripts import simple_session, write_jsonl
 
 # A word only one session says, to find the pages of the file that hold its text.
@@ -209,7 +210,7 @@ def test_swap_in_keeps_the_old_database_and_its_wal_and_drops_the_old_index(
 
 
 def test_a_damage_report_is_told_apart_from_a_lock() -> None:
-    assert health.is_damage_report("DatabaseError: database disk image is malformed")
-    assert health.is_damage_report("DatabaseError: file is not a database")
-    assert not health.is_damage_report("OperationalError: database is locked")
-    assert not health.is_damage_report("UnicodeDecodeError: bad byte")
+    assert is_damage_report("DatabaseError: database disk image is malformed")
+    assert is_damage_report("DatabaseError: file is not a database")
+    assert not is_damage_report("OperationalError: database is locked")
+    assert not is_damage_report("UnicodeDecodeError: bad byte")

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from recallbench.cli import main
-from recallbench.doctor_cli import store_failure
+from recallbench.store_failure import store_failure
 from tests.engine.test_health import (
     damage_marker_pages,
     imported,

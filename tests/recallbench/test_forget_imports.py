@@ -43,7 +43,12 @@ def test_no_module_the_server_tools_or_hooks_reach_imports_the_forget_modules() 
 
 
 def test_the_walk_reaches_the_forget_modules_from_the_command_line() -> None:
-    assert walk("recallbench.cli", packages=ALL_PACKAGES).modules >= FORGET_MODULES
+    from recallbench.cli import main
+
+    # The command line loads each command's module when it is named: `forget` from forget_cli.
+    module = main.lazy_module("forget")
+    assert module == "recallbench.forget_cli"
+    assert walk(module, packages=ALL_PACKAGES).modules >= FORGET_MODULES
     assert {"engine.forget", "engine.forget_sql"} <= walk(
         "recallbench.forget_cli", packages=ALL_PACKAGES
     ).modules
@@ -62,10 +67,14 @@ def test_the_walk_catches_a_served_module_that_imports_forget(tmp_path: Path) ->
 
 def test_a_serving_process_never_loads_the_forget_engine() -> None:
     # What `python -m recallbench.cli serve` and `recallbench hook` import before they run: the forget
-    # command is registered on the command line, but its engine is imported only when it runs.
+    # command is registered on the command line by module name, loaded only when named, and even then
+    # its engine is imported only when it runs.
     code = (
-        "import sys\n"
+        "import sys, click\n"
         "import recallbench.cli, recallbench.mcp_server, recallbench.hooks, recallbench.prompt_search\n"
+        "print(sorted(m for m in sys.modules if 'forget' in m))\n"
+        "main = recallbench.cli.main\n"
+        "print(main.get_command(click.Context(main), 'forget').name)\n"
         "print(sorted(m for m in sys.modules if 'forget' in m))\n"
     )
     done = subprocess.run(
@@ -77,4 +86,4 @@ def test_a_serving_process_never_loads_the_forget_engine() -> None:
         check=True,
         timeout=120,
     )
-    assert done.stdout.strip() == "['recallbench.forget_cli']"
+    assert done.stdout.splitlines() == ["[]", "forget", "['recallbench.forget_cli']"]
