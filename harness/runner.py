@@ -24,16 +24,18 @@ from pathlib import Path
 from typing import Any
 
 from arms.base import Query
-from arms.registry import build, full_canonical
+from arms.registry import build
 from engine import __version__ as engine_version
 from engine.embed import Embedder
 from engine.memory import Memory
 from engine.scope import Scope
 from harness import freeze
+from harness.arm_memories import extra_embedders, memory_for, open_extra_memories
 from harness.corpus_db import CorpusMissingError, materialise, open_memory
 from harness.fit import check_fits
 from harness.gates import GateResult, choose_ship
 from harness.metrics import RankedItem
+from harness.protocol.arm_embedder import arm_canonical, split_arm
 from harness.protocol.embedder import EmbedderChoiceError, live_embedder, live_name, use_hint
 from harness.protocol.load import load_protocol
 from harness.protocol.lock import load_lock, verify
@@ -168,8 +170,13 @@ def run_arm(
     model: Mapping[str, Any] | None = None,
 ) -> ArmRun:
     """Ask one arm every question (only `Query` values cross into the arm); a fitted arm runs
-    from `model`, the one its locked artifact holds."""
-    arm = build(spec, memory) if model is None else build(spec, memory, model)
+    from `model`, the one its locked artifact holds.
+
+    `spec` is the protocol's arm entry; one that names an embedder (``vector()@<id>``) is built from
+    its spec part over `memory`, which must be that embedder's, and keeps the whole entry as its name.
+    """
+    entry = split_arm(spec)
+    arm = build(entry.spec, memory) if model is None else build(entry.spec, memory, model)
     ranked: dict[str, dict[str, list[RankedItem]]] = {}
     latency: list[float] = []
     errors: dict[str, str] = {}
@@ -179,7 +186,9 @@ def run_arm(
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=total, desc=spec.split("(", maxsplit=1)[0], unit="q", leave=False)
+        name = entry.spec.split("(", maxsplit=1)[0]
+        desc = name if entry.embedder is None else f"{name}@{entry.embedder}"
+        bar = tqdm(total=total, desc=desc, unit="q", leave=False)
     started = time.perf_counter()
     for roster, questions in rosters.items():
         out = ranked.setdefault(roster, {})
@@ -204,7 +213,7 @@ def run_arm(
         bar.close()
     return ArmRun(
         spec=spec,
-        canonical=full_canonical(spec),
+        canonical=arm_canonical(spec),
         ranked=ranked,
         latency_ms=latency,
         errors=errors,
@@ -226,6 +235,7 @@ class Verified:
     seals: Mapping[str, str]
     deviations: tuple[Deviation, ...]
     embedder: Embedder  # the live one; built, but no model loaded until the first embed
+    embedders: Mapping[str, Embedder] = field(default_factory=dict)  # extra id -> its embedder
     models: Mapping[str, Any] = field(default_factory=dict)  # fitted arm (canonical) -> its model
 
 
@@ -273,6 +283,10 @@ def verify_inputs(protocol_path: Path, options: RunOptions) -> Verified:
         raise RunRefusedError(f"refusing to run {protocol.path}:\n  " + "\n  ".join(fits.leaks))
     problems += fits.problems
     pin_problem = _embedder_problem(protocol, embedder.id, live_name(options.embedder))
+    extras, extra_problems = extra_embedders(protocol)
+    if extra_problems:  # no deviation runs an arm over an embedder it cannot build
+        msg = f"refusing to run {protocol.path}:\n  " + "\n  ".join(extra_problems)
+        raise RunRefusedError(msg)
     if (problems or pin_problem) and not options.deviation:
         fixes = [_embedder_fix(protocol)] if pin_problem else []
         if problems:
@@ -302,6 +316,7 @@ def verify_inputs(protocol_path: Path, options: RunOptions) -> Verified:
         seals=seals,
         deviations=deviations,
         embedder=embedder,
+        embedders=extras,
         models=fits.models,
     )
 
@@ -337,16 +352,19 @@ def evaluate(verified: Verified, options: RunOptions) -> Evaluation:
     )
     excluded = contamination.flagged(protocol.corpus.exclude)
     memory, db_path = _open_corpus_db(protocol, verified, options, contamination, excluded)
+    extras = open_extra_memories(db_path, verified.embedders, progress=options.progress)
+    if extras:  # their vectors moved the store's generation: bring this embedder's index up to it
+        memory.ensure_index()
     settled = _apply_settles(verified.corpus_dir, memory, excluded)
     runs = tuple(
         run_arm(
             spec,
-            memory,
+            memory_for(spec, memory, extras),
             questions,
             now=protocol.corpus.cutoff,
             k=protocol.metrics.k,
             progress=options.progress,
-            model=verified.models.get(full_canonical(spec)),
+            model=verified.models.get(arm_canonical(spec)),
         )
         for spec in protocol.arms
     )

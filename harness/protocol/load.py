@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator
 
 from arms.registry import RegistryError, full_canonical, is_fitted
 from arms.spec import SpecError
+from harness.protocol.arm_embedder import split_arm
 from harness.protocol.model import (
     Corpus,
     Correction,
@@ -92,6 +93,13 @@ def declared_embedder(path: Path | str) -> str | None:
     _, data = _read_toml(Path(path))
     value = data.get("embedder")
     return value if isinstance(value, str) else None
+
+
+def declared_embedders(path: Path | str) -> tuple[str, ...]:
+    """The protocol's extra ``embedders`` as written (empty when absent; non-strings left out)."""
+    _, data = _read_toml(Path(path))
+    value = data.get("embedders")
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
 def raw_sha256(path: Path | str) -> str:
@@ -198,6 +206,7 @@ def _build(
         sha256=sha256,
         raw_sha256=raw_sha256,
         embedder=doc.get("embedder"),
+        embedders=tuple(doc.get("embedders", ())),
         correction=_build_correction(doc.get("correction")),
         fits=tuple(_build_fit(f, i) for i, f in enumerate(doc.get("fits", ()))),
     )
@@ -273,6 +282,7 @@ def _build_gate(g: dict[str, Any]) -> GateSpec:
 def _cross_check(protocol: Protocol) -> None:
     """References between sections that a JSON Schema cannot express."""
     _check_rosters(protocol)
+    _check_embedders(protocol)
     _check_metrics(protocol)
     _check_gates(protocol)
     _check_ship(protocol)
@@ -293,6 +303,47 @@ def _check_rosters(protocol: Protocol) -> None:
             except RosterError as err:
                 msg = f"$.rosters[{i}].subsets.{subset}: {err}"
                 raise ProtocolError(msg) from err
+
+
+def _check_embedders(protocol: Protocol) -> None:
+    """Extra embedders need a pinned one; every arm names a listed one, and every listed one is used."""
+    extras = protocol.embedders
+    if extras and protocol.embedder is None:
+        msg = (
+            f"embedders {list(extras)} are extra embedders, but the protocol pins none; add "
+            'embedder = "<id>" for the arms that name no embedder'
+        )
+        raise ProtocolError(msg)
+    if protocol.embedder in extras:
+        msg = (
+            f"embedders lists {protocol.embedder}, the pinned embedder; list only the extra ones "
+            "(an arm without @<id> already runs over the pinned embedder)"
+        )
+        raise ProtocolError(msg)
+    used: set[str] = set()
+    for i, arm in enumerate(protocol.arms):
+        named = split_arm(arm).embedder
+        if named is None:
+            continue
+        if named not in extras:
+            listed = f"one of {list(extras)}" if extras else "none: the protocol lists no embedders"
+            why = (
+                f"{named} is the pinned embedder: drop the suffix"
+                if named == protocol.embedder
+                else f"add it to embedders, or name {listed}"
+            )
+            msg = (
+                f"$.arms[{i}] {arm!r} names embedder {named}, which is not an extra embedder; {why}"
+            )
+            raise ProtocolError(msg)
+        used.add(named)
+    unused = [e for e in extras if e not in used]
+    if unused:
+        msg = (
+            f"embedders {unused} are listed but no arm names them; add an arm such as "
+            f"'vector()@{unused[0]}' or drop them"
+        )
+        raise ProtocolError(msg)
 
 
 def _check_metrics(protocol: Protocol) -> None:
@@ -382,10 +433,19 @@ def _check_fits(protocol: Protocol) -> None:
     """
     listed: dict[str, str] = {}
     for arm in protocol.arms:
+        entry = split_arm(arm)
         try:
-            listed[full_canonical(arm)] = arm
+            canonical = full_canonical(entry.spec)
         except (RegistryError, SpecError):
             continue
+        if entry.embedder is not None and is_fitted(entry.spec):
+            msg = (
+                f"arm {arm!r} is fitted, and fitting runs over the pinned embedder "
+                f"{protocol.embedder} only; drop @{entry.embedder} from it"
+            )
+            raise ProtocolError(msg)
+        if entry.embedder is None:
+            listed[canonical] = arm
     fitted = {c: a for c, a in listed.items() if is_fitted(a)}
     seen: dict[str, int] = {}
     for i, fit in enumerate(protocol.fits):

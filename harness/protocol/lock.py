@@ -29,7 +29,12 @@ from harness.protocol.embedder import (
     pin_line,
     registry_ids,
 )
-from harness.protocol.load import canonical_sha256, declared_embedder, load_protocol
+from harness.protocol.load import (
+    canonical_sha256,
+    declared_embedder,
+    declared_embedders,
+    load_protocol,
+)
 from harness.protocol.model import Protocol, ProtocolError, check_sha256
 from harness.seal import canonical_json_bytes
 
@@ -47,9 +52,11 @@ class Amendment:
     seals: Mapping[str, str]
     corpus_manifest_sha256: str
     embedder: str | None = None  # absent from amendments written before embedder pinning
+    embedders: tuple[str, ...] = ()  # extra embedder ids; absent when the protocol lists none
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seals", MappingProxyType(dict(self.seals)))
+        object.__setattr__(self, "embedders", tuple(self.embedders))
 
     def __hash__(self) -> int:
         return hash((self.sha256, self.time, self.reason, tuple(sorted(self.seals.items()))))
@@ -66,6 +73,8 @@ class Amendment:
         }
         if self.embedder is not None:
             out["embedder"] = self.embedder
+        if self.embedders:
+            out["embedders"] = list(self.embedders)
         return out
 
 
@@ -83,12 +92,15 @@ class Lock:
     git_commit: str | None
     amendments: tuple[Amendment, ...] = ()
     embedder: str | None = None  # the pinned embedder id; None in locks from before pinning
+    # extra embedder ids arms name (`harness.protocol.arm_embedder`); written only when there are any
+    embedders: tuple[str, ...] = ()
     # fitted arm spec -> {"path", "sha256"} of the artifact registration fitted (`harness.fit`)
     fits: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seals", MappingProxyType(dict(self.seals)))
         object.__setattr__(self, "amendments", tuple(self.amendments))
+        object.__setattr__(self, "embedders", tuple(self.embedders))
         object.__setattr__(
             self, "fits", MappingProxyType({k: dict(v) for k, v in self.fits.items()})
         )
@@ -118,6 +130,11 @@ class Lock:
         """Embedder id now in force (None: registered before embedder pinning)."""
         return self.amendments[-1].embedder if self.amendments else self.embedder
 
+    @property
+    def current_embedders(self) -> tuple[str, ...]:
+        """Extra embedder ids now in force (empty: every arm runs over `current_embedder`)."""
+        return self.amendments[-1].embedders if self.amendments else self.embedders
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (what the lock file holds; ``embedder`` only when pinned)."""
         out: dict[str, Any] = {
@@ -134,6 +151,8 @@ class Lock:
         }
         if self.embedder is not None:
             out["embedder"] = self.embedder
+        if self.embedders:
+            out["embedders"] = list(self.embedders)
         if self.fits:
             out["fits"] = {k: dict(v) for k, v in sorted(self.fits.items())}
         return out
@@ -153,6 +172,7 @@ class Lock:
                 git_commit=data["git_commit"],
                 amendments=tuple(Amendment(**a) for a in data["amendments"]),
                 embedder=data.get("embedder"),
+                embedders=tuple(data.get("embedders", ())),
                 fits=data.get("fits", {}),
             )
         except (KeyError, TypeError, AttributeError) as err:
@@ -252,6 +272,7 @@ def register(
         registered_at=now.isoformat(),
         git_commit=git_commit,
         embedder=protocol.embedder,
+        embedders=protocol.embedders,
         fits=_check_fits_given(protocol, fits or {}),
     )
     with target.open("xb") as fh:
@@ -329,6 +350,7 @@ def amend(protocol_path: Path | str, now: dt.datetime, reason: str, has_runs: bo
         seals=protocol.seals,
         corpus_manifest_sha256=protocol.corpus.manifest_sha256,
         embedder=protocol.embedder,
+        embedders=protocol.embedders,
     )
     amended = Lock(**{**_lock_fields(lock), "amendments": (*lock.amendments, amendment)})
     _replace_file(lock_path(path), canonical_json_bytes(amended.to_dict()))
@@ -394,6 +416,13 @@ def verify(
                 hint="the corpus snapshot is not the one registered",
             )
         )
+    out += _embedder_mismatches(path, lock)
+    return out
+
+
+def _embedder_mismatches(path: Path, lock: Lock) -> list[Mismatch]:
+    """The pinned embedder and the extra ones as the protocol writes them against the lock's."""
+    out: list[Mismatch] = []
     # Named on its own (not only through the protocol hash) so that an edited `embedder` line, or
     # an edited lock, says which embedder was registered and which one is written now.
     declared = declared_embedder(path)
@@ -406,6 +435,18 @@ def verify(
                 actual=declared,
                 hint=f"the embedder pinned in {lock_path(path).name} is not the one the protocol "
                 "names; restore the registered line, or amend the protocol before the first run",
+            )
+        )
+    extras = declared_embedders(path)
+    if extras != lock.current_embedders:
+        out.append(
+            Mismatch(
+                thing="embedder",
+                path=f"{path} (embedders)",
+                expected=", ".join(lock.current_embedders) or None,
+                actual=", ".join(extras) or None,
+                hint=f"the extra embedders pinned in {lock_path(path).name} are not the ones the "
+                "protocol lists; restore the registered list, or amend the protocol before the first run",
             )
         )
     return out
@@ -426,12 +467,13 @@ def _check_pinned(protocol: Protocol) -> None:
             f"({why}; known ids: {known_ids_text()})"
         )
         raise ProtocolError(msg)
-    if protocol.embedder not in known.values():
-        msg = (
-            f"{protocol.path} pins embedder {protocol.embedder!r}, which no registered embedder "
-            f"reports; write the id, not the name: one of {known_ids_text()}"
-        )
-        raise ProtocolError(msg)
+    for pinned in (protocol.embedder, *protocol.embedders):
+        if pinned not in known.values():
+            msg = (
+                f"{protocol.path} pins embedder {pinned!r}, which no registered embedder "
+                f"reports; write the id, not the name: one of {known_ids_text()}"
+            )
+            raise ProtocolError(msg)
 
 
 def _check_given(protocol: Protocol, manifest_sha256: str, seals: Mapping[str, str]) -> None:
@@ -490,6 +532,7 @@ def _lock_fields(lock: Lock) -> dict[str, Any]:
         "registered_at": lock.registered_at,
         "git_commit": lock.git_commit,
         "embedder": lock.embedder,
+        "embedders": lock.embedders,
         "fits": lock.fits,
     }
 

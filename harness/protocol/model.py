@@ -15,6 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, get_args
 
+from harness.protocol.arm_embedder import split_arm
 from harness.roster import Unit
 
 Verdict: TypeAlias = Literal["PASS", "FAIL", "NULL", "VACUOUS"]
@@ -377,6 +378,9 @@ class Protocol:
     # The embedder id the experiment was pre-registered with; None only for protocols registered
     # before embedder pinning (protocols/default.toml, default-2.toml), which must keep running.
     embedder: str | None = None
+    # Extra embedder ids an arm may name after its spec (``vector(...)@<id>``, see
+    # `harness.protocol.arm_embedder`); empty for a protocol whose every arm runs over `embedder`.
+    embedders: tuple[str, ...] = ()
     # The family of gates corrected together; None for protocols without one (each gate alone).
     correction: Correction | None = None
     fits: tuple[FitSpec, ...] = ()  # one per fitted arm
@@ -406,6 +410,10 @@ class Protocol:
     def corpus_path(self) -> Path:
         """The corpus location, resolved against the repository root."""
         return self.corpus.resolve(self.root)
+
+    def arm_embedder(self, arm: str) -> str | None:
+        """The embedder id arm entry `arm` runs over: the one it names, else the pinned one."""
+        return split_arm(arm).embedder or self.embedder
 
     @property
     def seals(self) -> dict[str, str]:
