@@ -26,6 +26,7 @@ from arms.registry import full_canonical, is_fitted
 from arms.spec import parse_spec
 from engine.embed import UnknownEmbedderError
 from harness.gates import choose_ship
+from harness.protocol.arm_embedder import split_arm
 from harness.protocol.embedder import use_hint
 from harness.protocol.load import load_protocol
 from harness.protocol.lock import Lock, load_lock, lock_path
@@ -114,12 +115,17 @@ def verify_results(results_dir: Path, key_paths: Mapping[str, Path] | None = Non
         )
         raise ShipError(msg)
     _check_seals(protocol, lock, summary, key_paths or {})
-    embedder = _check_embedder(results_dir, summary)
     verdicts = {g.id: g.verdict for g in summary.gates}
     arm = choose_ship(protocol.ship, verdicts)
     if arm != summary.shipped_arm:
         msg = f"the ship rule now chooses {arm!r} but the run recorded {summary.shipped_arm!r}"
         raise ShipError(msg)
+    # An arm of a protocol comparing embedders names the one it ranks by (`rrf(...)@<id>`): that
+    # embedder, not the protocol's pin, is the one `serve` and the hooks must use.
+    entry = split_arm(arm) if arm is not None else None
+    embedder = _check_embedder(results_dir, summary, None if entry is None else entry.embedder)
+    if entry is not None:
+        arm = entry.spec
     return ShipDecision(
         arm=arm,
         canonical=full_canonical(arm),
@@ -188,9 +194,12 @@ def _fitted_model(arm: str, protocol: Protocol, lock: Lock, summary: Summary) ->
     return FittedModel(source=where, sha256=actual, data=data)
 
 
-def _check_embedder(results_dir: Path, summary: Summary) -> str:
-    """The run's embedder id, which must be the one `serve` and the hooks would use now."""
+def _check_embedder(results_dir: Path, summary: Summary, arm_embedder: str | None = None) -> str:
+    """The embedder id the shipped arm ranked by (the one its entry names, else the run's), which
+    must be the one `serve` and the hooks would use now."""
     used = summary.embedder.used if summary.embedder is not None else summary.environment.embedder
+    if arm_embedder is not None:
+        used = arm_embedder
     try:
         serving = config.make_embedder().id  # builds it only: no model is loaded for its id
     except UnknownEmbedderError as exc:

@@ -75,3 +75,25 @@ def test_a_committed_run_from_before_pinning_uses_its_recorded_environment_embed
     monkeypatch.delenv("RECALLBENCH_EMBEDDER")  # the default: minilm, as that run used
     decision = verify_results(directory)
     assert (decision.embedder, decision.protocol_id) == ("minilm-l6-v2", "default-2")
+
+
+def test_an_arm_that_names_its_embedder_ships_with_that_embedder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # embedders-1's rule chose rrf over the int8 vectors: `rrf(...)@minilm-l6-v2-int8`.
+    directory = sorted((ROOT / "results" / "embedders-1").iterdir())[0]
+    summary = json.loads((directory / "summary.json").read_text(encoding="utf-8"))
+    assert summary["shipped_arm"] == "rrf(min_score=0.2,pool=20,rrf_k=60)@minilm-l6-v2-int8"
+    monkeypatch.setenv("RECALLBENCH_EMBEDDER", "minilm")  # the protocol's pin, not the arm's
+    with pytest.raises(
+        ShipError,
+        match="it was run with embedder minilm-l6-v2-int8, but `serve` and the hooks would use "
+        "minilm-l6-v2",
+    ):
+        verify_results(directory)
+    monkeypatch.setenv("RECALLBENCH_EMBEDDER", "minilm-int8")
+    decision = verify_results(directory)
+    assert decision.embedder == "minilm-l6-v2-int8"
+    assert decision.arm == "rrf(min_score=0.2,pool=20,rrf_k=60)"  # the spec, without the suffix
+    assert decision.canonical.startswith("rrf(")
+    assert "@" not in decision.canonical
