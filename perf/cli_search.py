@@ -24,7 +24,7 @@ from engine.embed import Embedder
 from engine.memory import Memory
 from harness.roster import Question
 from perf.config import MIB, PerfConfig, PerfError, Progress
-from perf.corpus import STORE_BATCH, Built
+from perf.corpus import Built, store_in_batches
 from perf.hooks import (
     bytecode_note,
     distinct_prompts,
@@ -51,12 +51,7 @@ def prepare_store(built: Built, used: Embedder, real: Embedder, say: Progress) -
         pending = memory.pending_texts(real.id)
         t0 = time.perf_counter()
         if pending:
-            vectors = used.embed([text for _, text in pending])
-            for start in range(0, len(pending), STORE_BATCH):
-                part = pending[start : start + STORE_BATCH]
-                memory.store_vectors(
-                    real.id, [sha for sha, _ in part], vectors[start : start + STORE_BATCH]
-                )
+            store_in_batches(memory, real.id, pending, used.embed([text for _, text in pending]))
         store_s = time.perf_counter() - t0
     finally:
         memory.close()

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from arms.base import Query
 from engine.embed import Embedder
@@ -86,6 +88,23 @@ def build_corpus(size: int, sessions: int, cfg: PerfConfig, work: Path, say: Pro
     )
 
 
+def store_in_batches(
+    memory: Memory,
+    embedder_id: str,
+    pending: Sequence[tuple[str, str]],
+    vectors: NDArray[np.float32],
+) -> float:
+    """Store `vectors` (one per (sha256, text) of `pending`) under `embedder_id`, `STORE_BATCH` per
+    transaction; the seconds it took."""
+    t0 = time.perf_counter()
+    for start in range(0, len(pending), STORE_BATCH):
+        part = pending[start : start + STORE_BATCH]
+        memory.store_vectors(
+            embedder_id, [sha for sha, _ in part], vectors[start : start + STORE_BATCH]
+        )
+    return time.perf_counter() - t0
+
+
 def fill_vectors(
     built: Built, cfg: PerfConfig, real: Embedder, say: Progress, cache_root: Path | None = None
 ) -> tuple[Embedder, dict[str, Any]]:
@@ -112,13 +131,7 @@ def fill_vectors(
                 cache = {"cache_hits": stats.hits, "embedded": stats.embedded}
             used = real
         embed_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        for start in range(0, len(pending), STORE_BATCH):
-            part = pending[start : start + STORE_BATCH]
-            memory.store_vectors(
-                used.id, [sha for sha, _ in part], vectors[start : start + STORE_BATCH]
-            )
-        store_s = time.perf_counter() - t0
+        store_s = store_in_batches(memory, used.id, pending, vectors)
     finally:
         memory.close()
     say(

@@ -17,7 +17,7 @@ from engine.memory import Memory
 from harness.roster import Question
 from perf.arms import PreEmbedded, measure_arms
 from perf.config import PerfConfig, Progress
-from perf.corpus import STORE_BATCH, Built, to_query
+from perf.corpus import Built, store_in_batches, to_query
 from perf.vector_cache import cached_embed
 from perf.vectors import measure_hnsw
 
@@ -30,13 +30,7 @@ def store_cached_vectors(
     try:
         pending = memory.pending_texts(real.id)
         vectors, stats = cached_embed(real, [text for _, text in pending], cache_root, say)
-        t0 = time.perf_counter()
-        for start in range(0, len(pending), STORE_BATCH):
-            part = pending[start : start + STORE_BATCH]
-            memory.store_vectors(
-                real.id, [sha for sha, _ in part], vectors[start : start + STORE_BATCH]
-            )
-        store_s = time.perf_counter() - t0
+        store_s = store_in_batches(memory, real.id, pending, vectors)
     finally:
         memory.close()
     return {**stats.to_dict(), "store_s": store_s}
