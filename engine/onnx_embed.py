@@ -78,6 +78,11 @@ class Variant:
     def sidecar_name(self) -> str:
         return f"{self.file_name}.json"
 
+    @property
+    def verified_name(self) -> str:
+        """The stamp `read_export` leaves once the file's sha256 matched its sidecar."""
+        return f"{self.file_name}.verified"
+
 
 FP32 = Variant(
     name="fp32",
@@ -231,6 +236,8 @@ def read_export(variant: Variant, cache: Path, source: Path) -> Path:
     if changed:
         msg = f"{path} was exported from other model files than {source} holds now ({', '.join(changed)})"
         raise OnnxCacheError("stale", msg)
+    if _verified_before(variant, cache, sidecar.get("sha256")):
+        return path
     actual, size = sha256_file(path), path.stat().st_size
     if actual != sidecar.get("sha256") or size != sidecar.get("bytes"):
         msg = (
@@ -238,7 +245,24 @@ def read_export(variant: Variant, cache: Path, source: Path) -> Path:
             f"({size} bytes); the file is damaged"
         )
         raise OnnxCacheError("damaged", msg)
+    _replace(cache / variant.verified_name, json.dumps(_file_key(path) + [actual]).encode())
     return path
+
+
+def _file_key(path: Path) -> list[int]:
+    """Size, modification time and inode: any write or replacement of the file changes one."""
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def _verified_before(variant: Variant, cache: Path, sha256: object) -> bool:
+    """Whether the export's sha256 was checked against `sha256` (its sidecar's) and the file has not
+    been written or replaced since: then hashing its ~90 MB again on every model load is skipped."""
+    try:
+        stamp = json.loads((cache / variant.verified_name).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return stamp == [*_file_key(cache / variant.file_name), sha256]
 
 
 Exporter = Callable[[Variant, Path, Path], None]

@@ -274,3 +274,29 @@ def test_building_the_default_embedder_for_its_id_exports_nothing(
         embedder.embed(["a text"])  # the fake export is not a real ONNX graph
     assert exporter.calls == ["fp32"]
     assert (cache / FP32.file_name).exists()
+
+
+def test_a_verified_export_is_not_hashed_again_until_the_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, cache, exporter = _source(tmp_path), tmp_path / "cache", _FakeExporter()
+    ensure_export(FP32, cache, source, exporter=exporter, say=lambda _: None)
+    hashed: list[Path] = []
+    real_sha = onnx_embed.sha256_file
+
+    def counting(path: Path) -> str:
+        hashed.append(path)
+        return real_sha(path)
+
+    monkeypatch.setattr(onnx_embed, "sha256_file", counting)
+    model = cache / FP32.file_name
+    read_export(FP32, cache, source)
+    read_export(FP32, cache, source)
+    assert hashed.count(model) == 0  # ensure_export's check left the stamp
+    # Control: a write to the file (same size, one byte off) changes its mtime, so it is hashed
+    # again and refused as damaged.
+    model.write_bytes(b"onnx bytes of fp33")
+    with pytest.raises(OnnxCacheError) as err:
+        read_export(FP32, cache, source)
+    assert err.value.kind == "damaged"
+    assert hashed.count(model) == 1
