@@ -245,7 +245,7 @@ def read_export(variant: Variant, cache: Path, source: Path) -> Path:
             f"({size} bytes); the file is damaged"
         )
         raise OnnxCacheError("damaged", msg)
-    _replace(cache / variant.verified_name, json.dumps(_file_key(path) + [actual]).encode())
+    _replace(cache / variant.verified_name, json.dumps([*_file_key(path), actual]).encode())
     return path
 
 
@@ -262,7 +262,7 @@ def _verified_before(variant: Variant, cache: Path, sha256: object) -> bool:
         stamp = json.loads((cache / variant.verified_name).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return False
-    return stamp == [*_file_key(cache / variant.file_name), sha256]
+    return bool(stamp == [*_file_key(cache / variant.file_name), sha256])
 
 
 Exporter = Callable[[Variant, Path, Path], None]
