@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arms.base import Arm
+from arms.bridge import BridgeArm, BridgeParams
 from arms.cc import CCArm, CCParams
 from arms.fallback import FallbackArm, FallbackParams
 from arms.fitting import Example, FitFunction, Fitted
@@ -294,6 +295,12 @@ register(
     NeighborsArm,
     NeighborsParams,
     "Fused hits gain a share of their adjacent chunks' scores (context propagation).",
+)
+register(
+    "bridge",
+    BridgeArm,
+    BridgeParams,
+    "rrf plus a hop through the files a question's code identifier was edited in (file bridge).",
 )
 register(
     "ltr",
