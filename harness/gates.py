@@ -11,6 +11,11 @@ A superiority gate compares per-query scores of a treatment arm with a baseline 
 
 ``direction = "less"`` mirrors every rule (the treatment must score lower, e.g. on leak@k).
 
+A non-inferiority gate (bootstrap only) asks whether the treatment is shown to lose at most its
+margin m > 0: PASS when the CI of (treatment − baseline) lies entirely above −m, FAIL when it lies
+entirely below −m (shown to lose more than m), NULL otherwise. ``direction = "less"`` mirrors it
+(PASS when the CI lies below +m). It has no p-value, so it cannot join a corrected family.
+
 A negative gate is decided from leak and positive-control counts: any missed control makes it
 VACUOUS (a test that could not have failed proves nothing), else zero leaks PASS and any leak FAIL.
 
@@ -74,6 +79,7 @@ class GateResult:
     treatment: str
     baseline: str | None
     test: str  # "bootstrap" | "sign" | "randomization" | "negative" | "every"
+    # kind "non-inferiority" is always test "bootstrap"
     counts: Mapping[str, int]
     statistic: Statistic
     reading: str
@@ -82,7 +88,7 @@ class GateResult:
         if self.verdict not in VERDICTS:
             msg = f"Gate {self.id}: verdict must be one of {list(VERDICTS)}, got {self.verdict!r}"
             raise GateError(msg)
-        if self.verdict == "VACUOUS" and self.kind == "superiority":
+        if self.verdict == "VACUOUS" and self.kind in ("superiority", "non-inferiority"):
             msg = f"Gate {self.id}: only negative and every gates can be VACUOUS"
             raise GateError(msg)
         object.__setattr__(self, "counts", MappingProxyType(dict(self.counts)))
@@ -122,7 +128,7 @@ def decide_gate(
     *,
     with_p: bool = False,
 ) -> GateResult:
-    """Decide a superiority gate from paired per-query scores (same query order in both).
+    """Decide a superiority or non-inferiority gate from paired per-query scores (same query order).
 
     Uses the paired bootstrap (Sakai 2006), the exact sign test (Dixon & Mood 1946) or the
     paired randomization test (Smucker, Allan & Carterette 2007) from `harness.stats`, with the
@@ -131,10 +137,21 @@ def decide_gate(
     (`harness.stats.bootstrap_p_values`, same resamples), so that every member has a ``p_value``.
 
     Raises:
-        GateError: the gate is a negative gate, or the score arrays are unusable.
+        GateError: the gate is a negative or every gate, a non-inferiority gate is asked for a
+            p-value (`with_p`), or the score arrays are unusable.
     """
-    if gate.kind != "superiority" or gate.baseline is None or gate.test is None:
+    if (
+        gate.kind not in ("superiority", "non-inferiority")
+        or gate.baseline is None
+        or not gate.test
+    ):
         msg = f"Gate {gate.id} is a {gate.kind} gate; decide it with decide_negative_gate"
+        raise GateError(msg)
+    if gate.kind == "non-inferiority" and with_p:
+        msg = (
+            f"Gate {gate.id} is a non-inferiority gate: it has no p-value for a corrected family; "
+            "leave it out of correction.gates"
+        )
         raise GateError(msg)
     t, b = _paired(gate.id, treatment, baseline)
     diffs = t - b
@@ -190,14 +207,25 @@ def _bootstrap(
     *,
     with_p: bool,
 ) -> tuple[Verdict, dict[str, float | int | str | None]]:
-    """A bootstrap gate's verdict (CI against the margin and zero) and its statistic."""
+    """A bootstrap gate's verdict and its statistic.
+
+    Superiority: the CI against the margin (PASS above it) and zero (FAIL below it).
+    Non-inferiority: the CI against −margin only (PASS above it, FAIL below it).
+    """
     confidence = gate.confidence if gate.confidence is not None else stats_cfg.confidence
     boot = paired_bootstrap(
         t, b, resamples=stats_cfg.resamples, seed=stats_cfg.seed, confidence=confidence
     )
     low, high = sorted((sign * boot.ci_low, sign * boot.ci_high))
-    verdict: Verdict = "PASS" if low > gate.margin else "FAIL" if high < 0 else "NULL"
+    verdict: Verdict
     statistic: dict[str, float | int | str | None] = {"test": "bootstrap", **boot.to_dict()}
+    if gate.kind == "non-inferiority":
+        bound = -gate.margin
+        verdict = "PASS" if low > bound else "FAIL" if high < bound else "NULL"
+        # The bound on the unmirrored Δ = treatment − baseline: −m, or +m for direction "less".
+        statistic["ni_bound"] = sign * bound
+        return verdict, statistic
+    verdict = "PASS" if low > gate.margin else "FAIL" if high < 0 else "NULL"
     if with_p:
         # Mirrored for direction "less": the claim is then that baseline − treatment > margin.
         first, second = (t, b) if sign > 0 else (b, t)
@@ -280,7 +308,14 @@ def format_gate_line(result: GateResult) -> str:
     )
     metric = result.metric if result.subset is None else f"{result.metric} [{result.subset}]"
     s, c = result.statistic, result.counts
-    if result.test == "bootstrap":
+    if result.test == "bootstrap" and result.kind == "non-inferiority":
+        level = f"{round(float(_num(s['confidence'])) * 100, 6):g}%"
+        detail = (
+            f"Δ={_num(s['mean_diff']):+.3f} [{level} CI {_num(s['ci_low']):.3f}, "
+            f"{_num(s['ci_high']):.3f}] n={c['n']} non-inferiority bound "
+            f"{_num(s['ni_bound']):+.3f}"
+        )
+    elif result.test == "bootstrap":
         level = f"{round(float(_num(s['confidence'])) * 100, 6):g}%"
         detail = (
             f"Δ={_num(s['mean_diff']):+.3f} [{level} CI {_num(s['ci_low']):.2f}, "
@@ -325,7 +360,8 @@ def correct_family(
     uncorrected verdict. Gates outside the family are returned unchanged, in the given order.
 
     Raises:
-        GateError: a family member is missing, negative, or has no p-value.
+        GateError: a family member is missing, is not a superiority gate (negative, every and
+            non-inferiority gates have no p-value), or has no p-value.
     """
     by_id = {r.id: r for r in results}
     missing = [g for g in family if g not in by_id]

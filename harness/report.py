@@ -231,7 +231,10 @@ def _stat(g: GateResult) -> str:
 def _test_stat(g: GateResult) -> str:
     s = g.statistic
     if g.test == "bootstrap":
-        return f"Δ={float(s['mean_diff'] or 0):+.3f} CI [{float(s['ci_low'] or 0):.3f}, {float(s['ci_high'] or 0):.3f}]"
+        text = f"Δ={float(s['mean_diff'] or 0):+.3f} CI [{float(s['ci_low'] or 0):.3f}, {float(s['ci_high'] or 0):.3f}]"
+        if g.kind == "non-inferiority":
+            text += f", non-inferiority bound {float(s['ni_bound'] or 0):+.3f}"
+        return text
     if g.test in ("sign", "randomization"):
         return f"Δ={float(s['mean_diff'] or 0):+.3f} p={float(s['p_value'] or 0):.4g}"
     if g.test == "every":

@@ -404,9 +404,10 @@ def _check_ship(protocol: Protocol) -> None:
             if gate_id not in gates:
                 msg = f"$.ship.rules[{i}].when: gate {gate_id!r} does not exist; choose one of {sorted(gates)}"
                 raise ProtocolError(msg)
-            if "VACUOUS" in verdicts and gates[gate_id].kind == "superiority":
+            kind = gates[gate_id].kind
+            if "VACUOUS" in verdicts and kind in ("superiority", "non-inferiority"):
                 msg = (
-                    f"$.ship.rules[{i}].when: gate {gate_id} is a superiority gate and can never be "
+                    f"$.ship.rules[{i}].when: gate {gate_id} is a {kind} gate and can never be "
                     "VACUOUS; use PASS, FAIL or NULL"
                 )
                 raise ProtocolError(msg)
@@ -420,6 +421,13 @@ def _check_correction(protocol: Protocol) -> None:
         where = f"$.correction.gates: gate {gate_id!r}"
         if gate_id not in gates:
             msg = f"{where} does not exist; choose from {sorted(gates)}"
+            raise ProtocolError(msg)
+        if gates[gate_id].kind == "non-inferiority":
+            msg = (
+                f"{where} is a non-inferiority gate: it is decided by its bootstrap CI against "
+                "-margin and has no p-value for a Holm or Bonferroni family to adjust; leave it out "
+                "of correction.gates (set its confidence to widen the CI instead)"
+            )
             raise ProtocolError(msg)
         if gates[gate_id].kind != "superiority":
             msg = f"{where} is a {gates[gate_id].kind} gate: it has no p-value to correct; leave it out"

@@ -20,7 +20,7 @@ from harness.roster import Unit
 
 Verdict: TypeAlias = Literal["PASS", "FAIL", "NULL", "VACUOUS"]
 GateTest: TypeAlias = Literal["bootstrap", "sign", "randomization"]
-GateKind: TypeAlias = Literal["superiority", "negative", "every"]
+GateKind: TypeAlias = Literal["superiority", "non-inferiority", "negative", "every"]
 Direction: TypeAlias = Literal["greater", "less"]
 Source: TypeAlias = Literal["synthetic", "claude-projects", "locomo"]
 ExcludeFlag: TypeAlias = Literal["self_transcript", "after_cutoff", "roster_leak"]
@@ -211,7 +211,10 @@ class GateSpec:
     ``negative`` gate checks that `treatment` leaks no forbidden unit while every positive control
     is hit (it has no baseline or test); an ``every`` gate checks that `treatment` scores a hit
     (`metric` is ``hit@k``) on every positive item of its roster subset, e.g. ``hit@1``: the
-    replacement of a changed memory ranks first (no baseline or test either).
+    replacement of a changed memory ranks first (no baseline or test either). A ``non-inferiority``
+    gate compares `treatment` with `baseline` like a bootstrap superiority gate, but asks whether
+    the treatment is shown to lose at most `margin` (> 0, the largest loss accepted, written as a
+    positive number): PASS when the CI of (treatment − baseline) lies above −margin.
     """
 
     id: str
@@ -234,8 +237,14 @@ class GateSpec:
             self._check_negative()
         elif kind == "superiority":
             self._check_superiority()
+        elif kind == "non-inferiority":
+            self._check_non_inferiority()
+            self._check_superiority()
         else:
-            msg = f"Gate {self.id}: kind must be 'superiority', 'negative' or 'every', got {self.kind!r}"
+            msg = (
+                f"Gate {self.id}: kind must be 'superiority', 'non-inferiority', 'negative' or "
+                f"'every', got {self.kind!r}"
+            )
             raise ProtocolError(msg)
 
     def _check_negative(self) -> None:
@@ -258,10 +267,31 @@ class GateSpec:
             )
             raise ProtocolError(msg)
 
+    def _check_non_inferiority(self) -> None:
+        """Bootstrap only, no alpha, and a margin > 0 (checked before the comparison's own checks)."""
+        if self.test != "bootstrap":
+            msg = (
+                f"Gate {self.id}: a non-inferiority gate is decided by the paired bootstrap CI "
+                f"against -margin, so its test must be 'bootstrap', got {self.test!r}"
+            )
+            raise ProtocolError(msg)
+        if self.alpha is not None:
+            msg = (
+                f"Gate {self.id}: a non-inferiority gate has no alpha (it is decided by its CI, "
+                f"got alpha = {self.alpha}); set confidence for a level other than the protocol's"
+            )
+            raise ProtocolError(msg)
+        if not self.margin > 0:
+            msg = (
+                f"Gate {self.id}: a non-inferiority gate needs margin > 0, the largest loss it "
+                f"accepts written as a positive number (e.g. margin = 0.02), got {self.margin}"
+            )
+            raise ProtocolError(msg)
+
     def _check_superiority(self) -> None:
         if self.baseline is None or self.test not in ("bootstrap", "sign", "randomization"):
             msg = (
-                f"Gate {self.id}: a superiority gate needs a baseline and a test in "
+                f"Gate {self.id}: a {self.kind} gate needs a baseline and a test in "
                 f"bootstrap/sign/randomization, got baseline={self.baseline!r}, test={self.test!r}"
             )
             raise ProtocolError(msg)
