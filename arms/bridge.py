@@ -50,10 +50,10 @@ class BridgeParams:
     pool: int = 20
     rrf_k: int = 60
     min_score: float = 0.20
-    bridge_w: float = 1.0
+    bridge_w: float = 2.0
     max_keys: int = 3
     seeds: int = 3
-    files_per_seed: int = 2
+    files_per_seed: int = 1
     max_files: int = 4
     sessions_per_file: int = 50
     stem: bool = field(default=False, metadata={OMIT_DEFAULT: True})

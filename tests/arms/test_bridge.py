@@ -68,13 +68,14 @@ def test_the_file_bridge_lifts_the_answer_from_the_other_session_worked_by_hand(
     assert [h.chunk_id for h in RRFArm(mem).search(q(QUESTION, scope))] == ["decoy", "gold", "k1"]
     # The key's seed is k1 (session s1), which edited /a/src/span_ops.rs; the question without its
     # key plus "span_ops.rs" ranks decoy 9, gold 7, k1 2, and only the sessions that edited the
-    # file (s1, s2) stay: the bridged list is gold, k1.
+    # file (s1, s2) stay: the bridged list is gold, k1, weighted bridge_w = 2 by default.
     hits = BridgeArm(mem).search(q(QUESTION, scope))
     assert triples(hits) == [
-        ("gold", round(1 / 62 + 1 / 61, 6), "rrf (fts) + bridge (span_ops.rs)"),  # 0.032522
-        ("k1", round(1 / 63 + 1 / 62, 6), "rrf (fts) + bridge (span_ops.rs)"),  # 0.032002
+        ("gold", round(1 / 62 + 2 / 61, 6), "rrf (fts) + bridge (span_ops.rs)"),  # 0.048916
+        ("k1", round(1 / 63 + 2 / 62, 6), "rrf (fts) + bridge (span_ops.rs)"),  # 0.048131
         ("decoy", round(1 / 61, 6), "rrf (fts)"),  # 0.016393
     ]
+    assert triples(hits)[0][1] == 0.048916
 
 
 def test_the_bridge_weight_scales_the_third_list() -> None:
