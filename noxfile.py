@@ -42,6 +42,7 @@ BENCH_PROTOCOLS = (
     "protocols/embedders-1.toml",
     "protocols/embedders-2.toml",
     "protocols/arms-v2.toml",
+    "protocols/arms-v3.toml",
 )
 
 
