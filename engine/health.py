@@ -110,7 +110,7 @@ def index_check(db: Path, embedder: Embedder) -> Check:
         state = memory.index_state()
         if state != "current":
             return Check(name=name, ok=True, detail=f"{state}; built on the next vector search")
-        gen, labels, _, projects, _, _ = store.vector_catalog(
+        gen, labels, _, projects, _, _, _ = store.vector_catalog(
             memory.conn, embedder.id, embedder.dim
         )
         listed = _listed_partitions(memory.index_path)

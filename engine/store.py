@@ -561,18 +561,19 @@ def vector_rows(
 
 def vector_catalog(
     conn: sqlite3.Connection, embedder: str, dim: int
-) -> tuple[int, NDArray[np.int64], list[str], list[str], list[str], NDArray[np.float32]]:
+) -> tuple[int, NDArray[np.int64], list[str], list[str], list[str], NDArray[np.float32], list[str]]:
     """One consistent snapshot of the chunks with a vector for `embedder`, by rowid.
 
-    Returns (generation, rowids, chunk ids, projects, session ids, float32 matrix); the generation and
-    the rows are read in one read transaction, so they describe the same state of the database.
+    Returns (generation, rowids, chunk ids, projects, session ids, float32 matrix, text sha256s); the
+    generation and the rows are read in one read transaction, so they describe the same state of the
+    database.
     """
     import numpy as np
 
     with read(conn):
         gen = generation(conn)
         rows = conn.execute(
-            "SELECT c.rowid, c.id, c.project, c.session_id, v.vec FROM chunks c JOIN vectors v "
+            "SELECT c.rowid, c.id, c.project, c.session_id, v.vec, c.sha256 FROM chunks c JOIN vectors v "
             "ON v.embedder = ? AND v.sha256 = c.sha256 ORDER BY c.rowid",
             (embedder,),
         ).fetchall()
@@ -589,6 +590,7 @@ def vector_catalog(
         [str(r[2]) for r in rows],
         [str(r[3]) for r in rows],
         matrix,
+        [str(r[5]) for r in rows],
     )
 
 

@@ -226,6 +226,7 @@ class VectorIndex:
         self._params = params
         self._index: Any = None
         self._embedder_id: str | None = None
+        self._content: str | None = None
 
     @property
     def path(self) -> Path:
@@ -250,6 +251,11 @@ class VectorIndex:
     def embedder_id(self) -> str | None:
         """The embedder whose vectors the loaded or built index holds, when it was recorded."""
         return self._embedder_id
+
+    @property
+    def content(self) -> str | None:
+        """The caller's digest of what the loaded or built index holds, when it was recorded."""
+        return self._content
 
     def labels(self) -> NDArray[np.int64]:
         """The labels the loaded or built index holds, ascending (empty when nothing is loaded)."""
@@ -276,6 +282,7 @@ class VectorIndex:
         generation: str,
         *,
         embedder_id: str | None = None,
+        content: str | None = None,
     ) -> None:
         """Build the index from scratch from (label, vector) pairs and persist it.
 
@@ -292,6 +299,7 @@ class VectorIndex:
         self._add_items(index, ids, rows)
         self._index = index
         self._embedder_id = embedder_id
+        self._content = content
         self._persist(generation)
 
     def add(
@@ -301,10 +309,12 @@ class VectorIndex:
         generation: str,
         *,
         embedder_id: str | None = None,
+        content: str | None = None,
     ) -> None:
         """Add vectors to the loaded index (or the one on disk, or a new one) and persist it.
 
         A label already present has its vector replaced (hnswlib's update); the count is unchanged.
+        `content` is the caller's digest of everything the index holds after the add (None: unknown).
         """
         _check_generation(generation)
         ids = _as_labels(labels, "labels")
@@ -319,6 +329,7 @@ class VectorIndex:
         self._add_items(index, ids, rows)
         if embedder_id is not None:
             self._embedder_id = embedder_id
+        self._content = content
         self._persist(generation)
 
     def _new_index(self, capacity: int) -> Any:
@@ -357,6 +368,7 @@ class VectorIndex:
             "params": self._params.to_dict(),
             "generation": generation,
             "embedder_id": self._embedder_id,
+            "content_sha256": self._content,
             "index_bytes": self._path.stat().st_size,
             "index_sha256": _sha256(self._path),
         }
@@ -422,6 +434,8 @@ class VectorIndex:
         self._index = index
         embedder_id = meta.get("embedder_id")
         self._embedder_id = embedder_id if isinstance(embedder_id, str) else None
+        content = meta.get("content_sha256")
+        self._content = content if isinstance(content, str) else None
         return True
 
     def query(
