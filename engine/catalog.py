@@ -23,20 +23,27 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import store
+from engine import catalog_sql, store
 from engine.api import Scored
 from engine.embed import Embedder
 from engine.private_files import write_private
 from engine.scope import Scope, require_scope
 from engine.vectors import EXACT_THRESHOLD, VectorIndex, exact_search
 
+T = TypeVar("T")
+
 MANIFEST_FORMAT = 1
 # Scope masks kept per snapshot; a server sees a handful of scopes, a benchmark a few dozen.
 _MASK_CACHE = 64
+
+
+class StaleCatalogError(RuntimeError):
+    """A vector the snapshot lists is no longer stored (a write came between): take a new snapshot."""
 
 
 class CatalogSnapshot:
@@ -45,17 +52,26 @@ class CatalogSnapshot:
     Loaded from SQLite (the truth) once per generation, so that vector reads need no SQL: scope masks,
     label -> chunk id, and each session's rows for `best_in_session`. Any write that changes chunks or
     vectors bumps the generation, and the next read loads a new snapshot.
+
+    The vectors themselves are read when first needed, by text hash (a text's vector never changes):
+    all of them for building or extending a partition (`matrix`), only a few rows for an exact scan of
+    a small project or a session (`rows_matrix`). A search answered by current partitions reads none,
+    which is most of a one-shot `recallbench search`'s cost at 100k chunks. A hash no longer stored
+    raises `StaleCatalogError`.
     """
 
-    def __init__(self, embedder_id: str, conn: sqlite3.Connection, dim: int) -> None:
-        gen, labels, ids, projects, sessions, matrix, shas = store.vector_catalog(
-            conn, embedder_id, dim
-        )
+    def __init__(self, embedder_id: str, conn: Callable[[], sqlite3.Connection], dim: int) -> None:
+        gen, rows = catalog_sql.catalog_rows(conn(), embedder_id)
         self.key = (embedder_id, gen)
-        self.labels = labels
-        self.ids = ids
-        self.matrix = matrix
-        self.shas = shas
+        self._conn = conn
+        self._dim = dim
+        self._matrix: NDArray[np.float32] | None = None
+        self._matrix_lock = threading.Lock()
+        self.labels = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        self.ids = [r[1] for r in rows]
+        projects = [r[2] for r in rows]
+        sessions = [r[3] for r in rows]
+        self.shas = [r[4] for r in rows]
         codes: dict[str, int] = {}
         self.projects = np.fromiter(
             (codes.setdefault(p, len(codes)) for p in projects), dtype=np.int32, count=len(projects)
@@ -64,6 +80,32 @@ class CatalogSnapshot:
         self.by_project = {k: np.asarray(v, dtype=np.int64) for k, v in sorted(_rows_by(projects))}
         self.sessions = {k: np.asarray(v, dtype=np.int64) for k, v in _rows_by(sessions)}
         self._masks: dict[Scope, tuple[NDArray[np.bool_], int]] = {}
+
+    @property
+    def matrix(self) -> NDArray[np.float32]:
+        """Every row's vector (float32, one row per label), read once on first use."""
+        with self._matrix_lock:
+            if self._matrix is None:
+                stored = catalog_sql.all_vectors(self._conn(), self.key[0])
+                self._matrix = self._stack(stored, self.shas)
+            return self._matrix
+
+    def rows_matrix(self, rows: NDArray[np.int64]) -> NDArray[np.float32]:
+        """The vectors of `rows` only (from `matrix` when it is already read)."""
+        if self._matrix is not None:
+            return self._matrix[rows]
+        shas = [self.shas[int(r)] for r in rows]
+        return self._stack(catalog_sql.vectors_of(self._conn(), self.key[0], shas), shas)
+
+    def _stack(self, stored: dict[str, bytes], shas: list[str]) -> NDArray[np.float32]:
+        missing = [sha for sha in shas if sha not in stored]
+        if missing:
+            msg = f"{len(missing)} vectors of {self.key[0]} were removed since generation {self.key[1]}"
+            raise StaleCatalogError(msg)
+        if not shas:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        blob = b"".join(stored[sha] for sha in shas)
+        return np.frombuffer(blob, dtype="<f4").reshape(len(shas), -1).astype(np.float32)
 
     def mask(self, scope: Scope) -> tuple[NDArray[np.bool_] | None, int]:
         """(rows in scope, or None for every row; how many rows are in scope)."""
@@ -239,13 +281,13 @@ class VectorCatalog:
         with self._snapshot_lock:
             snapshot = self._snapshot
             if snapshot is None or snapshot.key != key:
-                snapshot = CatalogSnapshot(emb.id, self._conn(), emb.dim)
+                snapshot = CatalogSnapshot(emb.id, self._conn, emb.dim)
                 self._snapshot = snapshot
             return snapshot
 
     def ensure_index(self) -> dict[str, VectorIndex]:
         """The per-project hnswlib partitions, loaded or rebuilt from SQLite when missing or stale."""
-        return self._partitions(self.snapshot())
+        return self._fresh(self._partitions)
 
     def _partitions(self, snapshot: CatalogSnapshot) -> dict[str, VectorIndex]:
         """Partitions for `snapshot`'s generation: kept, loaded from disk, or built from the snapshot."""
@@ -270,7 +312,7 @@ class VectorCatalog:
                 index = VectorIndex(path, emb.dim)
                 fresh = listed.get(project) == path.name and index.is_current(gen) and index.load()
                 if not fresh:
-                    labels, matrix = snapshot.labels[rows], snapshot.matrix[rows]
+                    labels, matrix = snapshot.labels[rows], snapshot.rows_matrix(rows)
                     shas = [snapshot.shas[int(r)] for r in rows]
                     if not _extend_partition(index, labels, matrix, shas, gen, emb.id):
                         content = content_digest(labels, shas)
@@ -308,15 +350,32 @@ class VectorCatalog:
         if limit < 1:
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        snapshot = self.snapshot()
+        return self._fresh(lambda snapshot: self._nearest(snapshot, query, scope, limit, min_score))
+
+    def _fresh(self, read: Callable[[CatalogSnapshot], T]) -> T:
+        """`read` over the current snapshot; once more over a new one when a vector it lists was
+        removed in between (`StaleCatalogError`: a write moved the generation)."""
+        try:
+            return read(self.snapshot())
+        except StaleCatalogError:
+            with self._snapshot_lock:
+                self._snapshot = None
+            return read(self.snapshot())
+
+    def _nearest(
+        self,
+        snapshot: CatalogSnapshot,
+        query: NDArray[np.float32],
+        scope: Scope,
+        limit: int,
+        min_score: float,
+    ) -> list[Scored]:
         rows, eligible = snapshot.mask(scope)
         if eligible == 0:
             return []
         if eligible <= EXACT_THRESHOLD:
-            if rows is None:
-                matrix, labels = snapshot.matrix, snapshot.labels
-            else:
-                matrix, labels = snapshot.matrix[rows], snapshot.labels[rows]
+            picked = np.arange(len(snapshot.labels)) if rows is None else np.flatnonzero(rows)
+            matrix, labels = snapshot.rows_matrix(picked), snapshot.labels[picked]
             found, scores = exact_search(matrix, labels, query, limit, min_score)
         else:
             found, scores = self._index_search(snapshot, query, min(limit, eligible), scope)
@@ -336,7 +395,7 @@ class VectorCatalog:
             index = parts.get(project)
             if index is None:
                 labels, part_scores = exact_search(
-                    snapshot.matrix[rows], snapshot.labels[rows], unit, k
+                    snapshot.rows_matrix(rows), snapshot.labels[rows], unit, k
                 )
             else:
                 labels, part_scores = index.query(unit, k)
@@ -357,14 +416,25 @@ class VectorCatalog:
 
         The caller has checked that the session lies in the read's scope.
         """
-        snapshot = self.snapshot()
+        query = np.asarray(vector, dtype=np.float32)
+        return self._fresh(
+            lambda snapshot: self._best_in_session(snapshot, query, session_id, hidden)
+        )
+
+    def _best_in_session(
+        self,
+        snapshot: CatalogSnapshot,
+        vector: NDArray[np.float32],
+        session_id: str,
+        hidden: frozenset[str],
+    ) -> Scored | None:
         rows = snapshot.sessions.get(session_id)
         if rows is None or len(rows) == 0:
             return None
         found, scores = exact_search(
-            snapshot.matrix[rows],
+            snapshot.rows_matrix(rows),
             snapshot.labels[rows],
-            np.asarray(vector, dtype=np.float32),
+            vector,
             1 + len(hidden),
         )
         # In exact_search's order (-score, label), as with k = 1, skipping what is hidden.

@@ -44,6 +44,7 @@ SQL_MODULES: frozenset[str] = frozenset(
         "engine.tombstone_sql",
         "engine.forget_sql",
         "engine.lexical_sql",
+        "engine.catalog_sql",
     }
 )
 
