@@ -22,7 +22,7 @@ ROUNDS = 8  # each importer appends and imports this many times
 SEARCHES = 12
 
 WORKER = r"""
-import json, sys, traceback
+import json, sys, time, traceback
 from pathlib import Path
 
 role, index, root, rounds = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
@@ -61,6 +61,11 @@ try:
     else:
         memory = Memory(Path(manifest["db"]), HashEmbedder())
         scope = Scope.everywhere()
+        # Start once the first import has landed, so that the searches run while the others go on
+        # (a searcher that started first could otherwise finish before any import, finding nothing).
+        deadline = time.monotonic() + 120
+        while int(memory.status()["chunks"]) == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
         for n in range(rounds):
             hits += len(memory.lexical(f"zebra note round {n}", scope, 5))
             prompt = {"prompt": f"what was the note about zebra in round {n}?", "cwd": manifest["alpha"],
