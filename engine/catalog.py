@@ -431,8 +431,10 @@ class VectorCatalog:
         rows = snapshot.sessions.get(session_id)
         if rows is None or len(rows) == 0:
             return None
+        # The walk asks this for many sessions per query: the whole matrix, read once per snapshot,
+        # answers them from memory (a one-shot search that never asks reads no vector).
         found, scores = exact_search(
-            snapshot.rows_matrix(rows),
+            snapshot.matrix[rows],
             snapshot.labels[rows],
             vector,
             1 + len(hidden),
