@@ -329,9 +329,10 @@ class LexicalIndex:
                 (varint_sum(sz) for _, sz in sizes), dtype=np.int64, count=len(sizes)
             )
             del sizes
-            chunk_rows = reads.chunk_projects(conn)
-            keys = lexical_sql.chunk_keys(conn)
+            keyed = lexical_sql.chunk_key_rows(conn)
             instances = read_instances(conn, rowids, stem=stem)
+        chunk_rows = [(rowid, cid, project) for rowid, cid, project, _ in keyed]
+        keys = [(rowid, key) for rowid, _, _, key in keyed]
         return cls.from_snapshot(gen, rowids, lengths, chunk_rows, instances, stem=stem, keys=keys)
 
     @classmethod

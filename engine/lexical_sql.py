@@ -23,13 +23,17 @@ def chunk_keys(conn: sqlite3.Connection) -> list[tuple[int, int]]:
     Python's hash of a tuple of the row's values: stable within the process, which is as long as an
     in-memory snapshot lives. A row whose text, id or project changed gets another key.
     """
+    return [(rowid, key) for rowid, _, _, key in chunk_key_rows(conn)]
+
+
+def chunk_key_rows(conn: sqlite3.Connection) -> list[tuple[int, str, str, int]]:
+    """(rowid, id, project, key) of every chunk by rowid (`chunk_keys`' key): what a full snapshot
+    needs from `chunks`, in one scan."""
     cursor = conn.execute("SELECT rowid, id, project, sha256 FROM chunks ORDER BY rowid")
-    return [(int(row[0]), hash(tuple(row))) for row in cursor]
-
-
-def chunk_key(rowid: int, chunk_id: str, project: str, sha256: str) -> int:
-    """The key `chunk_keys` gives a row with these values."""
-    return hash((rowid, chunk_id, project, sha256))
+    return [
+        (int(r[0]), str(r[1]), str(r[2]), hash((int(r[0]), str(r[1]), str(r[2]), str(r[3]))))
+        for r in cursor
+    ]
 
 
 def fts_row_count(conn: sqlite3.Connection, *, stem: bool = False) -> int:
