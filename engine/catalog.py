@@ -40,6 +40,8 @@ T = TypeVar("T")
 MANIFEST_FORMAT = 1
 # Scope masks kept per snapshot; a server sees a handful of scopes, a benchmark a few dozen.
 _MASK_CACHE = 64
+# Snapshots of a few projects kept for the current generation until a whole one is loaded.
+_SCOPED_CACHE = 8
 
 
 class StaleCatalogError(RuntimeError):
@@ -58,26 +60,43 @@ class CatalogSnapshot:
     a small project or a session (`rows_matrix`). A search answered by current partitions reads none,
     which is most of a one-shot `recallbench search`'s cost at 100k chunks. A hash no longer stored
     raises `StaleCatalogError`.
+
+    `projects` limits the snapshot to those projects' chunks (None: every project): what a one-shot
+    read in a scope needs (a third of the rows of a 100k store in four projects, read in a third of the
+    time). Only reads within those projects may use it; partitions are built from a whole snapshot.
     """
 
-    def __init__(self, embedder_id: str, conn: Callable[[], sqlite3.Connection], dim: int) -> None:
-        gen, rows = catalog_sql.catalog_rows(conn(), embedder_id)
+    def __init__(
+        self,
+        embedder_id: str,
+        conn: Callable[[], sqlite3.Connection],
+        dim: int,
+        projects: frozenset[str] | None = None,
+    ) -> None:
+        gen, rows = catalog_sql.catalog_rows(
+            conn(), embedder_id, None if projects is None else sorted(projects)
+        )
         self.key = (embedder_id, gen)
+        self.covers = projects
         self._conn = conn
         self._dim = dim
         self._matrix: NDArray[np.float32] | None = None
         self._matrix_lock = threading.Lock()
         self.labels = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         self.ids = [r[1] for r in rows]
-        projects = [r[2] for r in rows]
+        row_projects = [r[2] for r in rows]
         sessions = [r[3] for r in rows]
         self.shas = [r[4] for r in rows]
         codes: dict[str, int] = {}
         self.projects = np.fromiter(
-            (codes.setdefault(p, len(codes)) for p in projects), dtype=np.int32, count=len(projects)
+            (codes.setdefault(p, len(codes)) for p in row_projects),
+            dtype=np.int32,
+            count=len(row_projects),
         )
         self.project_codes = codes
-        self.by_project = {k: np.asarray(v, dtype=np.int64) for k, v in sorted(_rows_by(projects))}
+        self.by_project = {
+            k: np.asarray(v, dtype=np.int64) for k, v in sorted(_rows_by(row_projects))
+        }
         self.sessions = {k: np.asarray(v, dtype=np.int64) for k, v in _rows_by(sessions)}
         self._masks: dict[Scope, tuple[NDArray[np.bool_], int]] = {}
 
@@ -220,8 +239,11 @@ class VectorCatalog:
         self.embedder = embedder
         self._conn = conn
         self._snapshot: CatalogSnapshot | None = None
+        self._scoped: dict[frozenset[str], CatalogSnapshot] = {}
         self._snapshot_lock = threading.Lock()
         self._parts: tuple[str, dict[str, VectorIndex]] | None = None
+        # Partitions loaded one by one for scoped reads, by generation (`_scoped_partitions`).
+        self._held: tuple[str, dict[str, VectorIndex]] = ("", {})
         self._index_lock = threading.Lock()
 
     # --- files -------------------------------------------------------------------------------
@@ -285,9 +307,82 @@ class VectorCatalog:
                 self._snapshot = snapshot
             return snapshot
 
+    def _snapshot_for(self, scope: Scope | None) -> CatalogSnapshot:
+        """The snapshot a read in `scope` uses: the whole one when it is loaded for the current
+        generation or the scope is every project (or None: a read that needs every row), else one of
+        the scope's projects only, so that a one-shot scoped search reads only their rows."""
+        if scope is None or scope.all_projects:
+            return self.snapshot()
+        emb = self.embedder
+        key = (emb.id, store.generation(self._conn()))
+        whole = self._snapshot
+        if whole is not None and whole.key == key:
+            return whole
+        wanted = frozenset(scope.projects)
+        with self._snapshot_lock:
+            cached = self._scoped.get(wanted)
+            if cached is not None and cached.key == key:
+                return cached
+            snapshot = CatalogSnapshot(emb.id, self._conn, emb.dim, projects=wanted)
+            stale = any(held.key != snapshot.key for held in self._scoped.values())
+            if stale or len(self._scoped) >= _SCOPED_CACHE:
+                self._scoped.clear()
+            self._scoped[wanted] = snapshot
+            return snapshot
+
+    def _whole_at(self, snapshot: CatalogSnapshot) -> CatalogSnapshot:
+        """The whole snapshot of `snapshot`'s generation (`StaleCatalogError` if it has moved on)."""
+        if snapshot.covers is None:
+            return snapshot
+        whole = self.snapshot()
+        if whole.key != snapshot.key:
+            msg = f"the store moved on from generation {snapshot.key[1]} during a read"
+            raise StaleCatalogError(msg)
+        return whole
+
     def ensure_index(self) -> dict[str, VectorIndex]:
         """The per-project hnswlib partitions, loaded or rebuilt from SQLite when missing or stale."""
         return self._fresh(self._partitions)
+
+    def _scoped_partitions(
+        self, snapshot: CatalogSnapshot, projects: Sequence[str]
+    ) -> dict[str, VectorIndex]:
+        """The partitions of `projects` (those over EXACT_THRESHOLD rows) for `snapshot`'s generation.
+
+        Loaded one by one from disk while the manifest lists them as current, so a search in one
+        project loads (and checksums) only that project's graph; if one is missing or stale, every
+        partition is built or loaded from the whole snapshot, as `ensure_index` does.
+        """
+        emb = self.embedder
+        gen = f"{emb.id}:{snapshot.key[1]}"
+        big = [p for p in projects if len(snapshot.by_project[p]) > EXACT_THRESHOLD]
+        with self._index_lock:
+            if self._parts is not None and self._parts[0] == gen:
+                return self._parts[1]
+            if self._held[0] != gen:
+                self._held = (gen, {})
+            held = self._held[1]
+            missing = [p for p in big if p not in held]
+            listed = self._current_listing(gen) if missing else {}
+            for project in missing:
+                path = self.partition_path(project)
+                index = VectorIndex(path, emb.dim)
+                if not (
+                    listed.get(project) == path.name and index.is_current(gen) and index.load()
+                ):
+                    break
+                held[project] = index
+            else:
+                return {p: held[p] for p in big}
+        return self._partitions(self._whole_at(snapshot))
+
+    def _current_listing(self, gen: str) -> dict[str, object]:
+        """The manifest's partition files by project when it was written for `gen`, else nothing."""
+        manifest = self._read_manifest()
+        if manifest is None or manifest["generation"] != gen:
+            return {}
+        parts = manifest["parts"]
+        return parts if isinstance(parts, dict) else {}
 
     def _partitions(self, snapshot: CatalogSnapshot) -> dict[str, VectorIndex]:
         """Partitions for `snapshot`'s generation: kept, loaded from disk, or built from the snapshot."""
@@ -298,12 +393,7 @@ class VectorCatalog:
             # are replaced later: the generation alone says what they must hold.
             if self._parts is not None and self._parts[0] == gen:
                 return self._parts[1]
-            manifest = self._read_manifest()
-            listed: dict[str, object] = {}
-            if manifest is not None and manifest["generation"] == gen:
-                parts_field = manifest["parts"]
-                if isinstance(parts_field, dict):
-                    listed = parts_field
+            listed = self._current_listing(gen)
             parts: dict[str, VectorIndex] = {}
             for project, rows in snapshot.by_project.items():
                 if len(rows) <= EXACT_THRESHOLD:
@@ -320,6 +410,7 @@ class VectorCatalog:
                 parts[project] = index
             self._write_manifest(gen, parts)
             self._parts = (gen, parts)
+            self._held = (gen, dict(parts))
             return parts
 
     def index_state(self) -> str:
@@ -350,17 +441,21 @@ class VectorCatalog:
         if limit < 1:
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        return self._fresh(lambda snapshot: self._nearest(snapshot, query, scope, limit, min_score))
+        return self._fresh(
+            lambda snapshot: self._nearest(snapshot, query, scope, limit, min_score), scope
+        )
 
-    def _fresh(self, read: Callable[[CatalogSnapshot], T]) -> T:
-        """`read` over the current snapshot; once more over a new one when a vector it lists was
-        removed in between (`StaleCatalogError`: a write moved the generation)."""
+    def _fresh(self, read: Callable[[CatalogSnapshot], T], scope: Scope | None = None) -> T:
+        """`read` over the current snapshot for `scope` (None: the whole one); once more over a new
+        one when a vector it lists was removed in between (`StaleCatalogError`: a write moved the
+        generation)."""
         try:
-            return read(self.snapshot())
+            return read(self._snapshot_for(scope))
         except StaleCatalogError:
             with self._snapshot_lock:
                 self._snapshot = None
-            return read(self.snapshot())
+                self._scoped.clear()
+            return read(self._snapshot_for(scope))
 
     def _nearest(
         self,
@@ -385,7 +480,8 @@ class VectorCatalog:
         self, snapshot: CatalogSnapshot, query: NDArray[np.float32], k: int, scope: Scope
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         """Top-k over the partitions of the projects in `scope`, merged by (-score, label)."""
-        parts = self._partitions(snapshot)
+        in_scope = [p for p in snapshot.by_project if scope.allows(p)]
+        parts = self._scoped_partitions(snapshot, in_scope)
         unit = query / max(float(np.linalg.norm(query)), 1e-12)
         found: list[NDArray[np.int64]] = []
         scores: list[NDArray[np.float32]] = []

@@ -13,19 +13,25 @@ _BATCH = 900
 
 
 def catalog_rows(
-    conn: sqlite3.Connection, embedder: str
+    conn: sqlite3.Connection, embedder: str, projects: Sequence[str] | None = None
 ) -> tuple[int, list[tuple[int, str, str, str, str]]]:
     """(generation, (rowid, chunk id, project, session id, text sha256) of every chunk with a vector for
-    `embedder`, by rowid), read in one read transaction: no vector bytes."""
+    `embedder`, by rowid), read in one read transaction: no vector bytes. `projects`: only the chunks
+    of these projects (None: every project)."""
+    where, args = "", [embedder]
+    if projects is not None:
+        where = f"c.project IN ({','.join('?' * len(projects))}) AND "
+        args = [*projects, embedder]
     with store.read(conn):
         gen = store.generation(conn)
         rows = conn.execute(
-            "SELECT c.rowid, c.id, c.project, c.session_id, c.sha256 FROM chunks c "
-            "WHERE EXISTS (SELECT 1 FROM vectors v WHERE v.embedder = ? AND v.sha256 = c.sha256) "
+            "SELECT c.rowid, c.id, c.project, c.session_id, c.sha256 FROM chunks c WHERE "
+            f"{where}EXISTS (SELECT 1 FROM vectors v WHERE v.embedder = ? AND v.sha256 = c.sha256) "
             "ORDER BY c.rowid",
-            (embedder,),
+            args,
         ).fetchall()
-    return gen, [(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4])) for r in rows]
+    # The columns are typed (INTEGER PRIMARY KEY, TEXT NOT NULL): the rows are used as read.
+    return gen, rows
 
 
 def vectors_of(conn: sqlite3.Connection, embedder: str, shas: Sequence[str]) -> dict[str, bytes]:

@@ -23,20 +23,23 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import ingest, message_chunks_sql, reads, store, trust, trust_sql
+from engine import message_chunks_sql, reads, store, trust, trust_sql
 from engine.api import ChunkRecord, Scored, Settlement
 from engine.catalog import VectorCatalog
 from engine.embed import Embedder
-from engine.ingest import ImportReport
 from engine.lexical_index import LexicalIndex
 from engine.lexical_reads import LexicalMode, LexicalReads
 from engine.render import MAX_MESSAGE_BYTES
 from engine.scope import Scope, require_scope
 from engine.vectors import VectorIndex
+
+if TYPE_CHECKING:
+    from engine.ingest import ImportReport
 
 # Query vectors kept by `Memory.embed_query`.
 _QUERY_CACHE = 64
@@ -134,6 +137,8 @@ class Memory:
         `embed` and an embedder, the new texts are embedded afterwards. One message stores at most
         `max_message_bytes` bytes of text and a marker saying how much was cut.
         """
+        from engine import ingest  # the sanitizer and its rules: only to import
+
         report = ingest.import_paths(
             self.conn,
             paths,
@@ -149,6 +154,8 @@ class Memory:
     def embed_pending(self, *, batch_size: int = 256, progress: bool = False) -> int:
         """Embed every stored chunk text that has no vector for this embedder yet (by content hash)."""
         emb = self._require_embedder()
+        from engine import ingest  # the sanitizer and its rules: only to import
+
         return ingest.embed_pending(self.conn, emb, batch_size=batch_size, progress=progress)
 
     def pending_texts(self, embedder_id: str) -> list[tuple[str, str]]:
@@ -159,6 +166,8 @@ class Memory:
         self, embedder_id: str, shas: Sequence[str], vectors: NDArray[np.float32]
     ) -> None:
         """Store `vectors` for the texts with content hashes `shas` in one transaction."""
+        from engine import ingest  # the sanitizer and its rules: only to import
+
         ingest.store_vectors(self.conn, embedder_id, shas, vectors)
 
     def vector_matrix(
