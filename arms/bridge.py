@@ -119,7 +119,9 @@ class BridgeArm:
                 channels.setdefault(scored.chunk_id, []).append(channel)
         ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[: query.k]
         return [
-            Hit(chunk_id=cid, score=score, via=_via(channels[cid], files.get(cid)))
+            Hit(
+                chunk_id=cid, score=score, via=bridge_via(_rrf_label(channels[cid]), files.get(cid))
+            )
             for cid, score in ranked
         ]
 
@@ -161,10 +163,15 @@ class BridgeArm:
         )
 
 
-def _via(channels: Sequence[str], file_name: str | None) -> str:
-    """`rrf (fts+vector)` as rrf says it, with `+bridge (span_ops.rs)` when the bridge found the chunk."""
+def _rrf_label(channels: Sequence[str]) -> str:
+    """`rrf (fts+vector)` as rrf says it, for the channels other than the bridge ("" if none)."""
     plain = sorted(c for c in channels if c != "bridge")
-    label = f"rrf ({'+'.join(plain)})" if plain else ""
+    return f"rrf ({'+'.join(plain)})" if plain else ""
+
+
+def bridge_via(label: str, file_name: str | None) -> str:
+    """`label` (how the other lists found the chunk), with `+ bridge (span_ops.rs)` when the bridge
+    found it too; `bridge (span_ops.rs)` alone when only the bridge did."""
     if file_name is None:
         return label
     bridged = f"bridge ({file_name})"

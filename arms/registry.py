@@ -19,6 +19,7 @@ from arms.fallback import FallbackArm, FallbackParams
 from arms.fitting import Example, FitFunction, Fitted
 from arms.fts import FtsArm, FtsParams
 from arms.ltr import LtrArm, LtrParams, fit_ltr
+from arms.ltr_bridge import LtrbArm, LtrbParams, fit_ltrb
 from arms.neighbors import NeighborsArm, NeighborsParams
 from arms.none import NoneArm, NoneParams
 from arms.rrf import RRFArm, RRFParams
@@ -308,4 +309,11 @@ register(
     LtrParams,
     "Learned reranker: a fitted logistic model over features of the deep lexical and vector pools.",
     fit=fit_ltr,
+)
+register(
+    "ltrb",
+    LtrbArm,
+    LtrbParams,
+    "ltr's learned ranking fused with the file bridge for questions naming a code identifier.",
+    fit=fit_ltrb,
 )

@@ -70,7 +70,10 @@ class PreEmbedded:
 
 # A fitted arm's cost does not depend on its fitted numbers, so it is timed with a stand-in model of
 # the right shape; every fitted arm needs one here.
-STAND_IN_MODELS: dict[str, Mapping[str, Any]] = {"ltr": hand_model({"rrf": 1.0})}
+STAND_IN_MODELS: dict[str, Mapping[str, Any]] = {
+    "ltr": hand_model({"rrf": 1.0}),
+    "ltrb": hand_model({"rrf": 1.0}),
+}
 
 
 def build_timed(name: str, api: ReadAPI) -> Arm:

@@ -36,6 +36,7 @@ ARM_P50_TARGETS_MS: dict[str, float] = {
     "cc": 15.0,
     "neighbors": 15.0,
     "ltr": 25.0,  # the learned reranker scores up to 300 candidates; query embedding excluded
+    "ltrb": 25.0,  # ltr, plus the file bridge's lexical reads when the question names an identifier
 }
 P95_OVER_P50 = 3.0
 

@@ -16,11 +16,23 @@ from engine.scope import Scope
 from tests.arms.fake_memory import FakeMemory, e0, toward
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
-SEARCHING_ARMS = ["bridge", "cc", "fallback", "fts", "ltr", "neighbors", "rrf", "vector", "walk"]
+SEARCHING_ARMS = [
+    "bridge",
+    "cc",
+    "fallback",
+    "fts",
+    "ltr",
+    "ltrb",
+    "neighbors",
+    "rrf",
+    "vector",
+    "walk",
+]
 # A fitted arm runs only from a model. These are set by hand so that the properties below test the
 # arm's own reads and ordering: cosine plus query-term share ties exactly on tied chunks.
 FITTED_MODELS: dict[str, Mapping[str, Any]] = {
     "ltr": hand_model({"vec_cosine": 1.0, "term_share": 1.0}),
+    "ltrb": hand_model({"vec_cosine": 1.0, "term_share": 1.0}),
 }
 
 

@@ -104,5 +104,5 @@ def test_a_fitted_arm_runs_only_from_its_model(toy: str) -> None:
     assert registry.build("rrf()", memory).name == "rrf"
     with pytest.raises(RegistryError, match="is not fitted; it takes no model"):
         registry.build("rrf()", memory, {"weight": 1})
-    with pytest.raises(RegistryError, match="is not fitted; fitted arms: ltr, toy_fitted"):
+    with pytest.raises(RegistryError, match="is not fitted; fitted arms: ltr, ltrb, toy_fitted"):
         registry.fit("rrf()", memory, examples, seed=0)

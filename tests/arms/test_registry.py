@@ -25,6 +25,7 @@ def test_every_arm_is_registered_on_import() -> None:
         "fallback",
         "fts",
         "ltr",
+        "ltrb",
         "neighbors",
         "none",
         "rrf",
@@ -46,7 +47,7 @@ def test_registering_a_taken_name_is_refused(monkeypatch: pytest.MonkeyPatch) ->
 def test_an_unknown_arm_names_every_registered_choice() -> None:
     with pytest.raises(
         RegistryError,
-        match="unknown arm 'x', choose one of: bridge, cc, fallback, fts, ltr, neighbors, none, rrf, vector, walk",
+        match="unknown arm 'x', choose one of: bridge, cc, fallback, fts, ltr, ltrb, neighbors, none, rrf, vector, walk",
     ):
         build("x", FakeMemory())
 
@@ -56,7 +57,7 @@ def test_the_unknown_arm_message_follows_the_registry(monkeypatch: pytest.Monkey
     register("zeta", NoneArm, NoneParams, "the last one")
     with pytest.raises(
         RegistryError,
-        match="choose one of: bridge, cc, fallback, fts, ltr, neighbors, none, rrf, vector, walk, zeta",
+        match="choose one of: bridge, cc, fallback, fts, ltr, ltrb, neighbors, none, rrf, vector, walk, zeta",
     ):
         build("x", FakeMemory())
 

@@ -182,7 +182,7 @@ def test_arms_lists_each_arm_with_its_canonical_default_spec_and_description() -
     lines = invoke("arms").splitlines()
     fields = [line.split(maxsplit=2) for line in lines]
     assert [name for name, _, _ in fields] == names()  # every registered arm, by name
-    assert len(fields) == 10
+    assert len(fields) == 11
     assert ["rrf", "rrf(min_score=0.2,pool=20,rrf_k=60)", entry("rrf").description] in fields
     for name, spec, description in fields:
         assert spec.startswith(f"{name}(")
