@@ -96,6 +96,14 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="chunk texts for the torch vs ONNX encode rates (default 400; 0 skips them)",
     )
+    out.add_argument(
+        "--hook-ship",
+        type=Path,
+        default=None,
+        metavar="RESULTS_DIR",
+        help="also time the prompt hook with a server after `recallbench ship RESULTS_DIR` in its home "
+        "(the arm that run's pre-registered rule chose, e.g. a fitted one)",
+    )
     out.add_argument("--search-process", type=Path, default=None, help=argparse.SUPPRESS)
     return out
 
@@ -105,7 +113,7 @@ def config(args: argparse.Namespace) -> PerfConfig:
     values: dict[str, Any] = dict(QUICK) if args.quick else {}
     if args.sizes is not None:
         values["sizes"] = args.sizes
-    for name in ("queries", "real_size", "cli_runs", "embed_rate_texts", "cache_dir"):
+    for name in ("queries", "real_size", "cli_runs", "embed_rate_texts", "cache_dir", "hook_ship"):
         if getattr(args, name) is not None:
             values[name] = getattr(args, name)
     return PerfConfig(

@@ -68,6 +68,9 @@ class PerfConfig:
     cache_dir: Path | None = (
         None  # real vectors kept between runs; None: perf.vector_cache's default
     )
+    # A results folder whose shipped arm the prompt hook is also timed with (`recallbench ship` into
+    # the hook's home, then a server); None: only the default arm.
+    hook_ship: Path | None = None
     chunks_per_session: float = 31.5
     base: SyntheticConfig = field(default_factory=SyntheticConfig)
     work_dir: Path | None = None
@@ -109,6 +112,7 @@ class PerfConfig:
         out["base"] = self.base.to_dict()
         out["work_dir"] = None if self.work_dir is None else str(self.work_dir)
         out["cache_dir"] = None if self.cache_dir is None else str(self.cache_dir)
+        out["hook_ship"] = None if self.hook_ship is None else str(self.hook_ship)
         return out
 
 

@@ -247,7 +247,20 @@ def _hook_lines(report: Report) -> list[str]:
         f"  with `recallbench serve`:  p50 {srv['p50_ms']:.1f} ms, p95 {srv['p95_ms']:.1f} ms, "
         f"max {srv['max_ms']:.1f} ms over {srv['n']} prompts ({srv['injected']} injected context, "
         f"{srv['answered_by_server']} answered by the server)",
+        *_shipped_hook_line(hook),
         "",
+    ]
+
+
+def _shipped_hook_line(hook: dict[str, Any]) -> list[str]:
+    shipped = hook.get("with_server_shipped")
+    if not shipped:
+        return []
+    return [
+        f"  with `recallbench serve` and the arm shipped from {shipped['results']}: "
+        f"p50 {shipped['p50_ms']:.1f} ms, p95 {shipped['p95_ms']:.1f} ms, max {shipped['max_ms']:.1f} ms "
+        f"over {shipped['n']} prompts ({shipped['injected']} injected context, "
+        f"{shipped['answered_by_server']} answered by {shipped['arm']})",
     ]
 
 

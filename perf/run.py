@@ -71,7 +71,12 @@ def _run(cfg: PerfConfig, say: Progress, real: Embedder, work: Path) -> dict[str
     say(f"search process peak RSS {search['peak_rss_bytes'] / GIB:.2f} GiB")
     hook = (
         measure_hook_latency(
-            work, seed=cfg.seed, embedder=cfg.embedder, runs=cfg.hook_runs, say=say
+            work,
+            seed=cfg.seed,
+            embedder=cfg.embedder,
+            runs=cfg.hook_runs,
+            ship=cfg.hook_ship,
+            say=say,
         )
         if cfg.hook_runs
         else None

@@ -201,6 +201,7 @@ def _start_search_service(
         # wait on a cold model (until then hooks read lexically, which is quick).
         try:
             embedder.embed(["recallbench warm-up"])
+            _warm_partitions(memory)
             # The prompt hook's search runs here, over this process's warm model and indexes.
             search = PromptSearch(memory, arm_spec, database=memory.db_path)
             path = socket_path(config.home(), embedder.id)
@@ -211,6 +212,16 @@ def _start_search_service(
             )
 
     threading.Thread(target=start, name="recallbench-warm-up", daemon=True).start()
+
+
+def _warm_partitions(memory: Memory) -> None:
+    """Load (or build) every project's vector partition before the socket listens: a read scoped to
+    one project loads only its own (what a one-shot search wants), so each project's first hook would
+    pay it. A failure here is logged and left to the first read, which tries again."""
+    try:
+        memory.ensure_index()
+    except Exception as exc:  # sqlite3, hnswlib and file errors alike: the service still starts
+        log.warning("vector partitions not warmed: %s", describe_error(exc))
 
 
 def _exit_on_sigterm(cleanup: contextlib.ExitStack) -> None:
