@@ -40,16 +40,13 @@ _IDENTIFIER = re.compile(r"\b(?:[A-Za-z0-9]+_[A-Za-z0-9_]*[A-Za-z0-9]|[a-z]+[A-Z
 
 
 @dataclass(frozen=True, kw_only=True)
-class BridgeParams:
-    """`pool`, `rrf_k`, `min_score`: rrf's (hits per channel, RRF constant, vector cosine floor);
-    `bridge_w`: the weight of the bridged list in the fusion; `max_keys`: identifiers taken from the
-    question; `seeds`: lexical hits kept per key; `files_per_seed`: files taken from each seed's
-    session; `max_files`: files bridged in all; `sessions_per_file`: sessions that edited a file
-    counted as editing it; `stem`: the lexical reads use the Porter-stemmed index."""
+class HopParams:
+    """The file hop's own parameters, shared by `bridge` and `ltrb`: `bridge_w`: the weight of the
+    bridged list in the fusion; `max_keys`: identifiers taken from the question; `seeds`: lexical hits
+    kept per key; `files_per_seed`: files taken from each seed's session; `max_files`: files bridged in
+    all; `sessions_per_file`: sessions that edited a file counted as editing it; `stem`: the lexical
+    reads use the Porter-stemmed index."""
 
-    pool: int = 20
-    rrf_k: int = 60
-    min_score: float = 0.20
     bridge_w: float = 2.0
     max_keys: int = 3
     seeds: int = 3
@@ -58,14 +55,28 @@ class BridgeParams:
     sessions_per_file: int = 50
     stem: bool = field(default=False, metadata={OMIT_DEFAULT: True})
 
+    def check_hop(self, arm: str) -> None:
+        """Refuse out-of-range hop parameters, naming `arm`."""
+        check_float(arm, "bridge_w", self.bridge_w, low=0.0, high=10.0)
+        for name in ("max_keys", "seeds", "files_per_seed", "max_files", "sessions_per_file"):
+            check_int(arm, name, getattr(self, name), minimum=1)
+        check_bool(arm, "stem", self.stem)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BridgeParams(HopParams):
+    """`pool`, `rrf_k`, `min_score`: rrf's (hits per channel, RRF constant, vector cosine floor); the
+    rest is the hop's (`HopParams`)."""
+
+    pool: int = 20
+    rrf_k: int = 60
+    min_score: float = 0.20
+
     def __post_init__(self) -> None:
         check_int("bridge", "pool", self.pool, minimum=1)
         check_int("bridge", "rrf_k", self.rrf_k, minimum=1)
         check_float("bridge", "min_score", self.min_score, low=-1.0, high=1.0)
-        check_float("bridge", "bridge_w", self.bridge_w, low=0.0, high=10.0)
-        for name in ("max_keys", "seeds", "files_per_seed", "max_files", "sessions_per_file"):
-            check_int("bridge", name, getattr(self, name), minimum=1)
-        check_bool("bridge", "stem", self.stem)
+        self.check_hop("bridge")
 
 
 def keys_of(text: str, limit: int) -> list[str]:

@@ -18,24 +18,24 @@ Fitted like `ltr`, with `ltr`'s fit: the artifact holds ltr's model for the `ltr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from arms.base import Hit, Query
-from arms.bridge import BridgeArm, BridgeParams, bridge_via
+from arms.bridge import BridgeArm, BridgeParams, HopParams, bridge_via
 from arms.fitting import Example, Fitted
 from arms.ltr import OBJECTIVES, LtrArm, LtrParams, Objective, fit_ltr
-from arms.spec import OMIT_DEFAULT, SpecError, check_bool, check_float, check_int
+from arms.spec import SpecError, check_float, check_int
 from engine.api import ReadAPI
 
 
 @dataclass(frozen=True, kw_only=True)
-class LtrbParams:
+class LtrbParams(HopParams):
     """`pool`, `min_score`, `rrf_k`, `objective`: ltr's (hits per channel, vector floor, constant of
     its `rrf` feature, training objective); `depth`: how many of ltr's ranking and of the bridged list
-    enter the fusion; `fuse_k`: the fusion's constant; `ltr_w`, `bridge_w`: the two lists' weights;
-    `max_keys`, `seeds`, `files_per_seed`, `max_files`, `sessions_per_file`, `stem`: the bridge's
-    (`arms.bridge.BridgeParams`), its lexical reads asking for `depth` hits."""
+    enter the fusion (and the bridge's lexical hits per file); `fuse_k`: the fusion's constant;
+    `ltr_w`: the weight of ltr's list (`bridge_w` that of the bridged one); the rest is the hop's
+    (`arms.bridge.HopParams`)."""
 
     pool: int = 100
     min_score: float = 0.0
@@ -44,23 +44,13 @@ class LtrbParams:
     depth: int = 20
     fuse_k: int = 60
     ltr_w: float = 2.0
-    bridge_w: float = 2.0
-    max_keys: int = 3
-    seeds: int = 3
-    files_per_seed: int = 1
-    max_files: int = 4
-    sessions_per_file: int = 50
-    stem: bool = field(default=False, metadata={OMIT_DEFAULT: True})
 
     def __post_init__(self) -> None:
         for name in ("pool", "rrf_k", "depth", "fuse_k"):
             check_int("ltrb", name, getattr(self, name), minimum=1)
-        for name in ("max_keys", "seeds", "files_per_seed", "max_files", "sessions_per_file"):
-            check_int("ltrb", name, getattr(self, name), minimum=1)
         check_float("ltrb", "min_score", self.min_score, low=-1.0, high=1.0)
         check_float("ltrb", "ltr_w", self.ltr_w, low=0.0, high=10.0)
-        check_float("ltrb", "bridge_w", self.bridge_w, low=0.0, high=10.0)
-        check_bool("ltrb", "stem", self.stem)
+        self.check_hop("ltrb")
         if self.objective not in OBJECTIVES:
             msg = f"ltrb: objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}"
             raise SpecError(msg)
