@@ -25,6 +25,8 @@ from tests.recallbench.pinning import pin_embedder
 
 ROOT = Path(__file__).resolve().parents[2]
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 @pytest.fixture
 def projects(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -403,3 +405,18 @@ def test_the_command_line_loads_the_slow_ship_command_only_when_it_is_named() ->
     assert out.stdout.splitlines() == ["False False", "True True"]  # ... naming `ship` does
     listed = invoke("--help")
     assert "ship" in listed  # and help lists it all the same
+
+
+def test_protocol_verify_of_a_template_without_its_corpus_says_so_without_a_traceback() -> None:
+    # protocols/locomo.toml is a template: its corpus folder is made by `recallbench corpus locomo`.
+    template = REPO / "protocols" / "locomo.toml"
+    assert not (REPO / "corpora" / "locomo").exists()
+    result = CliRunner().invoke(main, ["protocol", "verify", str(template)])
+    assert result.exit_code == 1
+    assert "corpus folder" in result.output
+    assert "does not exist" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)  # no traceback
+    # control: a registered protocol whose corpus is generated verifies
+    ok = CliRunner().invoke(main, ["protocol", "verify", str(REPO / "protocols" / "arms-v3.toml")])
+    assert ok.exit_code == 0, ok.output
+    assert ok.output.startswith("OK: ")
