@@ -340,6 +340,9 @@ def _embedder_fix(protocol: Protocol) -> str:
 def evaluate(verified: Verified, options: RunOptions) -> Evaluation:
     """Import the corpus, ask every arm every question, then load the gold, score and decide."""
     wall_start = time.perf_counter()
+    started_at = (
+        options.clock()
+    )  # before the import and the arms: the run id and summary say when it began
     protocol = verified.protocol
     _check_units(protocol, options)
     questions = {
@@ -377,7 +380,6 @@ def evaluate(verified: Verified, options: RunOptions) -> Evaluation:
     }
     scores = score_all(protocol, runs, questions, keys)
     gates = decide_gates(protocol, scores, questions, keys)
-    started_at = options.clock()
     summary = Summary(
         deviations=verified.deviations,
         protocol=_protocol_record(protocol),

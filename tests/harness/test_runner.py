@@ -370,3 +370,28 @@ def test_runner_means_are_mean_over_roster_with_an_unanswered_question_scoring_z
         assert expected == pytest.approx(0.75)  # q1..q3 found, q0 failed
         # A question with no score at all averages as 0 too (the rule, not a missing row, decides).
         assert mean_over_roster({q: scores[q] for q in recall_qids[1:]}, recall_qids) == expected
+
+
+def test_the_run_is_stamped_with_the_time_it_began_not_when_its_arms_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, protocol = build_repo(tmp_path)
+    events: list[str] = []
+    real_run_arm = runner.run_arm
+
+    def counting_run_arm(*args: Any, **kwargs: Any) -> Any:
+        events.append("arm")
+        return real_run_arm(*args, **kwargs)
+
+    ticks = iter([NOW, NOW.replace(hour=NOW.hour + 1), NOW.replace(hour=NOW.hour + 2)])
+
+    def clock() -> datetime:
+        events.append("clock")
+        return next(ticks)
+
+    monkeypatch.setattr(runner, "run_arm", counting_run_arm)
+    result = run(protocol, RunOptions(embedder="hash", cache_dir=root / "cache", clock=clock))
+    assert events[0] == "clock"  # read before the first arm asked anything
+    assert events.count("arm") == 3  # fts, rrf, none: the arms did run (control)
+    summary = json.loads((result.directory / "summary.json").read_text())
+    assert summary["started_at"] == NOW.isoformat(timespec="seconds")
