@@ -58,8 +58,11 @@ SOURCE_FILES = (
     "1_Pooling/config.json",
 )
 # Texts per ONNX Runtime call. Smaller than torch's 64: eager attention materialises a batch x 12 x n x n
-# score tensor, and on two cores batches of 8-16 ran 1.3x faster than 64 (fp32 27 vs 20 chunks/s).
-DEFAULT_BATCH = 16
+# score tensor, and a small batch also pads less. On two cores, over perf's 400 chunk texts (881 chars on
+# average), batches of 2/4/8/16 ran fp32 at 55.5/54.8/54.2/48.9 and int8 at 109.2/112.4/114.7/93.5
+# chunks/s, and over 288 LoCoMo chunks (173 word pieces) 74.0/73.9/69.7/61.0 and 142.3/144.6/137.9/
+# 119.1: 8 is at or near the best of both variants on both, where 64 ran fp32 at 41 (torch: 42-44).
+DEFAULT_BATCH = 8
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUT_NAME = "last_hidden_state"
 
