@@ -205,16 +205,16 @@ class HashEmbedder:
         return unit.astype(np.float32)
 
 
-def _onnx_minilm() -> Embedder:
+def _onnx_minilm(*, few_texts: bool = False) -> Embedder:
     from engine.onnx_embed import OnnxMiniLMEmbedder
 
-    return OnnxMiniLMEmbedder("fp32")
+    return OnnxMiniLMEmbedder("fp32", prepack=not few_texts)
 
 
-def _onnx_minilm_int8() -> Embedder:
+def _onnx_minilm_int8(*, few_texts: bool = False) -> Embedder:
     from engine.onnx_embed import OnnxMiniLMEmbedder
 
-    return OnnxMiniLMEmbedder("int8")
+    return OnnxMiniLMEmbedder("int8", prepack=not few_texts)
 
 
 # "minilm" runs through ONNX Runtime (no torch; same id, since its vectors match the torch model's);
@@ -224,6 +224,12 @@ _REGISTRY: dict[str, Callable[[], Embedder]] = {
     "minilm-int8": _onnx_minilm_int8,
     "minilm-torch": MiniLMEmbedder,
     "hash": HashEmbedder,
+}
+# The same embedders built for a process that embeds a few texts and exits (`get_embedder(...,
+# few_texts=True)`): same ids, same vectors, less memory held (`OnnxMiniLMEmbedder`'s `prepack`).
+_FEW_TEXTS: dict[str, Callable[[], Embedder]] = {
+    "minilm": lambda: _onnx_minilm(few_texts=True),
+    "minilm-int8": lambda: _onnx_minilm_int8(few_texts=True),
 }
 
 
@@ -243,9 +249,12 @@ def embedder_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def get_embedder(name: str) -> Embedder:
+def get_embedder(name: str, *, few_texts: bool = False) -> Embedder:
     """A fresh embedder for a registered name ("minilm", "minilm-int8", "minilm-torch", "hash", or one
     registered by a test); building one loads no model.
+
+    `few_texts`: the process embeds a few texts (a query) and exits, so an embedder that can trade
+    speed over many batches for less memory does (the ONNX forms; the others are built as usual).
 
     Raises:
         UnknownEmbedderError: `name` is not registered.
@@ -254,4 +263,6 @@ def get_embedder(name: str) -> Embedder:
     if factory is None:
         msg = f"unknown embedder {name!r}, choose one of {', '.join(sorted(_REGISTRY))}"
         raise UnknownEmbedderError(msg)
+    if few_texts and name in _FEW_TEXTS:
+        return _FEW_TEXTS[name]()
     return factory()

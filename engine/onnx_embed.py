@@ -362,6 +362,12 @@ class OnnxMiniLMEmbedder:
 
     Batches are formed from texts sorted by token count and the rows put back in input order.
     The model is loaded (and exported, once per cache) on the first non-empty `embed`.
+
+    `prepack`: let ONNX Runtime repack the weights for its matrix kernels when the session is built.
+    That costs resident memory and pays back over many batches (ingest, a server); a process that
+    embeds a few texts and exits (`recallbench search` without a server) passes False. Measured on two
+    cores: 28 MB less resident after the load (113 vs 142 MB over the process before it), one query
+    3.2 instead of 2.0 ms (p50 of 50), 400 chunk texts 5-6% slower. The vectors are the same.
     """
 
     def __init__(
@@ -371,6 +377,7 @@ class OnnxMiniLMEmbedder:
         batch_size: int = DEFAULT_BATCH,
         cache_dir: Path | None = None,
         exporter: Exporter = export_in_child,
+        prepack: bool = True,
     ) -> None:
         if variant not in VARIANTS:
             msg = f"unknown ONNX variant {variant!r}, choose one of {', '.join(sorted(VARIANTS))}"
@@ -382,6 +389,7 @@ class OnnxMiniLMEmbedder:
         self._batch_size = batch_size
         self._cache = cache_dir
         self._exporter = exporter
+        self._prepack = bool(prepack)
         self._loaded: tuple[Any, Any] | None = None
         self._lock = threading.Lock()
 
@@ -396,6 +404,11 @@ class OnnxMiniLMEmbedder:
     @property
     def batch_size(self) -> int:
         return self._batch_size
+
+    @property
+    def prepack(self) -> bool:
+        """Whether the session repacks the weights when it is built (see the class doc)."""
+        return self._prepack
 
     @property
     def cache_dir(self) -> Path:
@@ -441,6 +454,8 @@ class OnnxMiniLMEmbedder:
         tokenizer.enable_truncation(max_length=MAX_TOKENS)
         options = ort.SessionOptions()
         options.log_severity_level = 3  # warnings about unused initialisers would reach hook stderr
+        if not self._prepack:
+            options.add_session_config_entry("session.disable_prepacking", "1")
         try:
             session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime's errors share no public base class

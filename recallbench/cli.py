@@ -37,13 +37,16 @@ class Context:
         """`--db` (given before or after the command), else the default database."""
         return chosen_db(self._click_ctx) or config.default_db()
 
-    def memory(self, *, embedder: bool = True) -> Memory:
+    def memory(self, *, embedder: bool = True, few_texts: bool = False) -> Memory:
+        """The database, opened once per invocation; `few_texts` when this command embeds only a
+        query (`config.make_embedder`)."""
         if self._memory is None:
             from engine.memory import Memory  # numpy and the import pipeline: only when used
 
             self.check_home()
             try:
-                self._memory = Memory(self.db, config.make_embedder() if embedder else None)
+                emb = config.make_embedder(few_texts=few_texts) if embedder else None
+                self._memory = Memory(self.db, emb)
             except STORE_ERRORS:
                 raise  # explained at the edge (`MainGroup`), with what to do about it
             except Exception as exc:
@@ -393,7 +396,7 @@ def search(
     if verbose:
         why = "--in-process was given" if served is None else "the server did not answer"
         click.echo(f"searching in this process ({why})", err=True)
-    rows = search_in_process(ctx.memory(), query, spec, scope, limit, now)
+    rows = search_in_process(ctx.memory(few_texts=True), query, spec, scope, limit, now)
     print_hits(rows, query, spec, scope, as_json)
 
 

@@ -54,10 +54,11 @@ def embedder_name() -> str:
     return os.environ.get("RECALLBENCH_EMBEDDER", "minilm")
 
 
-def make_embedder(name: str | None = None) -> Embedder:
+def make_embedder(name: str | None = None, *, few_texts: bool = False) -> Embedder:
+    """The configured embedder; `few_texts` for a process that embeds a query or two and exits."""
     from engine.embed import get_embedder
 
-    return get_embedder(name or embedder_name())
+    return get_embedder(name or embedder_name(), few_texts=few_texts)
 
 
 def config_file() -> Path:

@@ -257,6 +257,21 @@ def test_a_failed_export_process_reports_its_stderr_and_the_torch_fallback(tmp_p
     assert export_main([]) == 2  # the same refusal, in process
 
 
+def test_a_few_texts_embedder_skips_prepacking_under_the_same_id() -> None:
+    # `recallbench search` without a server embeds one query and exits: it asks for `few_texts`.
+    few = get_embedder("minilm", few_texts=True)
+    many = get_embedder("minilm")
+    assert isinstance(few, OnnxMiniLMEmbedder)
+    assert isinstance(many, OnnxMiniLMEmbedder)
+    assert (few.prepack, many.prepack) == (False, True)  # the default is the control
+    assert few.id == many.id == "minilm-l6-v2"
+    int8 = get_embedder("minilm-int8", few_texts=True)
+    assert isinstance(int8, OnnxMiniLMEmbedder)
+    assert (int8.prepack, int8.id) == (False, "minilm-l6-v2-int8")
+    # an embedder with no such trade is built as usual
+    assert get_embedder("hash", few_texts=True).id == get_embedder("hash").id
+
+
 def test_building_the_default_embedder_for_its_id_exports_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

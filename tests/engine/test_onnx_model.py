@@ -84,6 +84,24 @@ def test_onnx_int8_vectors_stay_close_to_torch_under_their_own_id(
     assert int8.id == "minilm-l6-v2-int8"
 
 
+def test_without_prepacking_the_session_says_so_and_the_vectors_are_the_same(
+    texts: list[str],
+) -> None:
+    packed, unpacked = OnnxMiniLMEmbedder("fp32"), OnnxMiniLMEmbedder("fp32", prepack=False)
+    sample = texts[:40]
+
+    a, b = packed.embed(sample), unpacked.embed(sample)
+
+    options = unpacked.load()[0].get_session_options()
+    assert options.get_session_config_entry("session.disable_prepacking") == "1"
+    with pytest.raises(RuntimeError, match="does not have configuration"):  # the control: unset
+        packed.load()[0].get_session_options().get_session_config_entry(
+            "session.disable_prepacking"
+        )
+    assert float(_cosines(a, b).min()) >= 0.99999
+    assert np.allclose(a, b, atol=1e-5)
+
+
 def test_embedding_a_query_with_onnx_never_imports_torch() -> None:
     OnnxMiniLMEmbedder("fp32").embed(["make sure the export exists"])
     script = (

@@ -169,3 +169,29 @@ def test_the_server_client_imports_neither_numpy_nor_an_arm() -> None:
     assert loaded("recallbench.served_search") == "[]"
     # positive control: the server's side of the same request does load the arms and numpy
     assert loaded("recallbench.prompt_search") == "['arms', 'numpy']"
+
+
+def test_an_in_process_search_builds_its_embedder_for_a_few_texts_and_an_import_does_not(
+    alpha: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One query, then the process exits: the ONNX embedder skips prepacking (less memory held).
+    from recallbench import config
+
+    asked: list[bool] = []
+    built = config.make_embedder
+
+    def recording(name: str | None = None, *, few_texts: bool = False) -> Any:
+        asked.append(few_texts)
+        return built(name, few_texts=few_texts)
+
+    monkeypatch.setattr(config, "make_embedder", recording)
+    monkeypatch.chdir(alpha)
+
+    found = run("search", "retry", "--in-process")
+    root = tmp_path / "claude" / "projects"
+    imported = run("import", str(root))
+
+    assert found.exit_code == 0
+    assert "The retry loop used a wall clock." in found.output
+    assert imported.exit_code == 0
+    assert asked == [True, False]  # the import (a fresh invocation) is the control
