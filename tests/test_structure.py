@@ -31,9 +31,6 @@ EXEMPT_FILES: Mapping[str, str] = {
     # A data table: the synthetic corpus's word lists. Splitting it would only scatter the vocabulary,
     # and any edit risks the byte-identical corpus.
     "harness/synthetic/vocab.py": "data table (word lists)",
-    # The LoCoMo converter reads one external format end to end (sessions, evidence ids and their
-    # repairs, categories); it stays one coherent module.
-    "harness/locomo.py": "one coherent converter of an external format",
 }
 
 
