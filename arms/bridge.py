@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from arms import pools
 from arms.base import Hit, Query
 from arms.pools import ordered
 from arms.spec import OMIT_DEFAULT, check_bool, check_float, check_int
@@ -65,14 +66,16 @@ class HopParams:
 
 @dataclass(frozen=True, kw_only=True)
 class BridgeParams(HopParams):
-    """`pool`, `rrf_k`, `min_score`: rrf's (hits per channel, RRF constant, vector cosine floor); the
-    rest is the hop's (`HopParams`)."""
+    """`pool`, `rrf_k`, `min_score`, `sentences`: rrf's (hits per channel, RRF constant, vector
+    cosine floor, sentence rescoring); the rest is the hop's (`HopParams`)."""
 
     pool: int = 20
     rrf_k: int = 60
     min_score: float = 0.20
+    sentences: bool = field(default=False, metadata={OMIT_DEFAULT: True})
 
     def __post_init__(self) -> None:
+        check_bool("bridge", "sentences", self.sentences)
         check_int("bridge", "pool", self.pool, minimum=1)
         check_int("bridge", "rrf_k", self.rrf_k, minimum=1)
         check_float("bridge", "min_score", self.min_score, low=-1.0, high=1.0)
@@ -112,8 +115,13 @@ class BridgeArm:
     def search(self, query: Query) -> list[Hit]:
         """The top k chunks by fused score, ties by chunk id."""
         p = self.params
-        vector_pool = self.memory.nearest(
-            self.memory.embed_query(query.text), query.scope, p.pool, p.min_score
+        vector_pool = pools.vector_pool(
+            self.memory,
+            self.memory.embed_query(query.text),
+            query.scope,
+            p.pool,
+            p.min_score,
+            sentences=p.sentences,
         )
         lexical_pool = self.memory.lexical(query.text, query.scope, p.pool, stem=p.stem)
         bridged, files = self.bridge(query.text, query.scope)

@@ -1,7 +1,8 @@
 """The `ltr` arm: a learned reranker over the union of deep lexical and vector pools.
 
 Candidates are the union of `lexical(query, pool)`, its Porter-stemmed twin `lexical(query, pool,
-stem=True)` and `nearest(embed(query), pool, min_score)`, their records read once with `chunks(ids, query.scope)` (so nothing outside the scope is ever scored). Each
+stem=True)` and `nearest(embed(query), pool, min_score)` (with `sentences=True`, rescored by the
+person's sentence vectors: `arms.pools.vector_pool`), their records read once with `chunks(ids, query.scope)` (so nothing outside the scope is ever scored). Each
 candidate gets the features of `FEATURES`, in that order (absent from a pool means 0 for that pool's
 features):
 
@@ -50,8 +51,8 @@ from numpy.typing import NDArray
 from arms.base import Hit, Query
 from arms.decay import SECONDS_PER_DAY, parse_ts
 from arms.fitting import Example, FitError, Fitted
-from arms.pools import ordered
-from arms.spec import OMIT_DEFAULT, SpecError, check_float, check_int
+from arms.pools import ordered, vector_pool
+from arms.spec import OMIT_DEFAULT, SpecError, check_bool, check_float, check_int
 from engine.api import ChunkRecord, ReadAPI, Scored
 from engine.model import Author
 
@@ -141,6 +142,9 @@ class LtrParams:
     # and scoring, and leaving out "stem" also leaves the stemmed pool out of the candidates. Omitted
     # from the canonical spec when empty, so specs registered before it read as they did.
     without: str = field(default="", metadata={OMIT_DEFAULT: True})
+    # The vector channel rescored by the person's sentence vectors (`arms.pools.vector_pool`): the
+    # `vec_*` features then read the rescored cosine. Omitted from the spec when False.
+    sentences: bool = field(default=False, metadata={OMIT_DEFAULT: True})
 
     @property
     def dropped(self) -> tuple[str, ...]:
@@ -154,6 +158,7 @@ class LtrParams:
         if unknown:
             msg = f"ltr: without names unknown feature group(s) {unknown}; groups: {', '.join(GROUPS)}"
             raise SpecError(msg)
+        check_bool("ltr", "sentences", self.sentences)
         check_int("ltr", "pool", self.pool, minimum=1)
         check_float("ltr", "min_score", self.min_score, low=-1.0, high=1.0)
         check_int("ltr", "rrf_k", self.rrf_k, minimum=1)
@@ -200,8 +205,9 @@ def _is_term_char(ch: str) -> bool:
 def gather(memory: ReadAPI, params: LtrParams, query: Query) -> Candidates:
     """The union of both pools for `query`, records read once within its scope, with their features."""
     vector = memory.embed_query(query.text)
-    near = memory.nearest(vector, query.scope, params.pool, params.min_score)
-    vec = ordered(near)[: params.pool]
+    vec = vector_pool(
+        memory, vector, query.scope, params.pool, params.min_score, sentences=params.sentences
+    )
     lex = ordered(memory.lexical(query.text, query.scope, params.pool))[: params.pool]
     stem = (
         []

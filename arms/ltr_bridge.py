@@ -18,14 +18,14 @@ Fitted like `ltr`, with `ltr`'s fit: the artifact holds ltr's model for the `ltr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arms.base import Hit, Query
 from arms.bridge import BridgeArm, BridgeParams, HopParams, bridge_via
 from arms.fitting import Example, Fitted
 from arms.ltr import OBJECTIVES, LtrArm, LtrParams, Objective, fit_ltr
-from arms.spec import SpecError, check_float, check_int
+from arms.spec import OMIT_DEFAULT, SpecError, check_bool, check_float, check_int
 from engine.api import ReadAPI
 
 
@@ -34,8 +34,9 @@ class LtrbParams(HopParams):
     """`pool`, `min_score`, `rrf_k`, `objective`: ltr's (hits per channel, vector floor, constant of
     its `rrf` feature, training objective); `depth`: how many of ltr's ranking and of the bridged list
     enter the fusion (and the bridge's lexical hits per file); `fuse_k`: the fusion's constant;
-    `ltr_w`: the weight of ltr's list (`bridge_w` that of the bridged one); the rest is the hop's
-    (`arms.bridge.HopParams`)."""
+    `ltr_w`: the weight of ltr's list (`bridge_w` that of the bridged one); `sentences`: ltr's vector
+    channel is rescored by the person's sentence vectors (named in the spec only when True); the rest
+    is the hop's (`arms.bridge.HopParams`)."""
 
     pool: int = 100
     min_score: float = 0.0
@@ -44,8 +45,10 @@ class LtrbParams(HopParams):
     depth: int = 20
     fuse_k: int = 60
     ltr_w: float = 2.0
+    sentences: bool = field(default=False, metadata={OMIT_DEFAULT: True})
 
     def __post_init__(self) -> None:
+        check_bool("ltrb", "sentences", self.sentences)
         for name in ("pool", "rrf_k", "depth", "fuse_k"):
             check_int("ltrb", name, getattr(self, name), minimum=1)
         check_float("ltrb", "min_score", self.min_score, low=-1.0, high=1.0)
@@ -58,7 +61,11 @@ class LtrbParams(HopParams):
     def ltr(self) -> LtrParams:
         """The params of the `ltr` part (what the model is fitted for)."""
         return LtrParams(
-            pool=self.pool, min_score=self.min_score, rrf_k=self.rrf_k, objective=self.objective
+            pool=self.pool,
+            min_score=self.min_score,
+            rrf_k=self.rrf_k,
+            objective=self.objective,
+            sentences=self.sentences,
         )
 
     def bridge(self) -> BridgeParams:

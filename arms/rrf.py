@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from arms import pools
 from arms.base import Hit, Query
 from arms.pools import ordered
 from arms.spec import OMIT_DEFAULT, check_bool, check_float, check_int
@@ -14,7 +15,9 @@ from engine.api import ReadAPI
 @dataclass(frozen=True, kw_only=True)
 class RRFParams:
     """`pool`: hits per channel; `rrf_k`: the RRF constant (>= 1); `min_score`: the vector channel's cosine floor;
-    `stem`: the lexical channel reads the Porter-stemmed index (named in the spec only when True).
+    `stem`: the lexical channel reads the Porter-stemmed index; `sentences`: the vector channel is
+    rescored by the person's sentence vectors (`arms.pools.vector_pool`); each named in the spec only
+    when True.
 
     `rrf_k=0` is refused: it turns fusion into 1/rank, which the published method never uses.
     """
@@ -23,9 +26,11 @@ class RRFParams:
     rrf_k: int = 60
     min_score: float = 0.20
     stem: bool = field(default=False, metadata={OMIT_DEFAULT: True})
+    sentences: bool = field(default=False, metadata={OMIT_DEFAULT: True})
 
     def __post_init__(self) -> None:
         check_bool("rrf", "stem", self.stem)
+        check_bool("rrf", "sentences", self.sentences)
         check_int("rrf", "pool", self.pool, minimum=1)
         check_int("rrf", "rrf_k", self.rrf_k, minimum=1)
         check_float("rrf", "min_score", self.min_score, low=-1.0, high=1.0)
@@ -49,7 +54,9 @@ class RRFArm:
         """The top k chunks by fused score, ties by chunk id."""
         p = self.params
         q = self.memory.embed_query(query.text)
-        vector_pool = self.memory.nearest(q, query.scope, p.pool, p.min_score)
+        vector_pool = pools.vector_pool(
+            self.memory, q, query.scope, p.pool, p.min_score, sentences=p.sentences
+        )
         lexical_pool = self.memory.lexical(query.text, query.scope, p.pool, stem=p.stem)
         fused: dict[str, float] = {}
         channels: dict[str, list[str]] = {}

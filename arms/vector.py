@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from arms.base import Hit, Query
-from arms.spec import check_float, check_int
+from arms.pools import vector_pool
+from arms.spec import OMIT_DEFAULT, check_bool, check_float, check_int
 from engine.api import ReadAPI
 
 
 @dataclass(frozen=True, kw_only=True)
 class VectorParams:
-    """`pool`: neighbours fetched; `min_score`: the cosine floor below which a chunk is not a hit."""
+    """`pool`: neighbours fetched; `min_score`: the cosine floor below which a chunk is not a hit;
+    `sentences`: rescore by the person's sentence vectors (`arms.pools.vector_pool`; named in the
+    spec only when True)."""
 
     pool: int = 20
     min_score: float = 0.20
+    sentences: bool = field(default=False, metadata={OMIT_DEFAULT: True})
 
     def __post_init__(self) -> None:
+        check_bool("vector", "sentences", self.sentences)
         check_int("vector", "pool", self.pool, minimum=1)
         check_float("vector", "min_score", self.min_score, low=-1.0, high=1.0)
 
@@ -37,8 +42,9 @@ class VectorArm:
     def search(self, query: Query) -> list[Hit]:
         """The top k chunks by cosine to the query."""
         q = self.memory.embed_query(query.text)
-        found = self.memory.nearest(
-            q, query.scope, max(query.k, self.params.pool), self.params.min_score
+        p = self.params
+        found = vector_pool(
+            self.memory, q, query.scope, max(query.k, p.pool), p.min_score, sentences=p.sentences
         )
-        ranked = sorted(found, key=lambda s: (-s.score, s.chunk_id))[: query.k]
+        ranked = found[: query.k]
         return [Hit(chunk_id=s.chunk_id, score=s.score, via="vector") for s in ranked]

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import reads, store, tombstone_sql
+from engine import reads, sentence_sql, store, tombstone_sql
 from engine.checks import is_int
 from engine.chunking import chunk_stream
 from engine.embed import Embedder
@@ -430,10 +430,12 @@ def embed_pending(
 ) -> int:
     """Embed every stored chunk text that has no vector for `embedder` yet (by content hash).
 
-    Each batch is stored in its own transaction, so an interrupted run keeps what it embedded.
+    Each batch is stored in its own transaction, so an interrupted run keeps what it embedded. Then
+    the sentences of person-written texts (`embed_sentences`; a store made before them catches up).
     """
     pending = store.missing_vectors(conn, embedder.id)
     if not pending:
+        embed_sentences(conn, embedder, batch_size=batch_size, progress=progress)
         return 0
     bar = None
     if progress:
@@ -448,7 +450,56 @@ def embed_pending(
             bar.update(len(part))
     if bar is not None:
         bar.close()
+    embed_sentences(conn, embedder, batch_size=batch_size, progress=progress)
     return len(pending)
+
+
+def embed_sentences(
+    conn: sqlite3.Connection, embedder: Embedder, *, batch_size: int = 256, progress: bool = False
+) -> int:
+    """Embed the sentences (`engine.sentence_sql.split`) of every person-written chunk text that has
+    no sentence row for `embedder` yet; returns the number of texts done.
+
+    Texts are taken in groups of about `batch_size` sentences, each group stored in its own
+    transaction, so an interrupted run keeps what it embedded; a text without a long enough sentence
+    stores an empty row and is not split again.
+    """
+    pending = sentence_sql.missing(conn, embedder.id)
+    if not pending:
+        return 0
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(pending), desc="embed sentences", unit="text", leave=False)
+    group: list[tuple[str, list[str]]] = []
+    size = 0
+    for i, (sha, text) in enumerate(pending):
+        sentences = sentence_sql.split(text)
+        group.append((sha, sentences))
+        size += len(sentences)
+        if size >= batch_size or i == len(pending) - 1:
+            _store_sentences(conn, embedder, group)
+            if bar is not None:
+                bar.update(len(group))
+            group, size = [], 0
+    if bar is not None:
+        bar.close()
+    return len(pending)
+
+
+def _store_sentences(
+    conn: sqlite3.Connection, embedder: Embedder, group: Sequence[tuple[str, list[str]]]
+) -> None:
+    flat = [sentence for _, sentences in group for sentence in sentences]
+    vectors = embedder.embed(flat) if flat else np.zeros((0, embedder.dim), dtype=np.float32)
+    rows: list[tuple[str, NDArray[np.float32]]] = []
+    at = 0
+    for sha, sentences in group:
+        rows.append((sha, np.asarray(vectors[at : at + len(sentences)], dtype=np.float32)))
+        at += len(sentences)
+    with store.write(conn):
+        sentence_sql.put(conn, embedder.id, embedder.dim, rows)
 
 
 def store_vectors(

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import message_chunks_sql, reads, store, trust, trust_sql
+from engine import message_chunks_sql, reads, sentence_sql, store, trust, trust_sql
 from engine.api import ChunkRecord, Scored, Settlement
 from engine.catalog import VectorCatalog
 from engine.embed import Embedder
@@ -254,6 +254,25 @@ class Memory:
             while len(self._query_vectors) > _QUERY_CACHE:
                 self._query_vectors.popitem(last=False)
         return vector
+
+    def sentence_scores(
+        self, vector: NDArray[np.float32], ids: Sequence[str], scope: Scope
+    ) -> dict[str, float]:
+        """Chunk id -> the best cosine between `vector` (unit length, as `embed_query` gives it) and
+        the chunk's sentence vectors (`engine.sentence_sql`), for the chunks of `ids` in `scope` that
+        have any; chunks without sentence vectors (not written by the person, or too short) are absent.
+        """
+        emb = self._require_embedder()
+        where, params = reads.scope_sql(scope, "c.project")
+        found = sentence_sql.matrices(self.conn, emb.id, ids, where, params)
+        if not found:
+            return {}
+        ids_found = sorted(found)
+        stacked = np.concatenate([found[cid] for cid in ids_found])
+        cosines = stacked @ np.asarray(vector, dtype=np.float32)
+        starts = np.cumsum([0] + [len(found[cid]) for cid in ids_found[:-1]])
+        best = np.maximum.reduceat(cosines, starts)
+        return {cid: float(b) for cid, b in zip(ids_found, best, strict=True)}
 
     def vector(self, chunk_id: str) -> NDArray[np.float32] | None:
         """The stored vector of a chunk for this memory's embedder, or None."""

@@ -1,7 +1,6 @@
 """SQLite storage: WAL, busy timeout, numbered transactional migrations, FTS5, float32 vector BLOBs.
-
-Schema, writes and numpy reads live here; other reads in `engine.reads`, audit and settlement SQL in
-`engine.audit_sql` and `engine.trust_sql`: all SQL of the project, behind small functions."""
+Schema, writes and numpy reads live here; other reads in `engine.reads`, audit, settlement and sentence
+SQL in `engine.audit_sql`, `engine.trust_sql`, `engine.sentence_sql`: all SQL, behind small functions."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from engine import audit_sql, trust_sql
+from engine import audit_sql, sentence_sql, trust_sql
 from engine.model import Author, Chunk, CleanMessage
 from engine.tombstone_sql import SCHEMA as TOMBSTONE_SCHEMA
 
@@ -142,6 +141,7 @@ MIGRATIONS: tuple[str, ...] = (
     audit_sql.SCHEMA,  # 3: the append-only audit trail (engine.audit_sql, engine.audit)
     trust_sql.SCHEMA,  # 4: settlements, typed corrections by id (engine.trust_sql, engine.trust)
     TOMBSTONE_SCHEMA,  # 5: what `forget` removed, by ids (engine.tombstone_sql, engine.forget)
+    sentence_sql.SCHEMA,  # 6: sentence vectors of a person's chunk texts (engine.sentence_sql)
 )
 
 

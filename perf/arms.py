@@ -42,6 +42,11 @@ class PreEmbedded:
         found = self.vectors.get(text)
         return self.memory.embed_query(text) if found is None else found
 
+    def sentence_scores(
+        self, vector: NDArray[np.float32], ids: Sequence[str], scope: Scope
+    ) -> dict[str, float]:
+        return self.memory.sentence_scores(vector, ids, scope)
+
     def vector(self, chunk_id: str) -> NDArray[np.float32] | None:
         return self.memory.vector(chunk_id)
 

@@ -49,6 +49,7 @@ class FakeChunk:
     author: Author
     ts: str | None
     vector: NDArray[np.float32] | None
+    sentences: tuple[NDArray[np.float32], ...] = ()
 
 
 @dataclass(kw_only=True)
@@ -80,8 +81,10 @@ class FakeMemory:
         vector: Sequence[float] | None = None,
         author: Author = Author.ASSISTANT,
         ts: str | None = "session",
+        sentences: Sequence[Sequence[float]] = (),
     ) -> None:
-        """Add a chunk; `ts="session"` (the default) copies the session's start timestamp."""
+        """Add a chunk; `ts="session"` (the default) copies the session's start timestamp;
+        `sentences` are its sentence vectors (`sentence_scores`), normalised here."""
         if session not in self.sessions:
             msg = f"add session {session!r} before its chunks"
             raise ValueError(msg)
@@ -98,6 +101,7 @@ class FakeMemory:
             author=author,
             ts=stamp,
             vector=None if vector is None else _unit(vector),
+            sentences=tuple(_unit(v) for v in sentences),
         )
 
     def add_edit(self, session_id: str, path: str, count: int = 1) -> None:
@@ -150,6 +154,22 @@ class FakeMemory:
             msg = f"the fake has no vector for query {text!r}; call add_query(text, vector) first"
             raise KeyError(msg)
         return self.queries[text].copy()
+
+    def sentence_scores(
+        self, vector: NDArray[np.float32], ids: Sequence[str], scope: Scope
+    ) -> dict[str, float]:
+        """The best cosine of each scoped chunk of `ids` that has sentence vectors."""
+        scope = require_scope(scope)
+        self.calls.append(("sentence_scores", (tuple(ids), scope)))
+        out: dict[str, float] = {}
+        for chunk_id in ids:
+            chunk = self.chunk_map.get(chunk_id)
+            if chunk is None or not chunk.sentences:
+                continue
+            if not self._allows_session(chunk.session_id, scope):
+                continue
+            out[chunk_id] = max(float(np.dot(vector, s)) for s in chunk.sentences)
+        return out
 
     def vector(self, chunk_id: str) -> NDArray[np.float32] | None:
         """The chunk's stored (unit) vector, or None."""

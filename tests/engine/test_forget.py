@@ -158,6 +158,11 @@ def test_vectors_of_removed_texts_go_and_shared_or_kept_ones_stay(db: Path) -> N
             == 1
         )  # positive control: the planted chunk's text had its vector
         total = conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+        # and its sentence vectors (the chunk holds a user line, so it has sentence rows)
+        assert conn.execute(
+            "SELECT count > 0 FROM sentence_vectors WHERE sha256 = ?", (old_sha,)
+        ).fetchall() == [(1,)]
+        sentence_rows = conn.execute("SELECT COUNT(*) FROM sentence_vectors").fetchone()[0]
     forget(db, Target(kind="match", value=PLANTED), now=NOW)
     with raw(db) as conn:
         assert (
@@ -166,8 +171,19 @@ def test_vectors_of_removed_texts_go_and_shared_or_kept_ones_stay(db: Path) -> N
         )
         # exactly one vector went; the rewritten chunk is embedded by the next import
         assert conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0] == total - 1
+        assert (
+            conn.execute(
+                "SELECT COUNT(*) FROM sentence_vectors WHERE sha256 = ?", (old_sha,)
+            ).fetchone()[0]
+            == 0
+        )
+        assert conn.execute("SELECT COUNT(*) FROM sentence_vectors").fetchone()[0] == (
+            sentence_rows - 1
+        )
     memory = Memory(db, HashEmbedder())
     assert memory.embed_pending() == 1
+    with raw(db) as conn:  # the rewritten text's sentences are embedded with its vector
+        assert conn.execute("SELECT COUNT(*) FROM sentence_vectors").fetchone()[0] == sentence_rows
     vector = memory.embed_query("yxpelican harbinger 8830")
     top = memory.nearest(vector, EVERYWHERE, 1)
     assert KEPT in memory.chunks([top[0].chunk_id], EVERYWHERE)[0].text
