@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from arms.base import Query
 from engine.embed import Embedder
+from engine.ingest import embed_sentences
 from engine.memory import Memory
 from engine.scope import Scope
 from harness.roster import Question, load_draft
@@ -132,10 +133,17 @@ def fill_vectors(
             used = real
         embed_s = time.perf_counter() - t0
         store_s = store_in_batches(memory, used.id, pending, vectors)
+        t0 = time.perf_counter()
+        # The person's chunks' sentence vectors, by the same embedder as the chunk vectors (static
+        # ones for the static sizes); `perf.arms.EXTRA_SPECS` reads them. The real-vector tier
+        # (`perf.real_tier`) stores none and times no extra spec.
+        sentence_texts = embed_sentences(memory.conn, used)
+        sentence_s = time.perf_counter() - t0
     finally:
         memory.close()
     say(
-        f"{built.size}: {len(pending)} {cfg.vectors} vectors in {embed_s:.1f}s + {store_s:.1f}s store"
+        f"{built.size}: {len(pending)} {cfg.vectors} vectors in {embed_s:.1f}s + {store_s:.1f}s store; "
+        f"sentences of {sentence_texts} texts in {sentence_s:.1f}s"
     )
     return used, {
         "method": cfg.vectors,
@@ -143,6 +151,8 @@ def fill_vectors(
         "distinct_texts": len(pending),
         "embed_s": embed_s,
         "store_s": store_s,
+        "sentence_texts": sentence_texts,
+        "sentence_s": sentence_s,
         **cache,
     }
 

@@ -17,7 +17,7 @@ from typing import Any
 from engine.embed import Embedder, get_embedder
 from engine.memory import Memory
 from harness.roster import Question
-from perf.arms import PreEmbedded, measure_arms
+from perf.arms import EXTRA_SPECS, PreEmbedded, measure_arms
 from perf.bootstrap import measure_bootstrap
 from perf.catchup import measure_catchup
 from perf.cli_search import measure_cli_search
@@ -194,7 +194,7 @@ def measure_size(
     queries = [to_query(q) for q in questions]
     texts = sorted({q.text for q in queries})
     qvecs = dict(zip(texts, used.embed(texts), strict=True))
-    arms = measure_arms(PreEmbedded(memory, qvecs), queries, cfg.warmup)
+    arms = measure_arms(PreEmbedded(memory, qvecs), queries, cfg.warmup, extra=EXTRA_SPECS)
     say(
         f"{built.size}: arm p50 ms "
         + ", ".join(f"{name} {row['p50_ms']:.2f}" for name, row in arms.items())

@@ -15,6 +15,7 @@ from arms import registry
 from engine.checks import is_number
 from engine.memory import Memory
 from harness.synthetic import SyntheticConfig
+from perf.arms import EXTRA_SPECS
 from perf.config import PerfConfig, PerfError
 from perf.corpus import load_queries, to_query
 from perf.hooks import distinct_prompts
@@ -114,7 +115,9 @@ def test_every_figure_of_the_issue_is_present_for_every_size(report: dict[str, A
     assert [s["size"] for s in report["sizes"]] == [250, 700]
     for size in report["sizes"]:
         assert size["chunks"] > 0
-        assert sorted(size["arms"]) == registry.names()
+        # every registered arm, and the extra specs (sbridge: sentence vectors, stored static here)
+        assert sorted(size["arms"]) == sorted([*registry.names(), *EXTRA_SPECS])
+        assert size["vectors"]["sentence_texts"] > 0
         for row in size["arms"].values():
             assert row["n"] == 12
             assert row["p95_ms"] >= row["p50_ms"] >= 0.0
