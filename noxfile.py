@@ -45,14 +45,14 @@ BENCH_PROTOCOLS = (
     "protocols/arms-v3.toml",
     "protocols/arms-v4.toml",
     "protocols/arms-v5.toml",
+    "protocols/arms-v6.toml",
 )
 
 
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Verify and run the registered benchmarks (default-3, embedders-1, embedders-2, arms-v2, arms-v3, arms-v4,
-    then arms-v5); each writes a new
-    results/<id>/<run-id>/. Pass a protocol after -- to run only that one."""
+    """Verify and run the registered benchmarks (default-3, embedders-1, embedders-2, then arms-v2 to
+    arms-v6); each writes a new results/<id>/<run-id>/. Pass a protocol after -- to run only that one."""
     _install(session)
     env = OFFLINE | {"RECALLBENCH_PROGRESS": "1"}
     if session.posargs:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from engine import sentence_sql
 from engine.embed import Embedder
 from engine.memory import Memory
 from perf.config import PerfConfig, Progress
@@ -23,12 +24,14 @@ INGEST_ROUNDS = 2
 
 @dataclass(frozen=True, kw_only=True)
 class IngestSample:
-    """Whole session files copied under `tree`, and the distinct chunk texts they hold."""
+    """Whole session files copied under `tree`, the distinct chunk texts they hold, and the sentences
+    the import embeds beside them (`engine.sentence_sql`: those of the person's chunk texts)."""
 
     tree: Path
     sessions: int
     chunks: int
     texts: list[str]
+    sentences: list[str]
 
 
 def ingest_sample(built: Built, cfg: PerfConfig, real: Embedder) -> IngestSample:
@@ -46,30 +49,40 @@ def ingest_sample(built: Built, cfg: PerfConfig, real: Embedder) -> IngestSample
         if chunks >= cfg.ingest_chunks:
             break
     texts = [text for _, text in scratch.pending_texts(real.id)]
+    sentences = [
+        sentence
+        for _, text in sentence_sql.missing(scratch.conn, real.id)
+        for sentence in sentence_sql.split(text)
+    ]
     scratch.close()
     tree = sample_root / "projects"
     for path in chosen:
         target = tree / path.relative_to(projects)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
-    return IngestSample(tree=tree, sessions=len(chosen), chunks=chunks, texts=texts)
+    return IngestSample(
+        tree=tree, sessions=len(chosen), chunks=chunks, texts=texts, sentences=sentences
+    )
 
 
 def measure_ingest(built: Built, cfg: PerfConfig, real: Embedder, say: Progress) -> dict[str, Any]:
-    """Ingest (`import_paths` with the real embedder) against raw encode of the same chunk texts.
+    """Ingest (`import_paths` with the real embedder) against raw encode of what it embeds: the
+    distinct chunk texts, and the sentences of the person's chunk texts (`engine.sentence_sql`).
 
     A sample of whole session files is taken until it holds `ingest_chunks` chunks; raw encode and a
     fresh end-to-end import alternate (`INGEST_ROUNDS` imports between raw runs) and the ratio is the
-    median over imports of (import rate / mean of the raw rates around it).
+    median over imports of (mean raw seconds of the runs around it / import seconds).
+    `raw_texts_per_s` is the chunk texts' raw rate alone.
     """
     sample = ingest_sample(built, cfg, real)
-    texts = sample.texts
+    texts, sentences = sample.texts, sample.sentences
     say(
         f"ingest: sample of {sample.sessions} sessions, {sample.chunks} chunks, "
-        f"{len(texts)} distinct texts"
+        f"{len(texts)} distinct texts, {len(sentences)} sentences"
     )
     real.embed(texts[:8])  # load the model and warm its kernels outside every timing
     raw_s: list[float] = []
+    sentence_s: list[float] = []
     ingest_s: list[float] = []
     chunks_written = vectors_added = 0
     # raw, ingest, raw, ingest, raw: each ingest is compared with the raw runs on either side of it, so
@@ -79,6 +92,10 @@ def measure_ingest(built: Built, cfg: PerfConfig, real: Embedder, say: Progress)
             t0 = time.perf_counter()
             real.embed(texts)
             raw_s.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            if sentences:
+                real.embed(sentences)
+            sentence_s.append(time.perf_counter() - t0)
             continue
         memory = Memory(sample.tree.parent / f"ingest-{step}.db", real)
         t0 = time.perf_counter()
@@ -90,16 +107,16 @@ def measure_ingest(built: Built, cfg: PerfConfig, real: Embedder, say: Progress)
             f"ingest: raw {len(texts) / raw_s[-1]:.1f} texts/s, "
             f"import_paths {vectors_added / ingest_s[-1]:.1f} texts/s"
         )
-    ratios = [
-        (vectors_added / ingest_s[i]) / (len(texts) / ((raw_s[i] + raw_s[i + 1]) / 2))
-        for i in range(len(ingest_s))
-    ]
+    raw_all = [a + b for a, b in zip(raw_s, sentence_s, strict=True)]
+    ratios = [(raw_all[i] + raw_all[i + 1]) / 2 / ingest_s[i] for i in range(len(ingest_s))]
     result = {
         "sample_sessions": sample.sessions,
         "sample_chunks": chunks_written,
         "distinct_texts": len(texts),
         "vectors_added": vectors_added,
         "raw_encode_s": raw_s,
+        "sentences": len(sentences),
+        "raw_sentence_s": sentence_s,
         "ingest_s": ingest_s,
         "raw_texts_per_s": len(texts) / float(np.mean(raw_s)),
         "ingest_texts_per_s": vectors_added / float(np.mean(ingest_s)),

@@ -97,7 +97,8 @@ def _ingest_lines(report: Report) -> list[str]:
         "",
         f"ingest ({ing['embedder']}, {ing['sample_chunks']} chunks / {ing['distinct_texts']} distinct "
         f"texts): raw encode {ing['raw_texts_per_s']:.1f} texts/s "
-        f"(runs {_runs(ing['raw_encode_s'])}); import_paths "
+        f"(runs {_runs(ing['raw_encode_s'])}) and {ing['sentences']} sentences "
+        f"(runs {_runs(ing['raw_sentence_s'])}); import_paths "
         f"{ing['ingest_texts_per_s']:.1f} texts/s = {ing['ingest_chunks_per_s']:.1f} chunks/s "
         f"(runs {_runs(ing['ingest_s'])}); ratio {ing['ratio']:.3f} "
         f"(per import {_runs(ing['ratios'], '', 3)})",

@@ -157,6 +157,10 @@ def test_every_figure_of_the_issue_is_present_for_every_size(report: dict[str, A
     assert len(ingest["raw_encode_s"]) == 3
     assert len(ingest["ratios"]) == 2
     assert ingest["ratio"] == pytest.approx(float(np.median(ingest["ratios"])))
+    # the raw side encodes what the import embeds: the chunk texts and the person's sentences
+    assert ingest["sentences"] > 0
+    raw = [a + b for a, b in zip(ingest["raw_encode_s"], ingest["raw_sentence_s"], strict=True)]
+    assert ingest["ratios"][0] == pytest.approx((raw[0] + raw[1]) / 2 / ingest["ingest_s"][0])
     assert report["bootstrap"]["pairs"] == len(registry.names()) * (len(registry.names()) - 1) // 2
     assert report["search_process"]["peak_rss_bytes"] > 0
     assert report["query_embedding"]["n"] == 12  # min(queries, embed_queries)
