@@ -405,6 +405,7 @@ class Memory:
             "chunks": counts["chunks"],
             "embedder": emb_id,
             "vectors": counts["vectors"],
+            "sentence_vectors": counts["sentence_vectors"],
             "db_bytes": size,
             "index": self.index_state(),
             "skipped": skip_scrub.get("skip", {}),

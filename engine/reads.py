@@ -355,8 +355,9 @@ def recent_sessions(conn: sqlite3.Connection, scope: Scope, limit: int) -> list[
 
 
 def counts(conn: sqlite3.Connection, embedder: str | None) -> dict[str, int]:
-    """Rows per kind: projects, sessions, self transcripts, files, messages, chunks and the chunks
-    with a vector for `embedder` (0 without one)."""
+    """Rows per kind: projects, sessions, self transcripts, files, messages, chunks, the chunks
+    with a vector for `embedder` and the sentence vectors it holds for the person's distinct chunk
+    texts (`engine.sentence_sql`; both 0 without an embedder)."""
 
     def one(sql: str, params: Sequence[object] = ()) -> int:
         return int(conn.execute(sql, params).fetchone()[0])
@@ -378,6 +379,11 @@ def counts(conn: sqlite3.Connection, embedder: str | None) -> dict[str, int]:
         "messages": one("SELECT COUNT(*) FROM messages"),
         "chunks": one("SELECT COUNT(*) FROM chunks"),
         "vectors": vectors,
+        "sentence_vectors": one(
+            "SELECT COALESCE(SUM(count), 0) FROM sentence_vectors WHERE embedder = ?", (embedder,)
+        )
+        if embedder
+        else 0,
     }
 
 

@@ -237,7 +237,10 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
         "chunks",
     ):
         click.echo(f"{key}: {info[key]}")
-    click.echo(f"vectors: {info['vectors']} ({info['embedder']})")
+    click.echo(
+        f"vectors: {info['vectors']} ({info['embedder']}); "
+        f"sentence vectors of your prompts: {info['sentence_vectors']}"
+    )
     click.echo(f"size: {int(str(info['db_bytes'])) / 1e6:.1f} MB")
     click.echo(f"index: {info['index']}{_index_note(info)}")
     _echo_counts("skipped", info["skipped"])

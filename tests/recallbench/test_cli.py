@@ -73,6 +73,9 @@ def test_import_prints_counts_and_status_shows_them(projects: tuple[Path, Path, 
     assert "sessions: 2" in status
     assert "chunks: 2" in status
     assert "vectors: 2 (hash-256-v1)" in status
+    # each chunk text splits into 3 sentences of 20+ characters: the prompt, "[Bash result: pytest
+    # -q]" and the answer ("Let me run it.", "[Bash: pytest -q]" and "1 failed" are too short)
+    assert "sentence vectors of your prompts: 6" in status
     assert "index: missing (not needed: up to 256 vectors are scanned exactly)" in status
     again = invoke("import", str(root))
     assert "0 imported, 2 unchanged" in again
