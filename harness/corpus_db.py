@@ -7,6 +7,7 @@ same cache keyed by the manifest and the excluded sessions.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -43,6 +44,8 @@ def materialise(corpus: Corpus, root: Path, declared_in: Path, *, progress: bool
             corrected_facts=corpus.corrected_facts,
             changed_facts=corpus.changed_facts,
         )
+        if corpus.decisions is not None:
+            config = dataclasses.replace(config, decisions=corpus.decisions)
         generate(path, config)
     if not path.exists():
         msg = f"corpus folder {path} (from {declared_in}) does not exist"

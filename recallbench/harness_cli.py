@@ -334,8 +334,15 @@ def corpus_freeze(
     type=click.IntRange(min=0),
     help="Settings a later session changes (two added sessions each, a settle in settles.json).",
 )
+@click.option(
+    "--decisions",
+    default=None,
+    type=click.IntRange(min=1),
+    help="Decisions planted, the decisions roster's size (default: the generator's, 64; at most "
+    "36 per project, and the busiest project takes the largest share).",
+)
 def corpus_synthetic(
-    out: Path, seed: int, sessions: int | None, corrected: int, changed: int
+    out: Path, seed: int, sessions: int | None, corrected: int, changed: int, decisions: int | None
 ) -> None:
     """Write the deterministic synthetic Claude Code corpus with its draft rosters.
 
@@ -343,12 +350,17 @@ def corpus_synthetic(
     settles a person would make (settles.json) and a draft `corrections` roster; without them the
     corpus is byte for byte the one it always was.
     """
-    from harness.synthetic import SyntheticConfig, generate
+    from harness.synthetic import SyntheticConfig, SyntheticError, generate
 
-    config = SyntheticConfig(seed=seed, corrected_facts=corrected, changed_facts=changed)
-    if sessions is not None:
-        config = dataclasses.replace(config, sessions=sessions)
-    generated = generate(out, config)
+    try:
+        config = SyntheticConfig(seed=seed, corrected_facts=corrected, changed_facts=changed)
+        if sessions is not None:
+            config = dataclasses.replace(config, sessions=sessions)
+        if decisions is not None:
+            config = dataclasses.replace(config, decisions=decisions)
+        generated = generate(out, config)
+    except SyntheticError as exc:
+        raise click.ClickException(str(exc)) from exc
     sizes = ", ".join(f"{name}={n}" for name, n in generated.questions.items())
     click.echo(
         f"wrote {out}: {generated.session_files} sessions, "

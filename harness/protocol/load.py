@@ -230,6 +230,7 @@ def _build_corpus(corpus: dict[str, Any], where: str) -> Corpus:
         conversations=tuple(conversations) if conversations is not None else None,
         corrected_facts=corpus.get("corrected_facts", 0),
         changed_facts=corpus.get("changed_facts", 0),
+        decisions=corpus.get("decisions"),
     )
 
 

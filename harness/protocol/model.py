@@ -49,6 +49,9 @@ class Corpus:
     # 0 and 0 is the generator's default corpus.
     corrected_facts: int = 0
     changed_facts: int = 0
+    # A synthetic corpus's planted decisions (the size of its decisions roster); None: the generator's
+    # default (64).
+    decisions: int | None = None
 
     def __post_init__(self) -> None:
         check_sha256("corpus.manifest_sha256", self.manifest_sha256)
@@ -56,6 +59,12 @@ class Corpus:
             msg = (
                 f"corpus: corrected_facts and changed_facts plant facts in a synthetic corpus, but "
                 f"source is {self.source!r}; drop them or use source = 'synthetic'"
+            )
+            raise ProtocolError(msg)
+        if self.decisions is not None and self.source != "synthetic":
+            msg = (
+                f"corpus: decisions sets how many decisions a synthetic corpus plants, but source "
+                f"is {self.source!r}; drop it or use source = 'synthetic'"
             )
             raise ProtocolError(msg)
         if self.cutoff.tzinfo is None:
@@ -138,6 +147,7 @@ class FitSpec:
                     if c.corrected_facts or c.changed_facts
                     else {}
                 ),
+                **({"decisions": c.decisions} if c.decisions is not None else {}),
             },
             "rosters": [
                 {"name": r.name, "path": r.path, "seal": r.seal, "unit": r.unit}

@@ -149,6 +149,14 @@ def plan_decisions(plan: Plan) -> None:
     per_project = split(
         config.decisions, [float(len(work_sessions(plan, p))) for p in range(config.projects)]
     )
+    busiest = max(per_project, default=0)
+    if busiest > len(DECISION_CHOICES):
+        msg = (
+            f"decisions={config.decisions} puts {busiest} decisions in one project (shares follow "
+            f"its work sessions), but a project has only {len(DECISION_CHOICES)} distinct choices; "
+            "lower decisions or raise projects"
+        )
+        raise SyntheticError(msg)
     for p in range(config.projects):
         profile = plan.profiles[p]
         picks = rng.sample(range(len(DECISION_CHOICES)), per_project[p])
