@@ -147,3 +147,19 @@ def test_a_store_without_sentence_vectors_catches_up(memory: Memory) -> None:
     assert [n for n, _ in stored] == [2]  # alpha's prompt chunk: PROMPT_SENTENCES
     matrix = np.frombuffer(stored[0][1], dtype="<f4").reshape(2, -1)
     assert np.allclose(matrix, HashEmbedder().embed(PROMPT_SENTENCES), atol=1e-7)
+
+
+def test_the_sentence_read_starts_from_the_asked_chunk_ids(memory: Memory) -> None:
+    """The read looks up the asked ids by chunks' unique index and each text's row by key, never
+    walking every sentence row (which made it linear in the store)."""
+    with sqlite3.connect(memory.db_path) as conn:
+        plan = [
+            str(row[3])
+            for row in conn.execute(
+                "EXPLAIN QUERY PLAN " + sentence_sql.MATRICES_SQL, (HashEmbedder().id, "[]")
+            )
+        ]
+    searches = [step for step in plan if step.startswith(("SEARCH", "SCAN"))]
+    assert searches[0].startswith("SEARCH c USING INDEX sqlite_autoindex_chunks_1 (id=?)")
+    assert any("SEARCH s USING INDEX" in s and "sha256=?" in s for s in searches)
+    assert not any(step.startswith("SCAN s") for step in searches)
