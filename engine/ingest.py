@@ -426,16 +426,23 @@ def _merge_continuation(
 
 
 def embed_pending(
-    conn: sqlite3.Connection, embedder: Embedder, *, batch_size: int = 256, progress: bool = False
+    conn: sqlite3.Connection,
+    embedder: Embedder,
+    *,
+    batch_size: int = 256,
+    progress: bool = False,
+    sentences: bool = True,
 ) -> int:
     """Embed every stored chunk text that has no vector for `embedder` yet (by content hash).
 
     Each batch is stored in its own transaction, so an interrupted run keeps what it embedded. Then
-    the sentences of person-written texts (`embed_sentences`; a store made before them catches up).
+    the sentences of person-written texts (`embed_sentences`; a store made before them catches up),
+    unless `sentences` is False (a benchmark whose arms never read them).
     """
     pending = store.missing_vectors(conn, embedder.id)
     if not pending:
-        embed_sentences(conn, embedder, batch_size=batch_size, progress=progress)
+        if sentences:
+            embed_sentences(conn, embedder, batch_size=batch_size, progress=progress)
         return 0
     bar = None
     if progress:
@@ -450,7 +457,8 @@ def embed_pending(
             bar.update(len(part))
     if bar is not None:
         bar.close()
-    embed_sentences(conn, embedder, batch_size=batch_size, progress=progress)
+    if sentences:
+        embed_sentences(conn, embedder, batch_size=batch_size, progress=progress)
     return len(pending)
 
 

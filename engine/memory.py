@@ -127,6 +127,7 @@ class Memory:
         on_file: Callable[[str], None] | None = None,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         stream_root: Path | None = None,
+        sentences: bool = True,
     ) -> ImportReport:
         """Import transcripts under `paths` incrementally (by byte offset); idempotent.
 
@@ -134,7 +135,8 @@ class Memory:
 
         Each file is committed in its own short transaction together with its new offset, so an import
         killed half-way loses nothing already stored and the next import completes the work. With
-        `embed` and an embedder, the new texts are embedded afterwards. One message stores at most
+        `embed` and an embedder, the new texts are embedded afterwards (with the person's sentences
+        unless `sentences` is False: `embed_pending`). One message stores at most
         `max_message_bytes` bytes of text and a marker saying how much was cut.
         """
         from engine import ingest  # the sanitizer and its rules: only to import
@@ -148,15 +150,20 @@ class Memory:
             stream_root=stream_root,
         )
         if embed and self._embedder is not None:
-            report.vectors_added = self.embed_pending(progress=progress)
+            report.vectors_added = self.embed_pending(progress=progress, sentences=sentences)
         return report
 
-    def embed_pending(self, *, batch_size: int = 256, progress: bool = False) -> int:
-        """Embed every stored chunk text that has no vector for this embedder yet (by content hash)."""
+    def embed_pending(
+        self, *, batch_size: int = 256, progress: bool = False, sentences: bool = True
+    ) -> int:
+        """Embed every stored chunk text that has no vector for this embedder yet (by content hash),
+        then, with `sentences`, the sentences of the person's texts that have none yet."""
         emb = self._require_embedder()
         from engine import ingest  # the sanitizer and its rules: only to import
 
-        return ingest.embed_pending(self.conn, emb, batch_size=batch_size, progress=progress)
+        return ingest.embed_pending(
+            self.conn, emb, batch_size=batch_size, progress=progress, sentences=sentences
+        )
 
     def pending_texts(self, embedder_id: str) -> list[tuple[str, str]]:
         """(content sha256, text) of every stored chunk text without a vector for `embedder_id`."""

@@ -12,16 +12,23 @@ and gets its own `Memory`, whose vector reads use that embedder's vectors and in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from arms.registry import resolve
 from engine.embed import Embedder, UnknownEmbedderError, get_embedder
 from engine.memory import Memory
 from harness.protocol.arm_embedder import split_arm
 from harness.protocol.embedder import known_ids_text, name_for
 from harness.protocol.model import Protocol
 
-__all__ = ["extra_embedders", "memory_for", "open_extra_memories"]
+__all__ = ["extra_embedders", "memory_for", "open_extra_memories", "reads_sentences"]
+
+
+def reads_sentences(arms: Iterable[str]) -> bool:
+    """Whether any arm entry (``spec`` or ``spec@embedder``) reads sentence vectors
+    (`sentences=True`): a benchmark embeds the person's sentences only then."""
+    return any(dict(resolve(split_arm(arm).spec).params).get("sentences") is True for arm in arms)
 
 
 def extra_embedders(protocol: Protocol) -> tuple[dict[str, Embedder], list[str]]:
@@ -56,16 +63,21 @@ def extra_embedders(protocol: Protocol) -> tuple[dict[str, Embedder], list[str]]
 
 
 def open_extra_memories(
-    db_path: Path, embedders: Mapping[str, Embedder], *, progress: bool = False
+    db_path: Path,
+    embedders: Mapping[str, Embedder],
+    *,
+    progress: bool = False,
+    sentences: bool = True,
 ) -> dict[str, Memory]:
     """One `Memory` per extra embedder over the imported database at `db_path`, each with every
-    chunk text embedded (only the texts it has no vector for yet) and its index built."""
+    chunk text embedded (only the texts it has no vector for yet; with `sentences`, the person's
+    sentences too) and its index built."""
     memories: dict[str, Memory] = {}
     for embedder_id, embedder in embedders.items():
         if progress:
             print(f"embedding the corpus with extra embedder {embedder_id}")
         memory = Memory(db_path, embedder, lexical_index="sync")
-        memory.embed_pending(progress=progress)
+        memory.embed_pending(progress=progress, sentences=sentences)
         memories[embedder_id] = memory
     for memory in memories.values():
         memory.ensure_index()

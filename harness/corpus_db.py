@@ -62,6 +62,7 @@ def open_memory(
     embedder: Embedder,
     *,
     progress: bool = False,
+    sentences: bool = True,
 ) -> tuple[Memory, Path]:
     """Import `files` of `corpus_dir` (the corpus less its pre-declared exclusions) into a cached
     database.
@@ -70,7 +71,8 @@ def open_memory(
     run re-imports nothing and re-embeds nothing (vectors are keyed by content hash). The location is
     part of the key because the store files a transcript under its resolved path: the same corpus
     imported from a second folder into one database would be stored twice, and every arm would see
-    each chunk twice.
+    each chunk twice. `sentences`: also embed the sentences of the person's chunk texts (what arms
+    with `sentences=True` read); a later call with it fills in what an earlier one without it skipped.
     """
     excl_hash = hashlib.sha256("\n".join(sorted(excluded)).encode()).hexdigest()[:8]
     where = hashlib.sha256(str(Path(corpus_dir).resolve()).encode()).hexdigest()[:8]
@@ -80,6 +82,12 @@ def open_memory(
     paths = list(files)
     if paths:
         # Chunk ids from paths below the corpus folder: the same corpus ranks the same wherever it is.
-        memory.import_paths(paths, embed=True, progress=progress, stream_root=Path(corpus_dir))
+        memory.import_paths(
+            paths,
+            embed=True,
+            progress=progress,
+            stream_root=Path(corpus_dir),
+            sentences=sentences,
+        )
     memory.ensure_index()
     return memory, db_path

@@ -38,6 +38,7 @@ from engine import __version__ as engine_version
 from engine.embed import Embedder
 from engine.scope import Scope
 from harness import freeze
+from harness.arm_memories import reads_sentences
 from harness.corpus_db import CorpusMissingError, materialise, open_memory
 from harness.protocol.model import FitSpec, Protocol
 from harness.roster import Question, load_questions
@@ -292,6 +293,7 @@ def fit_bytes(
             excluded,
             embedder,
             progress=progress,
+            sentences=reads_sentences([arm]),
         )
         try:
             # as `bench run` does: what a person settled holds before anything is read

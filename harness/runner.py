@@ -30,7 +30,12 @@ from engine.embed import Embedder
 from engine.memory import Memory
 from engine.scope import Scope
 from harness import freeze
-from harness.arm_memories import extra_embedders, memory_for, open_extra_memories
+from harness.arm_memories import (
+    extra_embedders,
+    memory_for,
+    open_extra_memories,
+    reads_sentences,
+)
 from harness.corpus_db import CorpusMissingError, materialise, open_memory
 from harness.fit import check_fits
 from harness.gates import GateResult, choose_ship
@@ -355,7 +360,12 @@ def evaluate(verified: Verified, options: RunOptions) -> Evaluation:
     )
     excluded = contamination.flagged(protocol.corpus.exclude)
     memory, db_path = _open_corpus_db(protocol, verified, options, contamination, excluded)
-    extras = open_extra_memories(db_path, verified.embedders, progress=options.progress)
+    extras = open_extra_memories(
+        db_path,
+        verified.embedders,
+        progress=options.progress,
+        sentences=reads_sentences(protocol.arms),
+    )
     if extras:  # their vectors moved the store's generation: bring this embedder's index up to it
         memory.ensure_index()
     settled = _apply_settles(verified.corpus_dir, memory, excluded)
@@ -447,6 +457,7 @@ def _open_corpus_db(
         excluded,
         verified.embedder,
         progress=options.progress,
+        sentences=reads_sentences(protocol.arms),
     )
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 from engine.embed import HashEmbedder
 from engine.memory import Memory
 from harness import freeze
+from harness.arm_memories import reads_sentences
 from harness.corpus_db import open_memory
 from tests.engine.fixtures_transcripts import simple_session, write_jsonl
 
@@ -62,3 +64,33 @@ def test_the_same_corpus_in_two_folders_gets_two_databases_each_holding_it_once(
         plain.close()
     assert len(plain_ids) == len(ids_a)
     assert plain_ids.isdisjoint(ids_a)
+
+
+def _sentence_rows(db: Path) -> tuple[int, int]:
+    """(vectors, sentence-vector rows) stored in the database at `db`."""
+    with sqlite3.connect(db) as conn:
+        vectors = conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+        sentences = conn.execute("SELECT COUNT(*) FROM sentence_vectors").fetchone()[0]
+    return int(vectors), int(sentences)
+
+
+def test_a_benchmark_embeds_sentences_only_when_an_arm_reads_them(tmp_path: Path) -> None:
+    folder = corpus(tmp_path / "corpus")
+    files = sorted(folder.rglob("*.jsonl"))
+    cache = tmp_path / "cache"
+    args = (cache, freeze.manifest(folder).sha256, folder, files, (), HashEmbedder())
+    memory, db = open_memory(*args, sentences=False)
+    memory.close()
+    assert _sentence_rows(db) == (2, 0)  # both chunk texts have their vector, no sentence row
+    memory, again = open_memory(*args, sentences=True)  # the same cached database fills them in
+    memory.close()
+    assert again == db
+    assert _sentence_rows(db) == (2, 2)  # one row per prompt chunk text
+
+
+def test_which_arms_read_sentence_vectors() -> None:
+    assert not reads_sentences(
+        ["none()", "fts(pool=20,score='rank')", "rrf", "bridge(sentences=False)"]
+    )
+    assert reads_sentences(["rrf", "bridge(sentences=True,stem=True)"])
+    assert reads_sentences(["rrf(sentences=True)@minilm-l6-v2-int8"])
