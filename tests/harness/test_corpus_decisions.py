@@ -18,6 +18,16 @@ from recallbench.cli import main
 from tests.harness.test_protocol import PROTOCOL, _error, _write
 
 CUTOFF = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+# A synthetic corpus entry as a protocol declares one (seed, size; the manifest is not checked here).
+SYNTHETIC = Corpus(
+    source="synthetic",
+    path="cache/synthetic/x",
+    manifest_sha256="a" * 64,
+    cutoff=CUTOFF,
+    exclude=(),
+    seed=1,
+    size=240,
+)
 
 
 def _decisions(folder: Path) -> int:
@@ -38,15 +48,7 @@ def test_the_decisions_knob_loads_and_belongs_to_synthetic_corpora_only(tmp_path
 
 
 def test_a_fit_entry_names_decisions_only_when_set() -> None:
-    base = Corpus(
-        source="synthetic",
-        path="cache/synthetic/x",
-        manifest_sha256="a" * 64,
-        cutoff=CUTOFF,
-        exclude=(),
-        seed=1,
-        size=240,
-    )
+    base = SYNTHETIC
     plain = FitSpec(arm="ltr()", seed=0, corpus=base, rosters=()).to_dict()
     more = FitSpec(
         arm="ltr()", seed=0, corpus=dataclasses.replace(base, decisions=96), rosters=()
@@ -56,16 +58,7 @@ def test_a_fit_entry_names_decisions_only_when_set() -> None:
 
 
 def test_materialise_plants_the_declared_number_of_decisions(tmp_path: Path) -> None:
-    corpus = Corpus(
-        source="synthetic",
-        path="more",
-        manifest_sha256="a" * 64,
-        cutoff=CUTOFF,
-        exclude=(),
-        seed=1357,
-        size=240,
-        decisions=96,
-    )
+    corpus = dataclasses.replace(SYNTHETIC, path="more", seed=1357, decisions=96)
     assert _decisions(materialise(corpus, tmp_path, tmp_path / "p.toml")) == 96
     default = dataclasses.replace(corpus, path="plain", decisions=None)
     assert _decisions(materialise(default, tmp_path, tmp_path / "p.toml")) == 64  # control
