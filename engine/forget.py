@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from engine import audit, forget_sql, sentence_sql, store, tombstone_sql
+from engine import audit, forget_sql, store, tombstone_sql
 from engine.chunking import chunk_stream
 from engine.forget_sql import ChunkRow, FileRow, MessageRow
 
@@ -389,7 +389,7 @@ def _remove_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str
         if target.kind == "match":
             edits = forget_sql.delete_edit_paths_containing(conn, target.value)
         vectors = forget_sql.delete_unshared_vectors(conn, before)
-        sentences = sentence_sql.delete_unshared(conn, before)
+        sentences = forget_sql.delete_unshared_sentence_vectors(conn, before)
         store.bump_generation(conn)
     return (
         f"{p.summary()}; {removed} chunks deleted with their sessions, {rewritten} chunk rows "

@@ -307,10 +307,20 @@ def set_file_state(conn: sqlite3.Connection, path: str, state: str) -> None:
 
 def delete_unshared_vectors(conn: sqlite3.Connection, shas: Iterable[str]) -> int:
     """Delete the vectors (every embedder) of these content hashes that no stored chunk still has."""
+    return _delete_unshared(conn, "vectors", shas)
+
+
+def delete_unshared_sentence_vectors(conn: sqlite3.Connection, shas: Iterable[str]) -> int:
+    """Delete the sentence-vector rows (every embedder; `engine.sentence_sql`) of these content
+    hashes that no stored chunk still has."""
+    return _delete_unshared(conn, "sentence_vectors", shas)
+
+
+def _delete_unshared(conn: sqlite3.Connection, table: str, shas: Iterable[str]) -> int:
     n = 0
     for part, marks in _parts(shas):
         n += conn.execute(
-            f"DELETE FROM vectors WHERE sha256 IN ({marks}) "
+            f"DELETE FROM {table} WHERE sha256 IN ({marks}) "
             "AND sha256 NOT IN (SELECT sha256 FROM chunks)",
             part,
         ).rowcount

@@ -10,7 +10,8 @@ in `arms.pools`) scores such a chunk by the best of its own cosine and its sente
 Stored like `vectors`: content-addressed by the chunk text's sha256 and the embedder id, one row per
 text holding its sentences as a float32 matrix (0 rows when no sentence is long enough, so that the
 text is not split again), in a table of its own so the vector catalog and the index never read them.
-`recallbench forget` deletes them with the chunk's vector (`delete_unshared`). Schema: migration 6
+`recallbench forget` deletes them with the chunk's vector
+(`engine.forget_sql.delete_unshared_sentence_vectors`). Schema: migration 6
 of `engine.store.MIGRATIONS`.
 """
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from engine.model import Author
@@ -32,7 +33,6 @@ __all__ = [
     "MAX_SENTENCES",
     "MIN_CHARS",
     "SCHEMA",
-    "delete_unshared",
     "matrices",
     "missing",
     "put",
@@ -138,19 +138,3 @@ def matrices(
         str(r[0]): np.frombuffer(r[2], dtype="<f4").reshape(-1, int(r[1])).astype(np.float32)
         for r in rows
     }
-
-
-def delete_unshared(conn: sqlite3.Connection, shas: Iterable[str]) -> int:
-    """Delete the sentence vectors (every embedder) of these content hashes that no stored chunk
-    still has."""
-    n = 0
-    chosen = sorted(set(shas))
-    for start in range(0, len(chosen), 500):
-        part = chosen[start : start + 500]
-        marks = ",".join("?" * len(part))
-        n += conn.execute(
-            f"DELETE FROM sentence_vectors WHERE sha256 IN ({marks}) "
-            "AND sha256 NOT IN (SELECT sha256 FROM chunks)",
-            part,
-        ).rowcount
-    return n
