@@ -1,9 +1,9 @@
 """Embedding cost of the MiniLM forms: torch vs ONNX fp32 vs ONNX int8 on the same chunk texts.
 
 `measure_embed_rates` encodes one list of texts with each embedder in this process (batch 64, each sorted
-by length) and reports chunks/s and the cosine to the torch vectors; `measure_query_load` starts a fresh
-process that imports and loads the ONNX model and embeds queries one at a time, and reports the load time,
-the per-query latency and whether torch was imported. `chunk_texts` makes the texts from the synthetic
+by length; the ONNX ones with their default workers) and reports chunks/s and the cosine to the torch
+vectors; `measure_query_load` starts a fresh process that imports and loads the ONNX model and embeds
+queries one at a time, and reports the load time, the per-query latency and whether torch was imported. `chunk_texts` makes the texts from the synthetic
 corpus. `measure_embed_forms` is what `python -m perf` reports (and judges against issue 17's targets);
 `python -m perf.embed_rates` prints the same measures as JSON on their own.
 """
@@ -97,6 +97,7 @@ def measure_embed_rates(texts: Sequence[str], batch_size: int = 64) -> dict[str,
         entry: dict[str, Any] = {
             "embedder_id": embedder.id,
             "batch_size": getattr(embedder, "batch_size", None),
+            "workers": getattr(embedder, "workers", None),
             **rate,
         }
         if reference is None:

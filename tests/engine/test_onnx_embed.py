@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from engine.onnx_embed import (
     OnnxCacheError,
     OnnxMiniLMEmbedder,
     Variant,
+    default_workers,
     ensure_export,
     export_in_child,
     length_order,
@@ -63,10 +65,32 @@ class _OneHotSession:
         return [hidden]
 
 
-def _fake_embedder(monkeypatch: pytest.MonkeyPatch, batch_size: int) -> tuple[Embedder, Any]:
-    session = _OneHotSession()
+def _fake_embedder(
+    monkeypatch: pytest.MonkeyPatch, batch_size: int, workers: int = 1, session: Any = None
+) -> tuple[Embedder, Any]:
+    session = session if session is not None else _OneHotSession()
     monkeypatch.setattr(OnnxMiniLMEmbedder, "_build", lambda self: (session, _CharTokenizer()))
-    return OnnxMiniLMEmbedder(batch_size=batch_size), session
+    return OnnxMiniLMEmbedder(batch_size=batch_size, workers=workers), session
+
+
+class _MeetingSession(_OneHotSession):
+    """Records which thread ran each batch; the first `meet` calls wait for each other (a barrier)."""
+
+    def __init__(self, meet: int) -> None:
+        super().__init__()
+        self.threads: list[int] = []
+        self._barrier = threading.Barrier(meet, timeout=10)
+        self._meet = meet
+        self._lock = threading.Lock()
+
+    def run(self, names: list[str], feeds: dict[str, NDArray[np.int64]]) -> list[NDArray[Any]]:
+        with self._lock:
+            self.threads.append(threading.get_ident())
+            first = len(self.threads) <= self._meet
+        if first:
+            self._barrier.wait()  # raises BrokenBarrierError unless `meet` calls run at once
+        with self._lock:
+            return super().run(names, feeds)
 
 
 def test_length_order_sorts_positions_by_length_and_keeps_ties_in_input_order() -> None:
@@ -93,6 +117,41 @@ def test_batches_run_sorted_by_length_and_rows_come_back_in_input_order(
     assert vectors.dtype == np.float32
 
 
+def test_workers_run_batches_at_once_and_give_the_same_rows_as_one_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    texts = ["ccc", "a", "ab", "dddd", "e", "ff", "ggggg"]
+    serial, one = _fake_embedder(monkeypatch, batch_size=2, workers=1)
+    expected = serial.embed(texts)
+    # 7 texts in batches of 2 make 4 batches; 3 workers: the first 3 batches meet at a barrier,
+    # which only concurrent calls can pass (one worker would wait there until the timeout).
+    parallel, meeting = _fake_embedder(
+        monkeypatch, batch_size=2, workers=3, session=_MeetingSession(meet=3)
+    )
+
+    vectors = parallel.embed(texts)
+
+    assert np.array_equal(vectors, expected)
+    assert len(meeting.threads) == 4
+    assert len(set(meeting.threads[:3])) == 3  # three threads ran the first three batches
+    assert sorted(map(sorted, meeting.batches)) == sorted(map(sorted, one.batches))
+    # one batch needs no thread pool: it runs on the calling thread
+    single, lone = _fake_embedder(
+        monkeypatch, batch_size=8, workers=3, session=_MeetingSession(meet=1)
+    )
+    assert np.array_equal(single.embed(texts), expected)
+    assert lone.threads == [threading.get_ident()]
+
+
+def test_default_workers_are_the_usable_cpus_capped_at_eight(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(3)), raising=False)
+    assert default_workers() == 3
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(32)), raising=False)
+    assert default_workers() == 8
+
+
 def test_empty_input_gives_an_empty_matrix_and_a_bare_string_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -111,11 +170,16 @@ def test_variants_report_their_ids_and_bad_arguments_are_refused() -> None:
     assert OnnxMiniLMEmbedder().id == "minilm-l6-v2"
     assert OnnxMiniLMEmbedder("int8").id == "minilm-l6-v2-int8"
     assert OnnxMiniLMEmbedder().dim == 384
-    assert OnnxMiniLMEmbedder().batch_size == 8  # measured faster than 16 and 64 on two cores
+    assert OnnxMiniLMEmbedder().batch_size == 2  # measured at or near the best on two cores
+    assert OnnxMiniLMEmbedder().workers == default_workers() >= 1
+    assert OnnxMiniLMEmbedder(prepack=False).workers == 1  # a few texts: one call at a time
+    assert OnnxMiniLMEmbedder(workers=3).workers == 3
     with pytest.raises(ValueError, match="unknown ONNX variant 'fp16', choose one of fp32, int8"):
         OnnxMiniLMEmbedder("fp16")
     with pytest.raises(ValueError, match="batch_size must be a positive int, received 0"):
         OnnxMiniLMEmbedder(batch_size=0)
+    with pytest.raises(ValueError, match="workers must be a positive int, received 0"):
+        OnnxMiniLMEmbedder(workers=0)
 
 
 def test_model_cache_is_the_environment_setting_else_the_xdg_cache(

@@ -102,6 +102,20 @@ def test_without_prepacking_the_session_says_so_and_the_vectors_are_the_same(
     assert np.allclose(a, b, atol=1e-5)
 
 
+def test_workers_run_on_one_intra_op_thread_each_and_the_vectors_are_the_same(
+    texts: list[str],
+) -> None:
+    one, two = OnnxMiniLMEmbedder("fp32", workers=1), OnnxMiniLMEmbedder("fp32", workers=2)
+    sample = texts[:40]
+
+    a, b = one.embed(sample), two.embed(sample)
+
+    assert two.load()[0].get_session_options().intra_op_num_threads == 1
+    assert one.load()[0].get_session_options().intra_op_num_threads == 0  # ONNX Runtime's default
+    assert float(_cosines(a, b).min()) >= 0.99999
+    assert np.allclose(a, b, atol=1e-5)
+
+
 def test_embedding_a_query_with_onnx_never_imports_torch() -> None:
     OnnxMiniLMEmbedder("fp32").embed(["make sure the export exists"])
     script = (
