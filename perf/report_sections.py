@@ -116,7 +116,7 @@ def embedding_lines(report: Report) -> list[str]:
                 else ""
             )
             lines.append(
-                f"  {name:<24} batch {row['batch_size']!s:>3} workers {row.get('workers') or 1!s:>2} "
+                f"  {name:<24} batch {row['batch_size']!s:>3} workers {row.get('workers') or '-'!s:>2} "
                 f"{row['chunks_per_s']:>7.1f}{extra}"
             )
     if not lines:

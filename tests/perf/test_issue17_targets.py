@@ -98,6 +98,7 @@ FORMS = {
         "onnx_fp32_default_batch": {
             "chunks_per_s": 42.0,
             "batch_size": 16,
+            "workers": 2,
             "speedup_vs_torch": 2.1,
             "cosine_to_torch": {"min": 0.9995},
         },
@@ -169,7 +170,10 @@ def test_the_search_command_and_the_embedding_forms_read_as_sentences() -> None:
     assert "import + model load 0.400 s" in forms
     assert "p50 16.00 ms" in forms
     assert "torch imported: no" in forms
-    assert "onnx_fp32_default_batch  batch  16    42.0  2.10x, cosine >= 0.9995" in forms
+    assert "onnx_fp32_default_batch  batch  16 workers  2    42.0  2.10x, cosine >= 0.9995" in forms
+    # torch has no workers, and a report written before them shows none
+    assert "torch                    batch  64 workers  -    20.0" in forms
+    assert "onnx_int8_default_batch  batch  16 workers  -    58.0  2.90x, cosine >= 0.9700" in forms
     assert embedding_lines(_report(embedding_forms={})) == []
 
 
