@@ -15,7 +15,13 @@ a third ranked list to rrf's two:
 4. the bridged hits, best lexical score first (ties by chunk id), enter the reciprocal rank fusion as a
    third channel weighted `bridge_w`: score(c) = Σ w_channel / (rrf_k + rank).
 
-Without a key the bridge is empty and the answer is rrf's, hit for hit. The walk arm hops through
+Without a key the bridge is empty and the answer is rrf's, hit for hit.
+
+A paraphrased question (`vector_w`, `cover`): when the best lexical hit holds fewer than `cover` of the
+question's distinct terms (`arms.ltr.query_terms`, case-folded, whole tokens), the words did not carry
+the question and the vector list is weighted `vector_w` instead of 1. A question asked in the memory's
+own words (a receipt, a named component) keeps rrf's equal weights. The defaults (`cover` 0) never
+reweight, and the spec names the two only when set. The walk arm hops through
 files from vector seeds for every question; this arm hops only from verbatim identifiers, and keeps
 rrf's ranking otherwise.
 """
@@ -29,6 +35,7 @@ from pathlib import PurePosixPath
 
 from arms import pools
 from arms.base import Hit, Query
+from arms.ltr import has_term, query_terms
 from arms.pools import ordered
 from arms.spec import OMIT_DEFAULT, check_bool, check_float, check_int
 from engine.api import ReadAPI, Scored
@@ -73,9 +80,15 @@ class BridgeParams(HopParams):
     rrf_k: int = 60
     min_score: float = 0.20
     sentences: bool = field(default=False, metadata={OMIT_DEFAULT: True})
+    # The vector list's weight for a paraphrased question, and the term share below which the best
+    # lexical hit marks one (module docstring); cover 0 turns it off.
+    vector_w: float = field(default=1.0, metadata={OMIT_DEFAULT: True})
+    cover: float = field(default=0.0, metadata={OMIT_DEFAULT: True})
 
     def __post_init__(self) -> None:
         check_bool("bridge", "sentences", self.sentences)
+        check_float("bridge", "vector_w", self.vector_w, low=0.0, high=10.0)
+        check_float("bridge", "cover", self.cover, low=0.0, high=1.0)
         check_int("bridge", "pool", self.pool, minimum=1)
         check_int("bridge", "rrf_k", self.rrf_k, minimum=1)
         check_float("bridge", "min_score", self.min_score, low=-1.0, high=1.0)
@@ -128,7 +141,7 @@ class BridgeArm:
         fused: dict[str, float] = {}
         channels: dict[str, list[str]] = {}
         lists = (
-            ("vector", 1.0, vector_pool),
+            ("vector", self.vector_weight(query.text, lexical_pool, query.scope), vector_pool),
             ("fts", 1.0, lexical_pool),
             ("bridge", p.bridge_w, bridged),
         )
@@ -143,6 +156,19 @@ class BridgeArm:
             )
             for cid, score in ranked
         ]
+
+    def vector_weight(self, text: str, lexical_pool: Sequence[Scored], scope: Scope) -> float:
+        """`vector_w` when the best lexical hit holds fewer than `cover` of the question's distinct
+        terms (none found counts as 0), else 1; always 1 when `cover` is 0 or the question has no term."""
+        p = self.params
+        terms = query_terms(text)
+        if p.cover <= 0.0 or not terms:
+            return 1.0
+        best = ordered(lexical_pool)[:1]
+        records = self.memory.chunks([best[0].chunk_id], scope) if best else []
+        folded = records[0].text.casefold() if records else ""
+        share = sum(has_term(folded, term) for term in terms) / len(terms)
+        return p.vector_w if share < p.cover else 1.0
 
     def bridge(self, text: str, scope: Scope) -> tuple[list[Scored], dict[str, str]]:
         """(the bridged hits, best first; the file name each came through)."""

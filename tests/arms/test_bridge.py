@@ -8,10 +8,11 @@ import pytest
 
 from arms.base import Hit, Query
 from arms.bridge import BridgeArm, BridgeParams, keys_of, without_keys
+from arms.registry import full_canonical
 from arms.rrf import RRFArm
 from arms.spec import SpecError
 from engine.scope import Scope
-from tests.arms.fake_memory import FakeMemory, e0
+from tests.arms.fake_memory import FakeMemory, e0, toward
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 QUESTION = "In the module that holds `hoist_overdue_remnants`, what is the batch size set to?"
@@ -111,3 +112,61 @@ def test_parameters_are_checked() -> None:
         BridgeParams(bridge_w=-1.0)
     with pytest.raises(SpecError, match="max_files"):
         BridgeParams(max_files=0)
+
+
+PARAPHRASED = "which queue technology handles failed payments"
+OWN_WORDS = "payments retry notes"
+
+
+def paraphrase_memory() -> FakeMemory:
+    mem = FakeMemory()
+    mem.add_session("s1", project="/p", start="2025-01-01T00:00:00Z")
+    mem.add_session("s2", project="/p", start="2025-01-02T00:00:00Z")
+    # The lexical list's only hit shares one word with the paraphrased question and sits below the
+    # vector floor (0.1 < 0.2); the vector list's only hit shares no word with it.
+    mem.add_chunk("lexhit", session="s1", text="payments retry notes", vector=toward(0.1, 1))
+    mem.add_chunk("vechit", session="s2", text="we picked RabbitMQ", vector=toward(0.9, 2))
+    mem.add_query(PARAPHRASED, e0())
+    mem.add_query(OWN_WORDS, e0())
+    return mem
+
+
+def test_a_paraphrased_question_weights_the_vector_list_worked_by_hand() -> None:
+    mem, scope = paraphrase_memory(), Scope.of("/p")
+    plain = BridgeArm(mem)
+    weighted = BridgeArm(mem, BridgeParams(vector_w=2.0, cover=0.5))
+    # PARAPHRASED has 6 terms (which, queue, technology, handles, failed, payments); the best lexical
+    # hit holds 1 of them, 1/6 = 0.167 < 0.5: a paraphrase, so the vector list weighs 2.
+    assert weighted.vector_weight(PARAPHRASED, mem.lexical(PARAPHRASED, scope, 20), scope) == 2.0
+    # Equal weights tie at 1/61 = 0.016393 and the tie goes to the smaller id; weighted, vechit has
+    # 2/61 = 0.032787.
+    assert triples(plain.search(q(PARAPHRASED, scope))) == [
+        ("lexhit", round(1 / 61, 6), "rrf (fts)"),
+        ("vechit", round(1 / 61, 6), "rrf (vector)"),
+    ]
+    assert triples(weighted.search(q(PARAPHRASED, scope))) == [
+        ("vechit", round(2 / 61, 6), "rrf (vector)"),
+        ("lexhit", round(1 / 61, 6), "rrf (fts)"),
+    ]
+
+
+def test_a_question_in_the_memorys_own_words_keeps_equal_weights() -> None:
+    mem, scope = paraphrase_memory(), Scope.of("/p")
+    weighted = BridgeArm(mem, BridgeParams(vector_w=2.0, cover=0.5))
+    # OWN_WORDS' 3 terms are all in the best lexical hit: 3/3 >= 0.5, weight 1, rrf's answer.
+    assert weighted.vector_weight(OWN_WORDS, mem.lexical(OWN_WORDS, scope, 20), scope) == 1.0
+    assert weighted.search(q(OWN_WORDS, scope)) == RRFArm(mem).search(q(OWN_WORDS, scope))
+    assert [h.chunk_id for h in weighted.search(q(OWN_WORDS, scope))] == ["lexhit", "vechit"]
+    # no lexical hit at all counts as a share of 0; cover 0 (the default) never reweights
+    assert weighted.vector_weight(PARAPHRASED, [], scope) == 2.0
+    assert BridgeArm(mem).vector_weight(PARAPHRASED, [], scope) == 1.0
+
+
+def test_the_paraphrase_options_are_named_only_when_set_and_checked() -> None:
+    assert "vector_w" not in full_canonical("bridge()")
+    assert "cover" not in full_canonical("bridge()")
+    assert "cover=0.5" in full_canonical("bridge(vector_w=2.0,cover=0.5)")
+    with pytest.raises(SpecError, match="vector_w"):
+        BridgeParams(vector_w=-1.0)
+    with pytest.raises(SpecError, match="cover"):
+        BridgeParams(cover=1.5)
