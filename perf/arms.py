@@ -96,9 +96,13 @@ def build_timed(name: str, api: ReadAPI) -> Arm:
 
 
 # Specs timed beside every registered arm's default, by the name the report gives them: options that
-# change what an arm costs. sbridge reads sentence vectors, so it is timed only over a store that has
-# them (the per-size stores: `perf.corpus.fill_vectors`; not the real-vector tier).
-EXTRA_SPECS: dict[str, str] = {"sbridge": "bridge(sentences=True,stem=True)"}
+# change what an arm costs. sbridge and psbridge read sentence vectors, so they are timed only over a
+# store that has them (the per-size stores: `perf.corpus.fill_vectors`; not the real-vector tier);
+# psbridge also reads the best lexical hit's text to count the question's terms in it.
+EXTRA_SPECS: dict[str, str] = {
+    "sbridge": "bridge(sentences=True,stem=True)",
+    "psbridge": "bridge(cover=0.5,sentences=True,stem=True,vector_w=2.0)",
+}
 
 
 def measure_arms(

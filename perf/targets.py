@@ -38,6 +38,7 @@ ARM_P50_TARGETS_MS: dict[str, float] = {
     "ltr": 25.0,  # the learned reranker scores up to 300 candidates; query embedding excluded
     "ltrb": 25.0,  # ltr, plus the file bridge's lexical reads when the question names an identifier
     "sbridge": 25.0,  # bridge, its vector channel 100 deep and rescored by sentence vectors
+    "psbridge": 25.0,  # sbridge, plus one chunk read for the term share of its best lexical hit
 }
 P95_OVER_P50 = 3.0
 
