@@ -46,6 +46,9 @@ BENCH_PROTOCOLS = (
     "protocols/arms-v4.toml",
     "protocols/arms-v5.toml",
     "protocols/arms-v6.toml",
+    "protocols/arms-v7.toml",
+    "protocols/arms-v8.toml",
+    "protocols/arms-v9.toml",
 )
 
 
