@@ -21,7 +21,13 @@ A paraphrased question (`vector_w`, `cover`): when the best lexical hit holds fe
 question's distinct terms (`arms.ltr.query_terms`, case-folded, whole tokens), the words did not carry
 the question and the vector list is weighted `vector_w` instead of 1. A question asked in the memory's
 own words (a receipt, a named component) keeps rrf's equal weights. The defaults (`cover` 0) never
-reweight, and the spec names the two only when set. The walk arm hops through
+reweight, and the spec names the two only when set.
+
+A question about the present state (`recency_w`): when the question holds a temporal cue (`TEMPORAL_CUE`:
+"current", "now", "latest", "finally", "as things stand", ...), the `pool` best fused candidates are ranked
+by time, newest first (the chunk's start, else its session's; undated last; ties by chunk id), and that
+list joins the fusion weighted `recency_w`: among answers about the same thing, the latest revision is
+what "what do we use now?" asks for. 0 (the default) turns it off and the spec names it only when set. The walk arm hops through
 files from vector seeds for every question; this arm hops only from verbatim identifiers, and keeps
 rrf's ranking otherwise.
 """
@@ -35,6 +41,7 @@ from pathlib import PurePosixPath
 
 from arms import pools
 from arms.base import Hit, Query
+from arms.decay import parse_ts
 from arms.ltr import has_term, query_terms
 from arms.pools import ordered
 from arms.spec import OMIT_DEFAULT, check_bool, check_float, check_int
@@ -42,6 +49,12 @@ from engine.api import ReadAPI, Scored
 from engine.scope import Scope
 
 BRIDGE_VIA = "bridge"
+# Words that ask for the present state of something (`recency_w`), matched case-insensitively as words.
+TEMPORAL_CUE = re.compile(
+    r"\b(?:current|currently|now|nowadays|latest|final|finally|as things stand|these days|still"
+    r"|today|at the moment|most recent|anymore|any more)\b",
+    re.IGNORECASE,
+)
 _BACKTICK = re.compile(r"`([^`\n]+)`")
 # snake_case with an underscore between word characters, or camelCase (a lower letter then an upper).
 _IDENTIFIER = re.compile(r"\b(?:[A-Za-z0-9]+_[A-Za-z0-9_]*[A-Za-z0-9]|[a-z]+[A-Z][A-Za-z0-9]*)\b")
@@ -84,11 +97,14 @@ class BridgeParams(HopParams):
     # lexical hit marks one (module docstring); cover 0 turns it off.
     vector_w: float = field(default=1.0, metadata={OMIT_DEFAULT: True})
     cover: float = field(default=0.0, metadata={OMIT_DEFAULT: True})
+    # The weight of the candidates' newest-first list for a question with a temporal cue (0: off).
+    recency_w: float = field(default=0.0, metadata={OMIT_DEFAULT: True})
 
     def __post_init__(self) -> None:
         check_bool("bridge", "sentences", self.sentences)
         check_float("bridge", "vector_w", self.vector_w, low=0.0, high=10.0)
         check_float("bridge", "cover", self.cover, low=0.0, high=1.0)
+        check_float("bridge", "recency_w", self.recency_w, low=0.0, high=10.0)
         check_int("bridge", "pool", self.pool, minimum=1)
         check_int("bridge", "rrf_k", self.rrf_k, minimum=1)
         check_float("bridge", "min_score", self.min_score, low=-1.0, high=1.0)
@@ -149,12 +165,29 @@ class BridgeArm:
             for rank, scored in enumerate(ordered(pool)[: p.pool], start=1):
                 fused[scored.chunk_id] = fused.get(scored.chunk_id, 0.0) + weight / (p.rrf_k + rank)
                 channels.setdefault(scored.chunk_id, []).append(channel)
+        if p.recency_w > 0.0 and TEMPORAL_CUE.search(query.text):
+            for rank, cid in enumerate(self.newest_first(fused, query.scope), start=1):
+                fused[cid] += p.recency_w / (p.rrf_k + rank)
         ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[: query.k]
         return [
             Hit(
                 chunk_id=cid, score=score, via=bridge_via(_rrf_label(channels[cid]), files.get(cid))
             )
             for cid, score in ranked
+        ]
+
+    def newest_first(self, fused: dict[str, float], scope: Scope) -> list[str]:
+        """The `pool` best fused candidates (ties by id), newest first: by the chunk's start, else its
+        session's; undated ones last; ties by chunk id."""
+        best = [cid for cid, _ in sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))]
+        records = self.memory.chunks(best[: self.params.pool], scope)
+
+        def when(cid: str, ts: str | None, start: str | None) -> tuple[int, float, str]:
+            moment = parse_ts(ts) or parse_ts(start)
+            return (0, -moment.timestamp(), cid) if moment else (1, 0.0, cid)
+
+        return [
+            r.id for r in sorted(records, key=lambda r: when(r.id, r.ts_start, r.session_start))
         ]
 
     def vector_weight(self, text: str, lexical_pool: Sequence[Scored], scope: Scope) -> float:

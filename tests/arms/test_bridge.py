@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from arms.base import Hit, Query
-from arms.bridge import BridgeArm, BridgeParams, keys_of, without_keys
+from arms.bridge import TEMPORAL_CUE, BridgeArm, BridgeParams, keys_of, without_keys
 from arms.registry import full_canonical
 from arms.rrf import RRFArm
 from arms.spec import SpecError
@@ -170,3 +170,57 @@ def test_the_paraphrase_options_are_named_only_when_set_and_checked() -> None:
         BridgeParams(vector_w=-1.0)
     with pytest.raises(SpecError, match="cover"):
         BridgeParams(cover=1.5)
+
+
+CUED = "what is the current alerting threshold"
+UNCUED = "what is the alerting threshold"
+
+
+def recency_memory() -> FakeMemory:
+    mem = FakeMemory()
+    mem.add_session("early", project="/p", start="2025-01-01T00:00:00Z")
+    mem.add_session("late", project="/p", start="2025-03-01T00:00:00Z")
+    mem.add_session("undated", project="/p", start=None)
+    # The fake's lexical score counts matching tokens: "old" 7 (the x2, alerting x2, threshold x2,
+    # is), "new" 2 (alerting, threshold), "nodate" 1 (threshold). No vectors: the lexical list alone.
+    mem.add_chunk(
+        "old",
+        session="early",
+        text="the alerting threshold is 5 for the dispatcher alerting threshold",
+    )
+    mem.add_chunk("new", session="late", text="alerting threshold now 10")
+    mem.add_chunk("nodate", session="undated", text="threshold")
+    mem.add_query(CUED, e0())
+    mem.add_query(UNCUED, e0())
+    return mem
+
+
+def test_a_question_about_the_present_adds_the_newest_first_list_worked_by_hand() -> None:
+    mem, scope = recency_memory(), Scope.of("/p")
+    arm = BridgeArm(mem, BridgeParams(recency_w=2.0))
+    # Fused: old 1/61, new 1/62, nodate 1/63. "current" is a cue: newest first is new (March),
+    # old (January), nodate (undated, last); that list adds 2/61, 2/62, 2/63.
+    assert arm.newest_first({"old": 3.0, "new": 2.0, "nodate": 1.0}, scope) == [
+        "new",
+        "old",
+        "nodate",
+    ]
+    assert triples(arm.search(q(CUED, scope))) == [
+        ("new", round(1 / 62 + 2 / 61, 6), "rrf (fts)"),  # 0.048916
+        ("old", round(1 / 61 + 2 / 62, 6), "rrf (fts)"),  # 0.048652
+        ("nodate", round(1 / 63 + 2 / 63, 6), "rrf (fts)"),  # 0.047619
+    ]
+    # The control: without a cue the same arm gives rrf's order, oldest answer first.
+    assert arm.search(q(UNCUED, scope)) == RRFArm(mem).search(q(UNCUED, scope))
+    assert [h.chunk_id for h in arm.search(q(UNCUED, scope))] == ["old", "new", "nodate"]
+    # and recency_w 0 (the default) never reorders, cue or not
+    assert [h.chunk_id for h in BridgeArm(mem).search(q(CUED, scope))] == ["old", "new", "nodate"]
+
+
+def test_temporal_cues_are_whole_words() -> None:
+    cued = ["As things stand now, what is it?", "What did we finally pick?", "the latest choice"]
+    assert all(TEMPORAL_CUE.search(text) for text in cued)
+    assert not any(TEMPORAL_CUE.search(t) for t in ["do you know the snowplow", "a finalist"])
+    with pytest.raises(SpecError, match="recency_w"):
+        BridgeParams(recency_w=-0.5)
+    assert "recency_w" not in full_canonical("bridge()")
