@@ -49,6 +49,8 @@ BENCH_PROTOCOLS = (
     "protocols/arms-v7.toml",
     "protocols/arms-v8.toml",
     "protocols/arms-v9.toml",
+    "protocols/arms-v10.toml",
+    "protocols/arms-v11.toml",
 )
 
 

@@ -98,10 +98,12 @@ def build_timed(name: str, api: ReadAPI) -> Arm:
 # Specs timed beside every registered arm's default, by the name the report gives them: options that
 # change what an arm costs. sbridge and psbridge read sentence vectors, so they are timed only over a
 # store that has them (the per-size stores: `perf.corpus.fill_vectors`; not the real-vector tier);
-# psbridge also reads the best lexical hit's text to count the question's terms in it.
+# psbridge also reads the best lexical hit's text to count the question's terms in it, and tpsbridge
+# the 20 best candidates' times when the question asks about the present.
 EXTRA_SPECS: dict[str, str] = {
     "sbridge": "bridge(sentences=True,stem=True)",
     "psbridge": "bridge(cover=0.5,sentences=True,stem=True,vector_w=2.0)",
+    "tpsbridge": "bridge(cover=0.5,recency_w=1.0,sentences=True,stem=True,vector_w=2.0)",
 }
 
 

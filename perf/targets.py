@@ -39,6 +39,7 @@ ARM_P50_TARGETS_MS: dict[str, float] = {
     "ltrb": 25.0,  # ltr, plus the file bridge's lexical reads when the question names an identifier
     "sbridge": 25.0,  # bridge, its vector channel 100 deep and rescored by sentence vectors
     "psbridge": 25.0,  # sbridge, plus one chunk read for the term share of its best lexical hit
+    "tpsbridge": 25.0,  # psbridge, plus a read of 20 candidates' times for a question about the present
 }
 P95_OVER_P50 = 3.0
 

@@ -115,7 +115,7 @@ def test_every_figure_of_the_issue_is_present_for_every_size(report: dict[str, A
     assert [s["size"] for s in report["sizes"]] == [250, 700]
     for size in report["sizes"]:
         assert size["chunks"] > 0
-        # every registered arm, and the extra specs (sbridge, psbridge: sentence vectors, stored static)
+        # every registered arm, and the extra specs (the bridges with sentence vectors, stored static)
         assert sorted(size["arms"]) == sorted([*registry.names(), *EXTRA_SPECS])
         assert size["vectors"]["sentence_texts"] > 0
         for row in size["arms"].values():
