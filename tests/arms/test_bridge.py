@@ -107,11 +107,21 @@ def test_the_bridge_never_crosses_the_scope() -> None:
     assert "other-project" in both  # and the chunk is found when its project is asked for
 
 
-def test_parameters_are_checked() -> None:
-    with pytest.raises(SpecError, match="bridge_w"):
-        BridgeParams(bridge_w=-1.0)
-    with pytest.raises(SpecError, match="max_files"):
-        BridgeParams(max_files=0)
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("bridge_w", -1.0), ("max_files", 0), ("vector_w", -1.0), ("cover", 1.5), ("recency_w", -0.5)],
+)
+def test_parameters_are_checked(name: str, value: float) -> None:
+    with pytest.raises(SpecError, match=name):
+        BridgeParams(**{name: value})
+    BridgeParams(**{name: 1})  # the control: an in-range value is accepted
+
+
+def test_the_options_added_later_are_named_only_when_set() -> None:
+    for name in ("vector_w", "cover", "recency_w"):
+        assert name not in full_canonical("bridge()")
+    assert "cover=0.5" in full_canonical("bridge(vector_w=2.0,cover=0.5)")
+    assert "recency_w=1.0" in full_canonical("bridge(recency_w=1.0)")
 
 
 PARAPHRASED = "which queue technology handles failed payments"
@@ -160,16 +170,6 @@ def test_a_question_in_the_memorys_own_words_keeps_equal_weights() -> None:
     # no lexical hit at all counts as a share of 0; cover 0 (the default) never reweights
     assert weighted.vector_weight(PARAPHRASED, [], scope) == 2.0
     assert BridgeArm(mem).vector_weight(PARAPHRASED, [], scope) == 1.0
-
-
-def test_the_paraphrase_options_are_named_only_when_set_and_checked() -> None:
-    assert "vector_w" not in full_canonical("bridge()")
-    assert "cover" not in full_canonical("bridge()")
-    assert "cover=0.5" in full_canonical("bridge(vector_w=2.0,cover=0.5)")
-    with pytest.raises(SpecError, match="vector_w"):
-        BridgeParams(vector_w=-1.0)
-    with pytest.raises(SpecError, match="cover"):
-        BridgeParams(cover=1.5)
 
 
 CUED = "what is the current alerting threshold"
@@ -221,6 +221,3 @@ def test_temporal_cues_are_whole_words() -> None:
     cued = ["As things stand now, what is it?", "What did we finally pick?", "the latest choice"]
     assert all(TEMPORAL_CUE.search(text) for text in cued)
     assert not any(TEMPORAL_CUE.search(t) for t in ["do you know the snowplow", "a finalist"])
-    with pytest.raises(SpecError, match="recency_w"):
-        BridgeParams(recency_w=-0.5)
-    assert "recency_w" not in full_canonical("bridge()")
