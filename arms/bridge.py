@@ -27,9 +27,10 @@ A question about the present state (`recency_w`): when the question holds a temp
 "current", "now", "latest", "finally", "as things stand", ...), the `pool` best fused candidates are ranked
 by time, newest first (the chunk's start, else its session's; undated last; ties by chunk id), and that
 list joins the fusion weighted `recency_w`: among answers about the same thing, the latest revision is
-what "what do we use now?" asks for. 0 (the default) turns it off and the spec names it only when set. The walk arm hops through
-files from vector seeds for every question; this arm hops only from verbatim identifiers, and keeps
-rrf's ranking otherwise.
+what "what do we use now?" asks for. 0 (the default) turns it off and the spec names it only when set.
+
+The walk arm hops through files from vector seeds for every question; this arm hops only from verbatim
+identifiers, and keeps rrf's ranking otherwise.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from pathlib import PurePosixPath
 
 from arms import pools
 from arms.base import Hit, Query
-from arms.decay import parse_ts
+from arms.decay import record_time
 from arms.ltr import has_term, query_terms
 from arms.pools import ordered
 from arms.spec import OMIT_DEFAULT, check_bool, check_float, check_int
@@ -179,23 +180,19 @@ class BridgeArm:
     def newest_first(self, fused: dict[str, float], scope: Scope) -> list[str]:
         """The `pool` best fused candidates (ties by id), newest first: by the chunk's start, else its
         session's; undated ones last; ties by chunk id."""
-        best = [cid for cid, _ in sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))]
-        records = self.memory.chunks(best[: self.params.pool], scope)
-
-        def when(cid: str, ts: str | None, start: str | None) -> tuple[int, float, str]:
-            moment = parse_ts(ts) or parse_ts(start)
-            return (0, -moment.timestamp(), cid) if moment else (1, 0.0, cid)
-
-        return [
-            r.id for r in sorted(records, key=lambda r: when(r.id, r.ts_start, r.session_start))
-        ]
+        best = sorted(fused, key=lambda cid: (-fused[cid], cid))[: self.params.pool]
+        times = {r.id: record_time(r) for r in self.memory.chunks(best, scope)}
+        dated = sorted((-t.timestamp(), cid) for cid, t in times.items() if t is not None)
+        return [cid for _, cid in dated] + sorted(cid for cid, t in times.items() if t is None)
 
     def vector_weight(self, text: str, lexical_pool: Sequence[Scored], scope: Scope) -> float:
         """`vector_w` when the best lexical hit holds fewer than `cover` of the question's distinct
         terms (none found counts as 0), else 1; always 1 when `cover` is 0 or the question has no term."""
         p = self.params
+        if p.cover <= 0.0:
+            return 1.0
         terms = query_terms(text)
-        if p.cover <= 0.0 or not terms:
+        if not terms:
             return 1.0
         best = ordered(lexical_pool)[:1]
         records = self.memory.chunks([best[0].chunk_id], scope) if best else []

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.api import ChunkRecord
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -25,6 +29,11 @@ def parse_ts(ts: str | None) -> datetime | None:
         return None
     # Transcript timestamps are written in UTC; a naive one is read the same way rather than dropped.
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def record_time(record: ChunkRecord) -> datetime | None:
+    """A chunk's time: its own start, else its session's start; None when neither parses."""
+    return parse_ts(record.ts_start) or parse_ts(record.session_start)
 
 
 def decay(

@@ -49,7 +49,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arms.base import Hit, Query
-from arms.decay import SECONDS_PER_DAY, parse_ts
+from arms.decay import SECONDS_PER_DAY, record_time
 from arms.fitting import Example, FitError, Fitted
 from arms.pools import ordered, vector_pool
 from arms.spec import OMIT_DEFAULT, SpecError, check_bool, check_float, check_int
@@ -311,7 +311,7 @@ def _text_features(
 
 def _age_days(record: ChunkRecord, now: datetime) -> float | None:
     """Days from the chunk's time (else its session's start) to `now`, at least 0; None when undated."""
-    when = parse_ts(record.ts_start) or parse_ts(record.session_start)
+    when = record_time(record)
     if when is None:
         return None
     return max(0.0, (now - when).total_seconds() / SECONDS_PER_DAY)

@@ -378,7 +378,7 @@ class OnnxMiniLMEmbedder:
 
     `workers`: how many batches run at once. Above 1, the session runs each call on one thread and
     `embed` calls it from `workers` threads (ONNX Runtime's `run` is thread-safe and releases the GIL);
-    on two cores this embeds 15-25% more chunks/s than one call spread over both cores (see
+    on two cores this embedded 16-21% more chunks/s than one call spread over both cores (see
     `DEFAULT_BATCH`), since a small model's per-operator work is too short to split well. A single
     text then runs on one core: one fp32 query took 7.9 instead of 4.6 ms (int8: 2.7 vs 2.5 ms).
     Default: `default_workers()`, or 1 without prepacking (a process that embeds a few texts). A batch's
