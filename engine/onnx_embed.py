@@ -10,6 +10,7 @@ never torch.
 
 Two variants: fp32, whose vectors match the torch pipeline's (cosine >= 0.999, tested) and so keep its
 embedder id, and int8 (weights dynamically quantised), whose vectors differ and so get their own id.
+Each also has a single-text form (`SINGLE`), derived from its graph, for batches of one text.
 """
 
 from __future__ import annotations
@@ -57,14 +58,18 @@ SOURCE_FILES = (
     "sentence_bert_config.json",
     "1_Pooling/config.json",
 )
-# Texts per ONNX Runtime call. Smaller than torch's 64: eager attention materialises a batch x 12 x n x n
-# score tensor (at 8 texts of 256 word pieces, 25 MB: past a core's 4 MB L2), and a small batch also
-# pads less. Measured on two cores over perf's 400 chunk texts (225 word pieces on average), chunks/s:
-# two threads calling one session of one intra-op thread (the `workers` form) at batches of 1/2 ran
-# int8 at 122.6/122.1 and fp32 at 53.6/53.5; two such sessions at 1/2/4/8 ran int8 at
-# 112.8/112.0/103.0/85.4; one session on both cores (one worker) at 2/8 ran int8 at 98.5/92.0 and fp32
-# at 46.9/45.8.
-DEFAULT_BATCH = 2
+# Texts per ONNX Runtime call. One: a lone text needs no attention mask, so it runs through the
+# single-text graph (`SINGLE`), which skips the mask's addition to every layer's attention scores, and
+# an int8 text's vector no longer depends on its batch (dynamic quantisation takes one scale over the
+# whole batch, so at batches of two a text's int8 vector changed with its partner by up to 0.032 in a
+# component; fp32 vectors did not change). Measured on two cores over perf's 400 chunk texts (225 word
+# pieces on average), chunks/s, two threads calling one session of one intra-op thread (the `workers`
+# form), median of three: int8 128.1 through the single-text graph, 120.3 through the whole graph at
+# batches of one and 118.8 at batches of two; fp32 53.4, 52.1 and 53.3. Before that: two such sessions
+# at batches of 1/2/4/8 ran int8 at 112.8/112.0/103.0/85.4, one session on both cores (one worker) at
+# 2/8 ran int8 at 98.5/92.0 and fp32 at 46.9/45.8 (eager attention materialises a batch x 12 x n x n
+# score tensor: at 8 texts of 256 word pieces, 25 MB, past a core's 4 MB L2).
+DEFAULT_BATCH = 1
 # Most concurrent ONNX Runtime calls of one embedder (`default_workers`); bounds the activation memory.
 MAX_WORKERS = 8
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
@@ -80,6 +85,10 @@ class Variant:
     file_name: str
     # For a quantised variant: how quantize_dynamic was called (recorded, and part of staleness).
     quantization: Mapping[str, object] | None = None
+    # For a single-text form: the name of the variant whose graph it is, less the attention mask's
+    # addition to the scores (`engine.onnx_export.single_text_graph`). For one text the mask is all
+    # ones and that addition adds 0.0, so the vectors are the same bit for bit (tested) and so is the id.
+    single_of: str | None = None
 
     @property
     def sidecar_name(self) -> str:
@@ -107,6 +116,19 @@ INT8 = Variant(
     quantization={"weight_type": "QInt8", "per_channel": True, "reduce_range": False},
 )
 VARIANTS: Mapping[str, Variant] = {v.name: v for v in (FP32, INT8)}
+# The single-text form of each variant, which `OnnxMiniLMEmbedder` runs at batches of one text.
+SINGLE: Mapping[str, Variant] = {
+    v.name: Variant(
+        name=f"{v.name}-single",
+        embedder_id=v.embedder_id,
+        file_name=v.file_name.replace(".onnx", ".single.onnx"),
+        quantization=v.quantization,
+        single_of=v.name,
+    )
+    for v in (FP32, INT8)
+}
+# Every file the export makes, by name (`python -m engine.onnx_export NAME ...`).
+EXPORTS: Mapping[str, Variant] = {v.name: v for v in (*VARIANTS.values(), *SINGLE.values())}
 
 
 class OnnxCacheError(RuntimeError):
@@ -188,6 +210,8 @@ def export_settings(variant: Variant) -> dict[str, object]:
     }
     if variant.quantization is not None:
         settings["quantization"] = dict(variant.quantization)
+    if variant.single_of is not None:
+        settings["single_of"] = variant.single_of
     return settings
 
 
@@ -373,8 +397,10 @@ def length_order(lengths: Sequence[int]) -> list[int]:
 class OnnxMiniLMEmbedder:
     """all-MiniLM-L6-v2 (384-d) through ONNX Runtime: tokenizers + mean pooling + L2, no torch.
 
-    Batches are formed from texts sorted by token count and the rows put back in input order.
-    The model is loaded (and exported, once per cache) on the first non-empty `embed`.
+    Batches are formed from texts sorted by token count and the rows put back in input order. At
+    `batch_size` 1 (the default) the embedder runs the variant's single-text graph (`SINGLE`), which
+    gives the same vectors, a little sooner. The model is loaded (and exported, once per cache) on the
+    first non-empty `embed`.
 
     `workers`: how many batches run at once. Above 1, the session runs each call on one thread and
     `embed` calls it from `workers` threads (ONNX Runtime's `run` is thread-safe and releases the GIL);
@@ -413,6 +439,8 @@ class OnnxMiniLMEmbedder:
             msg = f"workers must be a positive int, received {workers!r}; use e.g. 2"
             raise ValueError(msg)
         self._variant = VARIANTS[variant]
+        # The file this embedder runs: the single-text graph when every batch holds one text.
+        self._form = SINGLE[variant] if batch_size == 1 else self._variant
         self._batch_size = batch_size
         self._workers = workers
         self._cache = cache_dir
@@ -497,7 +525,7 @@ class OnnxMiniLMEmbedder:
             )
             raise EmbedderUnavailableError(msg) from exc
         source = minilm_model_dir()
-        model = ensure_export(self._variant, self.cache_dir, source, exporter=self._exporter)
+        model = ensure_export(self._form, self.cache_dir, source, exporter=self._exporter)
         tokenizer = Tokenizer.from_file(str(source / "tokenizer.json"))
         tokenizer.no_padding()  # each batch is padded to its own longest text in _run_batch
         tokenizer.enable_truncation(max_length=MAX_TOKENS)

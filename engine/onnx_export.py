@@ -2,8 +2,8 @@
 
 Run as `python -m engine.onnx_export VARIANT CACHE SOURCE` by `engine.onnx_embed.export_in_child`, so that
 the process that embeds never imports torch. The export is deterministic: the TorchScript-based exporter
-at a fixed opset gives the same bytes for the same weights and versions, and so does quantize_dynamic.
-The file format and its sidecar belong to `engine.onnx_embed`.
+at a fixed opset gives the same bytes for the same weights and versions, and so do quantize_dynamic and
+`single_text_graph`. The file format and its sidecar belong to `engine.onnx_embed`.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from engine.onnx_embed import (
+    EXPORTS,
     FP32,
     INPUT_NAMES,
     OPSET,
     OUTPUT_NAME,
-    VARIANTS,
     OnnxCacheError,
     Variant,
     read_export,
@@ -106,9 +106,75 @@ def quantize_int8(fp32_model: bytes, variant: Variant) -> bytes:
         return dest.read_bytes()
 
 
+def single_text_graph(model: bytes) -> bytes:
+    """`model` for one text at a time: each Add of the attention mask to the scores a Softmax takes
+    is removed (its Softmax takes the scores), and with them the nodes that computed the additive mask.
+
+    For one unpadded text the mask is all ones, the additive mask 0.0 everywhere, and x + 0.0 == x: the
+    outputs are the same bit for bit. The graph keeps its inputs, so it is fed as the whole one is.
+
+    Raises:
+        ValueError: not every Softmax takes such an Add (a graph of another shape), or the mask
+            still feeds a node afterwards; nothing is written.
+    """
+    import onnx
+
+    graph_model = onnx.load_from_string(model)
+    graph = graph_model.graph
+    # The additive mask: what the mask input feeds before any Softmax does (after the first layer,
+    # the hidden states depend on the mask too). ONNX lists nodes in topological order.
+    from_mask, after_softmax = {INPUT_NAMES[1]}, set()
+    for node in graph.node:
+        if any(name in from_mask for name in node.input):
+            from_mask.update(node.output)
+        if node.op_type == "Softmax" or any(name in after_softmax for name in node.input):
+            after_softmax.update(node.output)
+    mask_only = from_mask - after_softmax
+    produced = {out: node for node in graph.node for out in node.output}
+    softmaxes = [node for node in graph.node if node.op_type == "Softmax"]
+    adds = [produced.get(node.input[0]) for node in softmaxes]
+    masked = [
+        (softmax, add)
+        for softmax, add in zip(softmaxes, adds, strict=True)
+        if add is not None
+        and add.op_type == "Add"
+        and add.input[0] not in mask_only
+        and add.input[1] in mask_only
+    ]
+    if not softmaxes or len(masked) != len(softmaxes):
+        msg = (
+            f"expected every Softmax to take scores plus the attention mask; {len(masked)} of "
+            f"{len(softmaxes)} do"
+        )
+        raise ValueError(msg)
+    for softmax, add in masked:
+        softmax.input[0] = add.input[0]
+    live = {out.name for out in graph.output}
+    kept = []
+    for node in reversed(graph.node):  # drop what no output needs any more
+        if any(out in live for out in node.output):
+            kept.append(node)
+            live.update(node.input)
+    if live & mask_only:
+        msg = "the attention mask still feeds the graph after its additions were removed"
+        raise ValueError(msg)
+    del graph.node[:]
+    graph.node.extend(reversed(kept))
+    onnx.checker.check_model(graph_model)
+    return bytes(graph_model.SerializeToString())
+
+
 def export_variant(variant: Variant, cache: Path, source: Path) -> Path:
-    """Export `variant` from `source` into `cache` with its sidecar; int8 starts from the fp32 export."""
+    """Export `variant` from `source` into `cache` with its sidecar; int8 starts from the fp32 export,
+    a single-text form from its variant's (each read from the cache, else exported first)."""
     tools = tool_versions()
+    if variant.single_of is not None:
+        whole = EXPORTS[variant.single_of]
+        try:
+            path = read_export(whole, cache, source)
+        except OnnxCacheError:
+            path = export_variant(whole, cache, source)
+        return write_export(variant, cache, source, single_text_graph(path.read_bytes()), tools)
     if variant.quantization is None:
         return write_export(variant, cache, source, export_fp32(source), tools)
     # The parent holds the cache's export lock for this whole process, so no lock is taken here.
@@ -121,13 +187,13 @@ def export_variant(variant: Variant, cache: Path, source: Path) -> Path:
 
 def main(argv: list[str]) -> int:
     """`VARIANT CACHE SOURCE`: export one variant; exit 0 on success, 2 on bad arguments."""
-    if len(argv) != 3 or argv[0] not in VARIANTS:
+    if len(argv) != 3 or argv[0] not in EXPORTS:
         print(
-            f"usage: python -m engine.onnx_export {{{','.join(VARIANTS)}}} CACHE_DIR MODEL_DIR",
+            f"usage: python -m engine.onnx_export {{{','.join(EXPORTS)}}} CACHE_DIR MODEL_DIR",
             file=sys.stderr,
         )
         return 2
-    export_variant(VARIANTS[argv[0]], Path(argv[1]), Path(argv[2]))
+    export_variant(EXPORTS[argv[0]], Path(argv[1]), Path(argv[2]))
     return 0
 
 

@@ -20,6 +20,7 @@ from engine.embed import Embedder, EmbedderUnavailableError, get_embedder
 from engine.onnx_embed import (
     FP32,
     INT8,
+    SINGLE,
     SOURCE_FILES,
     OnnxCacheError,
     OnnxMiniLMEmbedder,
@@ -170,7 +171,7 @@ def test_variants_report_their_ids_and_bad_arguments_are_refused() -> None:
     assert OnnxMiniLMEmbedder().id == "minilm-l6-v2"
     assert OnnxMiniLMEmbedder("int8").id == "minilm-l6-v2-int8"
     assert OnnxMiniLMEmbedder().dim == 384
-    assert OnnxMiniLMEmbedder().batch_size == 2  # measured at or near the best on two cores
+    assert OnnxMiniLMEmbedder().batch_size == 1  # the single-text graph (DEFAULT_BATCH)
     assert OnnxMiniLMEmbedder().workers == default_workers() >= 1
     assert OnnxMiniLMEmbedder(prepack=False).workers == 1  # a few texts: one call at a time
     assert OnnxMiniLMEmbedder(workers=3).workers == 3
@@ -316,7 +317,10 @@ def test_a_failed_export_process_reports_its_stderr_and_the_torch_fallback(tmp_p
     message = str(err.value)
     assert "(fp16) to ONNX" in message
     assert "(exit 2)" in message
-    assert "usage: python -m engine.onnx_export {fp32,int8} CACHE_DIR MODEL_DIR" in message
+    assert (
+        "usage: python -m engine.onnx_export {fp32,int8,fp32-single,int8-single} CACHE_DIR MODEL_DIR"
+        in message
+    )
     assert "RECALLBENCH_EMBEDDER=minilm-torch" in message
     assert export_main([]) == 2  # the same refusal, in process
 
@@ -351,8 +355,26 @@ def test_building_the_default_embedder_for_its_id_exports_nothing(
     embedder = OnnxMiniLMEmbedder(exporter=exporter)
     with pytest.raises(EmbedderUnavailableError, match=r"ONNX Runtime cannot load .*delete it"):
         embedder.embed(["a text"])  # the fake export is not a real ONNX graph
-    assert exporter.calls == ["fp32"]
+    # At the default batch of one text the embedder runs the single-text form; at two, the whole graph.
+    assert exporter.calls == ["fp32-single"]
+    assert (cache / SINGLE["fp32"].file_name).exists()
+    with pytest.raises(EmbedderUnavailableError, match=r"ONNX Runtime cannot load"):
+        OnnxMiniLMEmbedder(exporter=exporter, batch_size=2).embed(["a text"])
+    assert exporter.calls == ["fp32-single", "fp32"]
     assert (cache / FP32.file_name).exists()
+
+
+def test_each_single_text_form_shares_its_variants_id_and_names_it_in_its_settings() -> None:
+    assert [(v.name, v.embedder_id, v.file_name) for v in SINGLE.values()] == [
+        ("fp32-single", "minilm-l6-v2", "all-MiniLM-L6-v2.fp32.single.onnx"),
+        ("int8-single", "minilm-l6-v2-int8", "all-MiniLM-L6-v2.int8.single.onnx"),
+    ]
+    assert onnx_embed.export_settings(SINGLE["int8"]) == {
+        **onnx_embed.export_settings(INT8),
+        "variant": "int8-single",
+        "single_of": "int8",
+    }
+    assert "single_of" not in onnx_embed.export_settings(INT8)  # the control
 
 
 def test_a_verified_export_is_not_hashed_again_until_the_file_changes(

@@ -18,7 +18,15 @@ from numpy.typing import NDArray
 from tokenizers import Tokenizer
 
 from engine.embed import MiniLMEmbedder, minilm_model_dir
-from engine.onnx_embed import FP32, MAX_TOKENS, OnnxMiniLMEmbedder, model_cache_dir, read_export
+from engine.onnx_embed import (
+    FP32,
+    MAX_TOKENS,
+    SINGLE,
+    VARIANTS,
+    OnnxMiniLMEmbedder,
+    model_cache_dir,
+    read_export,
+)
 from engine.onnx_export import export_fp32
 from perf.embed_rates import chunk_texts
 
@@ -114,6 +122,39 @@ def test_workers_run_on_one_intra_op_thread_each_and_the_vectors_are_the_same(
     assert one.load()[0].get_session_options().intra_op_num_threads == 0  # ONNX Runtime's default
     assert float(_cosines(a, b).min()) >= 0.99999
     assert np.allclose(a, b, atol=1e-5)
+
+
+@pytest.mark.parametrize("variant", ["fp32", "int8"])
+def test_the_single_text_graph_gives_the_whole_graphs_vectors_bit_for_bit(
+    texts: list[str], variant: str
+) -> None:
+    single, whole = OnnxMiniLMEmbedder(variant), OnnxMiniLMEmbedder(variant, batch_size=2)
+    sample = texts[:40]
+
+    a = single.embed(sample)
+    b = np.vstack([whole.embed([text]) for text in sample])  # one text per call: nothing padded
+
+    assert np.array_equal(a, b)
+    # Two different files ran: the single-text form lacks the mask's nodes.
+    cache, source = model_cache_dir(), minilm_model_dir()
+    single_file = read_export(SINGLE[variant], cache, source)
+    whole_file = read_export(VARIANTS[variant], cache, source)
+    assert single_file.stat().st_size < whole_file.stat().st_size
+
+
+def test_an_int8_vector_does_not_depend_on_the_texts_beside_it_at_the_default_batch(
+    texts: list[str],
+) -> None:
+    int8, paired = OnnxMiniLMEmbedder("int8"), OnnxMiniLMEmbedder("int8", batch_size=2)
+    sample = texts[:20]
+
+    alone = np.vstack([int8.embed([text]) for text in sample])
+
+    assert np.array_equal(int8.embed(sample), alone)
+    assert np.array_equal(int8.embed(sample[::-1])[::-1], alone)
+    # Control: at batches of two, dynamic quantisation takes one scale over both texts' activations,
+    # so a text's vector changes with the text beside it.
+    assert not np.array_equal(paired.embed(sample), alone)
 
 
 def test_embedding_a_query_with_onnx_never_imports_torch() -> None:
