@@ -169,20 +169,21 @@ def export_variant(variant: Variant, cache: Path, source: Path) -> Path:
     a single-text form from its variant's (each read from the cache, else exported first)."""
     tools = tool_versions()
     if variant.single_of is not None:
-        whole = EXPORTS[variant.single_of]
-        try:
-            path = read_export(whole, cache, source)
-        except OnnxCacheError:
-            path = export_variant(whole, cache, source)
-        return write_export(variant, cache, source, single_text_graph(path.read_bytes()), tools)
+        whole = _cached_or_exported(EXPORTS[variant.single_of], cache, source)
+        return write_export(variant, cache, source, single_text_graph(whole.read_bytes()), tools)
     if variant.quantization is None:
         return write_export(variant, cache, source, export_fp32(source), tools)
-    # The parent holds the cache's export lock for this whole process, so no lock is taken here.
-    try:
-        fp32 = read_export(FP32, cache, source)
-    except OnnxCacheError:
-        fp32 = write_export(FP32, cache, source, export_fp32(source), tools)
+    fp32 = _cached_or_exported(FP32, cache, source)
     return write_export(variant, cache, source, quantize_int8(fp32.read_bytes(), variant), tools)
+
+
+def _cached_or_exported(variant: Variant, cache: Path, source: Path) -> Path:
+    """`variant`'s verified export from `cache`, else a fresh one. The parent holds the cache's export
+    lock for this whole process, so no lock is taken here."""
+    try:
+        return read_export(variant, cache, source)
+    except OnnxCacheError:
+        return export_variant(variant, cache, source)
 
 
 def main(argv: list[str]) -> int:
