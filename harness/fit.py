@@ -32,7 +32,6 @@ from typing import Any, Literal
 from arms.base import Query
 from arms.fitting import Example
 from arms.registry import fit as fit_arm
-from arms.registry import full_canonical
 from arms.spec import parse_spec
 from engine import __version__ as engine_version
 from engine.embed import Embedder
@@ -40,6 +39,7 @@ from engine.scope import Scope
 from harness import freeze
 from harness.arm_memories import reads_sentences
 from harness.corpus_db import CorpusMissingError, materialise, open_memory
+from harness.protocol.arm_embedder import arm_canonical, split_arm
 from harness.protocol.model import FitSpec, Protocol
 from harness.roster import Question, load_questions
 from harness.seal import KEY_FILE, canonical_json_bytes, load_sealed_key, verify_sealed
@@ -127,7 +127,7 @@ def leaks(protocol: Protocol, fit: FitSpec, *, test_corpus: Path, train_corpus: 
                     shared,
                 )
             )
-    return [f"fit of {fit.arm}: {line}" for line in out]
+    return [f"{fit.label}: {line}" for line in out]
 
 
 def _listed(what: str, items: Sequence[str]) -> str:
@@ -193,7 +193,7 @@ def check_inputs(protocol: Protocol, fit: FitSpec, *, progress: bool = False) ->
     if manifest != fit.corpus.manifest_sha256:
         problems.append(
             f"Expected sha256 of corpus manifest ({corpus_dir}) to be {fit.corpus.manifest_sha256} "
-            f"(declared in {protocol.path}, fit of {fit.arm}) but got {manifest}"
+            f"(declared in {protocol.path}, {fit.label}) but got {manifest}"
         )
     for ref in fit.rosters:
         folder = fit.roster_dir(ref, protocol.root)
@@ -201,7 +201,7 @@ def check_inputs(protocol: Protocol, fit: FitSpec, *, progress: bool = False) ->
         if seal != ref.seal:
             problems.append(
                 f"Expected sha256 of {folder / 'SEAL.sha256'} to be {ref.seal} (declared in "
-                f"{protocol.path}, fit of {fit.arm}) but got {seal}"
+                f"{protocol.path}, {fit.label}) but got {seal}"
             )
     if problems:
         raise FitRefusedError("; ".join(problems))
@@ -251,7 +251,7 @@ def fit_one(
         manifest=manifest,
     )
     sha = hashlib.sha256(data).hexdigest()
-    relative = ARTIFACT_DIR / f"{parse_spec(fit.arm).name}-{sha[:12]}.json"
+    relative = ARTIFACT_DIR / f"{parse_spec(split_arm(fit.arm).spec).name}-{sha[:12]}.json"
     target = protocol.root / relative
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists():  # the name holds the hash: an existing file has these very bytes
@@ -300,12 +300,12 @@ def fit_bytes(
             settles = load_settles(corpus_dir)
             if settles is not None:
                 apply_settles(memory, settles, excluded=excluded)
-            fitted = fit_arm(arm, memory, train, seed)
+            fitted = fit_arm(split_arm(arm).spec, memory, train, seed)
         finally:
             memory.close()
     body = {
         "format": FORMAT,
-        "arm": full_canonical(arm),
+        "arm": arm_canonical(arm),
         "fit_sha256": bound_to,
         "seed": seed,
         "features": list(fitted.features),
@@ -331,12 +331,23 @@ def fit_all(
     cache: Path | None = None,
     progress: bool = False,
     on_fit: Callable[[Artifact], None] | None = None,
+    embedders: Mapping[str, Embedder] | None = None,
 ) -> dict[str, Artifact]:
-    """Fit every [[fits]] entry; arm spec -> artifact."""
+    """Fit every [[fits]] entry; arm spec -> artifact.
+
+    A fitted arm that names an embedder (``ltr(...)@minilm-l6-v2-tuned``) is fitted over that
+    embedder's vectors: `embedders` maps each name an entry gives to its embedder (the fine-tuned
+    encoders `harness.fit_encoder.fit_encoders` wrote, and the protocol's extra embedders).
+    """
     out: dict[str, Artifact] = {}
     for fit in protocol.fits:
+        named = split_arm(fit.arm).embedder
+        if named is not None and named not in (embedders or {}):
+            msg = f"{fit.label} ranks by embedder {named}, which this fit was not given"
+            raise FitRefusedError(msg)
+        over = embedder if named is None else (embedders or {})[named]
         artifact = fit_one(
-            protocol, fit, embedder, test_corpus=test_corpus, cache=cache, progress=progress
+            protocol, fit, over, test_corpus=test_corpus, cache=cache, progress=progress
         )
         out[fit.arm] = artifact
         if on_fit is not None:
@@ -395,7 +406,7 @@ def check_fits(
         actual = hashlib.sha256(data).hexdigest()
         body = _load(data, record["path"])
         # Read from the bytes just hashed; a changed artifact runs only under a declared deviation.
-        checked[full_canonical(fit.arm)] = body["model"]
+        checked[arm_canonical(fit.arm)] = body["model"]
         if actual != record["sha256"]:
             problems.append(
                 f"Expected sha256 of {record['path']} to be {record['sha256']} but got {actual}; "

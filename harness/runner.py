@@ -38,6 +38,7 @@ from harness.arm_memories import (
 )
 from harness.corpus_db import CorpusMissingError, materialise, open_memory
 from harness.fit import check_fits
+from harness.fit_encoder import check_encoders
 from harness.gates import GateResult, choose_ship
 from harness.metrics import RankedItem
 from harness.protocol.arm_embedder import arm_canonical, split_arm
@@ -284,14 +285,30 @@ def verify_inputs(protocol_path: Path, options: RunOptions) -> Verified:
     lock = load_lock(protocol.path)
     locked_fits = lock.fits if lock is not None else {}
     fits = check_fits(protocol, locked_fits, test_corpus=corpus_dir)
-    if fits.leaks:  # no deviation runs a test its training saw
-        raise RunRefusedError(f"refusing to run {protocol.path}:\n  " + "\n  ".join(fits.leaks))
-    problems += fits.problems
+    encoders = check_encoders(
+        protocol,
+        lock.encoders if lock is not None else {},
+        embedder,
+        test_corpus=corpus_dir,
+        cache=options.cache_dir or protocol.root / "cache",
+        progress=options.progress,
+    )
+    leaked = [*fits.leaks, *encoders.leaks]
+    if leaked:  # no deviation runs a test its training saw
+        raise RunRefusedError(f"refusing to run {protocol.path}:\n  " + "\n  ".join(leaked))
+    problems += [*fits.problems, *encoders.problems]
     pin_problem = _embedder_problem(protocol, embedder.id, live_name(options.embedder))
     extras, extra_problems = extra_embedders(protocol)
+    extra_problems += [
+        f"encoder {e.name}: its artifact or weights did not check out (above), so the arms that "
+        f"rank by it cannot run"
+        for e in protocol.encoders
+        if e.name not in encoders.embedders
+    ]
     if extra_problems:  # no deviation runs an arm over an embedder it cannot build
-        msg = f"refusing to run {protocol.path}:\n  " + "\n  ".join(extra_problems)
+        msg = f"refusing to run {protocol.path}:\n  " + "\n  ".join([*problems, *extra_problems])
         raise RunRefusedError(msg)
+    extras = {**extras, **encoders.embedders}
     if (problems or pin_problem) and not options.deviation:
         fixes = [_embedder_fix(protocol)] if pin_problem else []
         if problems:

@@ -93,7 +93,7 @@ def protocol_register(path: Path, keys: tuple[str, ...]) -> None:
         manifest, seals, errors = _corpus_and_seals(path, keys)
         if errors:
             raise click.ClickException("; ".join(errors))
-        fits = _fit(path, manifest, seals)
+        fits, encoders = _fit(path, manifest, seals)
         lock = register(
             path,
             manifest_sha256=manifest,
@@ -101,6 +101,7 @@ def protocol_register(path: Path, keys: tuple[str, ...]) -> None:
             now=datetime.now(UTC),
             git_commit=git_commit(path.resolve().parent),
             fits=fits,
+            encoders=encoders,
         )
     except (ProtocolError, OSError, ValueError, RuntimeError) as exc:
         raise _fail(exc) from exc
@@ -109,21 +110,29 @@ def protocol_register(path: Path, keys: tuple[str, ...]) -> None:
     click.echo(f"corpus manifest {manifest}")
     for name, seal in sorted(seals.items()):
         click.echo(f"roster {name}: seal {seal}")
+    for name, record in sorted(lock.encoders.items()):
+        click.echo(f"fine-tuned encoder {name}: {record['path']} (sha256 {record['sha256']})")
     for arm, record in sorted(lock.fits.items()):
         click.echo(f"fitted {arm}: {record['path']} (sha256 {record['sha256']})")
 
 
-def _fit(path: Path, manifest: str, seals: dict[str, str]) -> dict[str, dict[str, str]]:
-    """Fit the protocol's fitted arms (none: nothing to do) once it is known to register."""
+Records = dict[str, dict[str, str]]
+
+
+def _fit(path: Path, manifest: str, seals: dict[str, str]) -> tuple[Records, Records]:
+    """Fine-tune the protocol's encoders, then fit its fitted arms (none: nothing to do), once it
+    is known to register: (fitted arm -> artifact record, encoder name -> artifact record)."""
+    from harness.arm_memories import extra_embedders
     from harness.fit import fit_all
+    from harness.fit_encoder import fit_encoders
     from harness.protocol.embedder import live_embedder
     from harness.protocol.lock import check_registrable
     from harness.protocol.model import ProtocolError
     from harness.runner import materialise_corpus
 
     proto = check_registrable(path, manifest_sha256=manifest, seals=seals)
-    if not proto.fits:
-        return {}
+    if not proto.fits and not proto.encoders:
+        return {}, {}
     embedder = live_embedder()
     if embedder.id != proto.embedder:
         msg = (
@@ -131,15 +140,31 @@ def _fit(path: Path, manifest: str, seals: dict[str, str]) -> dict[str, dict[str
             "must be fitted with the embedder it will run with; switch embedders, then register"
         )
         raise ProtocolError(msg)
+    test_corpus = materialise_corpus(proto)
+    extras, problems = extra_embedders(proto)
+    if problems:
+        raise ProtocolError("; ".join(problems))
+    encoders, tuned = fit_encoders(
+        proto,
+        embedder,
+        test_corpus=test_corpus,
+        cache=proto.root / "cache",
+        progress=config.show_progress(),
+        on_fit=lambda a: click.echo(f"fine-tuned encoder {a.arm} -> {a.path}", err=True),
+    )
     artifacts = fit_all(
         proto,
         embedder,
-        test_corpus=materialise_corpus(proto),
+        test_corpus=test_corpus,
         cache=proto.root / "cache",
         progress=config.show_progress(),
         on_fit=lambda a: click.echo(f"fitted {a.arm} -> {a.path}", err=True),
+        embedders={**extras, **tuned},
     )
-    return {arm: a.to_dict() for arm, a in artifacts.items()}
+    return (
+        {arm: a.to_dict() for arm, a in artifacts.items()},
+        {name: a.to_dict() for name, a in encoders.items()},
+    )
 
 
 @protocol.command("amend")

@@ -56,13 +56,13 @@ from recallbench.harness_cli import key_option, key_paths
     "--fit-corpus",
     "fit_corpus",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The training corpus of the template's fitted arms ([[fits]]): never the test corpus.",
+    help="The training corpus of the template's fitted arms and encoders ([[fits]], [[encoders]]): never the test corpus.",
 )
 @click.option(
     "--fit-roster",
     "fit_roster",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The sealed training roster of the template's fitted arms (its key in the folder).",
+    help="The sealed training roster of the template's fitted arms and encoders (its key in the folder).",
 )
 @key_option
 def protocol_instantiate(
@@ -154,7 +154,8 @@ def _converted(corpus: Path, source: object) -> dict[str, object]:
 def fill_fits(
     text: str, template: Path, corpus: Path | None, roster: Path | None, root: Path
 ) -> str:
-    """Fill every [[fits]] entry's corpus and training roster; refuse a mismatch of options and template.
+    """Fill every [[fits]] and [[encoders]] entry's corpus and training roster; refuse a mismatch of
+    options and template.
 
     Raises:
         click.UsageError: the template fits arms and a --fit option is missing, or the other way round.
@@ -163,14 +164,15 @@ def fill_fits(
     from harness.roster import RosterError, parse_key_file
     from harness.seal import SealError, verify_sealed
 
-    fits = tomllib.loads(text).get("fits") or []
+    doc = tomllib.loads(text)
+    fits = [*(doc.get("fits") or []), *(doc.get("encoders") or [])]
     if not fits:
         if corpus is not None or roster is not None:
             raise click.UsageError(f"{template} fits no arm; drop --fit-corpus and --fit-roster")
         return text
     if corpus is None or roster is None:
         raise click.UsageError(
-            f"{template} fits {', '.join(str(f.get('arm')) for f in fits)}: give their training data "
+            f"{template} fits {', '.join(str(f.get('arm', f.get('name'))) for f in fits)}: give their training data "
             "with --fit-corpus DIR --fit-roster SEALED_DIR (never the test corpus or rosters)"
         )
     try:
@@ -179,20 +181,22 @@ def fill_fits(
         manifest = freeze.manifest(corpus).sha256
     except (SealError, RosterError, freeze.FreezeError) as exc:
         raise click.ClickException(str(exc)) from exc
-    text = set_in_every(
-        text,
-        "[fits.corpus]",
-        {
-            "path": relative(corpus, root),
-            "manifest_sha256": manifest,
-            **_converted(corpus, fits[0].get("corpus", {}).get("source")),
-        },
-    )
-    return set_in_every(
-        text,
-        "[[fits.rosters]]",
-        {"path": relative(roster, root), "seal": info.seal, "unit": unit},
-    )
+    for table in ("fits", "encoders"):
+        text = set_in_every(
+            text,
+            f"[{table}.corpus]",
+            {
+                "path": relative(corpus, root),
+                "manifest_sha256": manifest,
+                **_converted(corpus, fits[0].get("corpus", {}).get("source")),
+            },
+        )
+        text = set_in_every(
+            text,
+            f"[[{table}.rosters]]",
+            {"path": relative(roster, root), "seal": info.seal, "unit": unit},
+        )
+    return text
 
 
 def set_in_every(text: str, header: str, values: Mapping[str, object]) -> str:

@@ -18,12 +18,13 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from arms.registry import RegistryError, full_canonical, is_fitted
+from arms.registry import RegistryError, is_fitted
 from arms.spec import SpecError
-from harness.protocol.arm_embedder import split_arm
+from harness.protocol.arm_embedder import arm_canonical, split_arm
 from harness.protocol.model import (
     Corpus,
     Correction,
+    EncoderFit,
     FitSpec,
     GateSpec,
     Metrics,
@@ -209,6 +210,7 @@ def _build(
         embedders=tuple(doc.get("embedders", ())),
         correction=_build_correction(doc.get("correction")),
         fits=tuple(_build_fit(f, i) for i, f in enumerate(doc.get("fits", ()))),
+        encoders=tuple(_build_encoder(e, i) for i, e in enumerate(doc.get("encoders", ()))),
     )
 
 
@@ -250,6 +252,17 @@ def _build_fit(f: dict[str, Any], i: int) -> FitSpec:
     )
 
 
+def _build_encoder(e: dict[str, Any], i: int) -> EncoderFit:
+    return EncoderFit(
+        name=e["name"],
+        arm=e["tune"],
+        seed=e["seed"],
+        corpus=_build_corpus(e["corpus"], f"encoders[{i}].corpus"),
+        rosters=tuple(_build_roster(r) for r in e["rosters"]),
+        shared_sessions=e.get("shared_sessions", False),
+    )
+
+
 def _build_correction(doc: dict[str, Any] | None) -> Correction | None:
     if doc is None:
         return None
@@ -283,6 +296,7 @@ def _build_gate(g: dict[str, Any]) -> GateSpec:
 def _cross_check(protocol: Protocol) -> None:
     """References between sections that a JSON Schema cannot express."""
     _check_rosters(protocol)
+    _check_encoders(protocol)
     _check_embedders(protocol)
     _check_metrics(protocol)
     _check_gates(protocol)
@@ -322,9 +336,10 @@ def _check_embedders(protocol: Protocol) -> None:
         )
         raise ProtocolError(msg)
     used: set[str] = set()
+    encoders = {e.name for e in protocol.encoders}
     for i, arm in enumerate(protocol.arms):
         named = split_arm(arm).embedder
-        if named is None:
+        if named is None or named in encoders:
             continue
         if named not in extras:
             listed = f"one of {list(extras)}" if extras else "none: the protocol lists no embedders"
@@ -435,6 +450,51 @@ def _check_correction(protocol: Protocol) -> None:
             raise ProtocolError(msg)
 
 
+def _check_encoders(protocol: Protocol) -> None:
+    """Each [[encoders]] entry: a spec `harness.tune` reads, message-unit rosters, a name no other
+    embedder has, and at least one arm that ranks by it."""
+    from harness.tune import TuneError, TuneParams
+
+    seen: dict[str, int] = {}
+    for i, enc in enumerate(protocol.encoders):
+        where = f"$.encoders[{i}]"
+        if enc.name in seen:
+            msg = f"{where}.name {enc.name!r} is used twice (also $.encoders[{seen[enc.name]}])"
+            raise ProtocolError(msg)
+        seen[enc.name] = i
+        if enc.name == protocol.embedder or enc.name in protocol.embedders:
+            msg = (
+                f"{where}.name {enc.name!r} is already an embedder of this protocol; a fine-tuned "
+                "encoder needs a name of its own (e.g. minilm-l6-v2-tuned)"
+            )
+            raise ProtocolError(msg)
+        if protocol.embedder is None:
+            msg = f'{where}: a protocol with encoders must pin its embedder (embedder = "<id>")'
+            raise ProtocolError(msg)
+        try:
+            TuneParams.from_spec(enc.tune)
+        except TuneError as err:
+            msg = f"{where}.tune {enc.tune!r}: {err}"
+            raise ProtocolError(msg) from err
+        units = sorted({r.unit for r in enc.rosters})
+        if units != ["message"]:
+            msg = (
+                f"{where}.rosters have unit(s) {units}; an encoder learns from (question, evidence "
+                "message) pairs, so its training rosters must have unit = 'message'"
+            )
+            raise ProtocolError(msg)
+        names = [r.name for r in enc.rosters]
+        if len(set(names)) != len(names):
+            msg = f"{where}.rosters name a roster twice: {names}"
+            raise ProtocolError(msg)
+        if not any(split_arm(a).embedder == enc.name for a in protocol.arms):
+            msg = (
+                f"{where}: no arm ranks by encoder {enc.name}; add an arm such as "
+                f"'vector()@{enc.name}' or drop the entry"
+            )
+            raise ProtocolError(msg)
+
+
 def _check_fits(protocol: Protocol) -> None:
     """Every fitted arm has exactly one [[fits]] entry, and every entry fits a listed, fitted arm.
 
@@ -442,25 +502,17 @@ def _check_fits(protocol: Protocol) -> None:
     """
     listed: dict[str, str] = {}
     for arm in protocol.arms:
-        entry = split_arm(arm)
         try:
-            canonical = full_canonical(entry.spec)
+            canonical = arm_canonical(arm)
         except (RegistryError, SpecError):
             continue
-        if entry.embedder is not None and is_fitted(entry.spec):
-            msg = (
-                f"arm {arm!r} is fitted, and fitting runs over the pinned embedder "
-                f"{protocol.embedder} only; drop @{entry.embedder} from it"
-            )
-            raise ProtocolError(msg)
-        if entry.embedder is None:
-            listed[canonical] = arm
-    fitted = {c: a for c, a in listed.items() if is_fitted(a)}
+        listed[canonical] = arm
+    fitted = {c: a for c, a in listed.items() if is_fitted(split_arm(a).spec)}
     seen: dict[str, int] = {}
     for i, fit in enumerate(protocol.fits):
         where = f"$.fits[{i}]"
         try:
-            canonical = full_canonical(fit.arm)
+            canonical = arm_canonical(fit.arm)
         except (RegistryError, SpecError) as err:
             msg = f"{where}.arm {fit.arm!r}: {err}"
             raise ProtocolError(msg) from err

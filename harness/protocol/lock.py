@@ -96,6 +96,8 @@ class Lock:
     embedders: tuple[str, ...] = ()
     # fitted arm spec -> {"path", "sha256"} of the artifact registration fitted (`harness.fit`)
     fits: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # encoder name -> {"path", "sha256"} of the fine-tuned encoder's artifact (`harness.fit`)
+    encoders: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seals", MappingProxyType(dict(self.seals)))
@@ -103,6 +105,9 @@ class Lock:
         object.__setattr__(self, "embedders", tuple(self.embedders))
         object.__setattr__(
             self, "fits", MappingProxyType({k: dict(v) for k, v in self.fits.items()})
+        )
+        object.__setattr__(
+            self, "encoders", MappingProxyType({k: dict(v) for k, v in self.encoders.items()})
         )
 
     def __hash__(self) -> int:
@@ -155,6 +160,8 @@ class Lock:
             out["embedders"] = list(self.embedders)
         if self.fits:
             out["fits"] = {k: dict(v) for k, v in sorted(self.fits.items())}
+        if self.encoders:
+            out["encoders"] = {k: dict(v) for k, v in sorted(self.encoders.items())}
         return out
 
     @classmethod
@@ -174,6 +181,7 @@ class Lock:
                 embedder=data.get("embedder"),
                 embedders=tuple(data.get("embedders", ())),
                 fits=data.get("fits", {}),
+                encoders=data.get("encoders", {}),
             )
         except (KeyError, TypeError, AttributeError) as err:
             msg = f"Lock file {where} is malformed ({err!r}); restore it from version control"
@@ -242,6 +250,7 @@ def register(
     now: dt.datetime,
     git_commit: str | None,
     fits: Mapping[str, Mapping[str, str]] | None = None,
+    encoders: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Lock:
     """Register a protocol: validate it and write ``<protocol>.lock.json`` beside it.
 
@@ -252,6 +261,7 @@ def register(
         now: registration time (timezone-aware).
         git_commit: the repository commit, when known.
         fits: fitted arm spec -> artifact path and sha256, one per [[fits]] entry (`harness.fit`).
+        encoders: encoder name -> artifact path and sha256, one per [[encoders]] entry.
 
     Raises:
         ProtocolError: a lock already exists, the protocol is invalid, names no embedder or one
@@ -274,6 +284,7 @@ def register(
         embedder=protocol.embedder,
         embedders=protocol.embedders,
         fits=_check_fits_given(protocol, fits or {}),
+        encoders=_check_encoders_given(protocol, encoders or {}),
     )
     with target.open("xb") as fh:
         fh.write(canonical_json_bytes(lock.to_dict()))
@@ -521,6 +532,25 @@ def _check_fits_given(
     return fits
 
 
+def _check_encoders_given(
+    protocol: Protocol, encoders: Mapping[str, Mapping[str, str]]
+) -> Mapping[str, Mapping[str, str]]:
+    """One artifact per [[encoders]] entry, no more, each with a path and a sha256."""
+    wanted = sorted(e.name for e in protocol.encoders)
+    if sorted(encoders) != wanted:
+        msg = (
+            f"Encoder artifacts given for {sorted(encoders)} but {protocol.path} fine-tunes "
+            f"{wanted}; fit every [[encoders]] entry (harness.fit.fit_all) before registering"
+        )
+        raise ProtocolError(msg)
+    for name, record in encoders.items():
+        if set(record) != {"path", "sha256"}:
+            msg = f"Encoder artifact of {name} must give path and sha256, got {dict(record)!r}"
+            raise ProtocolError(msg)
+        check_sha256(f"encoders[{name}].sha256", record["sha256"])
+    return encoders
+
+
 def _lock_fields(lock: Lock) -> dict[str, Any]:
     return {
         "protocol": lock.protocol,
@@ -534,6 +564,7 @@ def _lock_fields(lock: Lock) -> dict[str, Any]:
         "embedder": lock.embedder,
         "embedders": lock.embedders,
         "fits": lock.fits,
+        "encoders": lock.encoders,
     }
 
 

@@ -120,6 +120,11 @@ class FitSpec:
     rosters: tuple[RosterRef, ...]
     shared_sessions: bool = False
 
+    @property
+    def label(self) -> str:
+        """What messages call this entry: ``fit of <arm>``."""
+        return f"fit of {self.arm}"
+
     def roster_dir(self, ref: RosterRef, root: Path) -> Path:
         """The sealed folder of training roster `ref`, resolved against `root`."""
         path = Path(ref.path).expanduser()
@@ -154,6 +159,33 @@ class FitSpec:
                 for r in self.rosters
             ],
         }
+
+
+@dataclass(frozen=True, kw_only=True)
+class EncoderFit(FitSpec):
+    """How one fitted encoder is fine-tuned: a ``[[encoders]]`` entry.
+
+    `name` is the embedder name arms give after ``@`` (``ltr(...)@minilm-l6-v2-tuned``); `arm` holds
+    the training spec (``tune(epochs=2,...)``, `harness.tune.TuneParams`), written ``tune`` in the
+    TOML. Training corpus, rosters, seed and `shared_sessions` mean what they mean for a fitted arm.
+    """
+
+    name: str
+
+    @property
+    def tune(self) -> str:
+        """The training spec (``tune(...)``)."""
+        return self.arm
+
+    @property
+    def label(self) -> str:
+        return f"encoder {self.name} ({self.arm})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as JSON values (what the encoder artifact's ``fit_sha256`` hashes)."""
+        out = super().to_dict()
+        out["tune"] = out.pop("arm")
+        return {"name": self.name, **out}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -424,6 +456,8 @@ class Protocol:
     # The family of gates corrected together; None for protocols without one (each gate alone).
     correction: Correction | None = None
     fits: tuple[FitSpec, ...] = ()  # one per fitted arm
+    # Fine-tuned encoders arms may name after their spec (``ltr(...)@<name>``); fitted before `fits`.
+    encoders: tuple[EncoderFit, ...] = ()
 
     def roster(self, name: str) -> RosterRef:
         """The roster named `name`."""

@@ -26,6 +26,7 @@ from harness.locomo import (
     session_uuid,
     turn_uuid,
 )
+from harness.protocol.arm_embedder import ArmEntry, split_arm
 from harness.protocol.load import load_protocol
 from harness.roster import Draft, load_draft
 from harness.subset import select
@@ -323,7 +324,18 @@ def test_a_file_that_is_not_locomo_shaped_is_refused(tmp_path: Path) -> None:
 
 def test_template_protocol_validates_and_compares_every_registered_arm() -> None:
     protocol = load_protocol(REPO / "protocols" / "locomo.toml")
-    assert sorted(protocol.arms) == sorted(default_spec(n) for n in registry.names())
+    plain = [a for a in protocol.arms if split_arm(a).embedder is None]
+    assert sorted(plain) == sorted(default_spec(n) for n in registry.names())
+    # and the vector channel and ltr once more, over the encoder fine-tuned on the training set
+    tuned = [split_arm(a) for a in protocol.arms if split_arm(a).embedder is not None]
+    assert tuned == [
+        ArmEntry(spec=default_spec("vector"), embedder="minilm-l6-v2-tuned"),
+        ArmEntry(spec=default_spec("ltr"), embedder="minilm-l6-v2-tuned"),
+    ]
+    (encoder,) = protocol.encoders
+    assert encoder.name == "minilm-l6-v2-tuned"
+    assert [r.unit for r in encoder.rosters] == ["message"]
+    assert protocol.ship.rules[0].arm == f"{default_spec('ltr')}@minilm-l6-v2-tuned"
     assert protocol.corpus.source == "locomo"
     assert protocol.corpus.manifest_sha256 == "0" * 64
     assert protocol.rosters[0].seal == "0" * 64

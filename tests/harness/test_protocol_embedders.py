@@ -106,8 +106,8 @@ def test_extra_embedders_parse_and_each_arm_runs_over_the_one_it_names(tmp_path:
         ),
         (
             lambda t: t.replace('"vector(pool=20)@hash-64-v1"', '"ltr()@hash-64-v1"'),
-            "arm 'ltr()@hash-64-v1' is fitted, and fitting runs over the pinned embedder "
-            "hash-256-v1 only",
+            # a fitted arm may rank by an extra embedder, but like any fitted arm it needs a fit
+            "fitted arm(s) ['ltr()@hash-64-v1'] have no [[fits]] entry",
         ),
         (lambda t: t.replace('["hash-64-v1"]', '["hash 64"]'), "$.embedders[0]"),
     ],
@@ -217,7 +217,11 @@ def test_committed_protocols_without_extra_embedders_still_verify_byte_for_byte(
 def test_the_locomo_template_loads_as_before() -> None:
     protocol = load_protocol(ROOT / "protocols" / "locomo.toml")
     assert protocol.embedders == ()
-    assert {protocol.arm_embedder(a) for a in protocol.arms} == {"minilm-l6-v2"}
+    plain = [a for a in protocol.arms if split_arm(a).embedder is None]
+    assert {protocol.arm_embedder(a) for a in plain} == {"minilm-l6-v2"}
+    # the two arms that name an embedder name the template's fine-tuned encoder, no extra one
+    named = {split_arm(a).embedder for a in protocol.arms} - {None}
+    assert named == {e.name for e in protocol.encoders} == {"minilm-l6-v2-tuned"}
 
 
 def test_embedders_1_pins_fp32_and_int8_and_compares_each_arm_over_both() -> None:
