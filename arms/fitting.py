@@ -13,7 +13,7 @@ A fit function must be deterministic: the same memory, examples, params and seed
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, Protocol
@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 from arms.base import Query
 from engine.api import ChunkRecord, ReadAPI
 
-__all__ = ["Example", "FitError", "FitFunction", "Fitted", "grade"]
+__all__ = ["Example", "FitError", "FitFunction", "Fitted", "Part", "PartsFitFunction", "grade"]
 
 
 class FitError(ValueError):
@@ -84,3 +84,15 @@ class FitFunction(Protocol):
     def __call__(
         self, memory: ReadAPI, params: Any, examples: tuple[Example, ...], seed: int
     ) -> Fitted: ...
+
+
+Part = tuple[ReadAPI, tuple[Example, ...]]
+
+
+class PartsFitFunction(Protocol):
+    """``fit_parts(parts, params, seed) -> Fitted``: learn one state from examples read through
+    several memories, each part's examples through its own (cross-fitting: each part's vectors come
+    from an encoder that never saw that part's questions). One part is the same fit as `FitFunction`.
+    """
+
+    def __call__(self, parts: Sequence[Part], params: Any, seed: int) -> Fitted: ...

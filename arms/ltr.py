@@ -50,7 +50,7 @@ from numpy.typing import NDArray
 
 from arms.base import Hit, Query
 from arms.decay import SECONDS_PER_DAY, record_time
-from arms.fitting import Example, FitError, Fitted
+from arms.fitting import Example, FitError, Fitted, Part
 from arms.pools import ordered, vector_pool
 from arms.spec import OMIT_DEFAULT, SpecError, check_bool, check_float, check_int
 from engine.api import ChunkRecord, ReadAPI, Scored
@@ -468,10 +468,20 @@ def fit_ltr(memory: ReadAPI, params: LtrParams, examples: tuple[Example, ...], s
     Raises:
         FitError: no example is usable.
     """
+    return fit_ltr_parts([(memory, examples)], params, seed)
+
+
+def fit_ltr_parts(parts: Sequence[Part], params: LtrParams, seed: int) -> Fitted:
+    """`fit_ltr` over several parts: each part's examples are gathered through its own memory, in
+    part order, and one model is fitted on all their candidates (cross-fitting).
+
+    Raises:
+        FitError: no example is usable.
+    """
     rows: list[NDArray[np.float64]] = []
     labels: list[NDArray[np.int64]] = []
     counts = {
-        "examples": len(examples),
+        "examples": 0,
         "used": 0,
         "skipped_no_candidates": 0,
         "skipped_no_positive": 0,
@@ -479,24 +489,27 @@ def fit_ltr(memory: ReadAPI, params: LtrParams, examples: tuple[Example, ...], s
         "candidates": 0,
         "positives": 0,
     }
-    for example in examples:
-        found = gather(memory, params, example.query)
-        label = np.asarray([int(example.grade(r) > 0) for r in found.records], dtype=np.int64)
-        reason = _skip_reason(label)
-        if reason is not None:
-            counts[reason] += 1
-            continue
-        rows.append(found.matrix)
-        labels.append(label)
-        counts["used"] += 1
-        counts["candidates"] += len(label)
-        counts["positives"] += int(label.sum())
+    for memory, examples in parts:
+        counts["examples"] += len(examples)
+        for example in examples:
+            found = gather(memory, params, example.query)
+            label = np.asarray([int(example.grade(r) > 0) for r in found.records], dtype=np.int64)
+            reason = _skip_reason(label)
+            if reason is not None:
+                counts[reason] += 1
+                continue
+            rows.append(found.matrix)
+            labels.append(label)
+            counts["used"] += 1
+            counts["candidates"] += len(label)
+            counts["positives"] += int(label.sum())
     if not rows:
         msg = (
-            f"ltr cannot be fitted: none of the {len(examples)} training examples has both a relevant "
-            f"and an irrelevant candidate (no candidates: {counts['skipped_no_candidates']}, no "
-            f"relevant: {counts['skipped_no_positive']}, no irrelevant: "
-            f"{counts['skipped_no_negative']}); check that the training roster matches the corpus"
+            f"ltr cannot be fitted: none of the {counts['examples']} training examples has both a "
+            f"relevant and an irrelevant candidate (no candidates: "
+            f"{counts['skipped_no_candidates']}, no relevant: {counts['skipped_no_positive']}, no "
+            f"irrelevant: {counts['skipped_no_negative']}); check that the training roster matches "
+            "the corpus"
         )
         raise FitError(msg)
     if params.objective == "pairwise":

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,9 +16,9 @@ from arms.base import Arm
 from arms.bridge import BridgeArm, BridgeParams
 from arms.cc import CCArm, CCParams
 from arms.fallback import FallbackArm, FallbackParams
-from arms.fitting import Example, FitFunction, Fitted
+from arms.fitting import Example, FitFunction, Fitted, Part, PartsFitFunction
 from arms.fts import FtsArm, FtsParams
-from arms.ltr import LtrArm, LtrParams, fit_ltr
+from arms.ltr import LtrArm, LtrParams, fit_ltr, fit_ltr_parts
 from arms.ltr_bridge import LtrbArm, LtrbParams, fit_ltrb
 from arms.neighbors import NeighborsArm, NeighborsParams
 from arms.none import NoneArm, NoneParams
@@ -48,6 +48,8 @@ class Entry:
     params_cls: type[Any]
     description: str
     fit: FitFunction | None = None  # set for fitted arms (`register_fitted`)
+    # set for fitted arms that can learn from several parts, each read through its own memory
+    fit_parts: PartsFitFunction | None = None
 
     @property
     def fitted(self) -> bool:
@@ -65,10 +67,12 @@ def register(
     description: str,
     *,
     fit: FitFunction | None = None,
+    fit_parts: PartsFitFunction | None = None,
 ) -> None:
     """Add an arm under `name`; `description` is the one line `recallbench arms` prints.
 
     A fitted arm passes its `fit` function; it is then built as ``arm_cls(memory, params, model)``.
+    One that can also be cross-fitted passes `fit_parts` (`arms.fitting.PartsFitFunction`).
 
     Raises:
         RegistryError: `name` is already registered, is not an identifier, or `params_cls` is not a
@@ -92,6 +96,7 @@ def register(
         params_cls=params_cls,
         description=description.strip(),
         fit=fit,
+        fit_parts=fit_parts,
     )
 
 
@@ -216,6 +221,28 @@ def fit(spec: str | ArmSpec, memory: ReadAPI, examples: tuple[Example, ...], see
     return found.fit(memory, make_params(spec), examples, seed)
 
 
+def fit_parts(spec: str | ArmSpec, parts: Sequence[Part], seed: int) -> Fitted:
+    """Fit arm `spec` on several parts, each part's examples read through its own memory, seeded.
+
+    Raises:
+        RegistryError: the arm is unknown, not fitted, or cannot fit from parts.
+        arms.fitting.FitError: the examples cannot fit the arm.
+    """
+    if isinstance(spec, str):
+        spec = parse_spec(spec)
+    found = entry(spec.name)
+    if found.fit_parts is None:
+        able = (
+            ", ".join(n for n in names() if entry(n).fit_parts is not None) or "(none registered)"
+        )
+        msg = (
+            f"arm {spec.name!r} cannot be cross-fitted (it fits over one memory only); arms that "
+            f"can: {able}"
+        )
+        raise RegistryError(msg)
+    return found.fit_parts(parts, make_params(spec), seed)
+
+
 def is_fitted(spec: str | ArmSpec) -> bool:
     """Whether the arm of `spec` runs only from a fitted model."""
     return entry((parse_spec(spec) if isinstance(spec, str) else spec).name).fitted
@@ -309,6 +336,7 @@ register(
     LtrParams,
     "Learned reranker: a fitted logistic model over features of the deep lexical and vector pools.",
     fit=fit_ltr,
+    fit_parts=fit_ltr_parts,
 )
 register(
     "ltrb",

@@ -47,6 +47,7 @@ from harness.settles import apply_settles, load_settles
 
 __all__ = [
     "ARTIFACT_DIR",
+    "FORMAT",
     "Artifact",
     "FitCheck",
     "FitRefusedError",
@@ -57,6 +58,7 @@ __all__ = [
     "fit_one",
     "leaks",
     "normalise",
+    "versions",
 ]
 
 ARTIFACT_DIR = Path("arms") / "fitted"
@@ -318,7 +320,7 @@ def fit_bytes(
             "qids": [e.qid for e in train],
         },
         "embedder": embedder.id,
-        "versions": _versions(),
+        "versions": versions(),
     }
     return canonical_json_bytes(body)
 
@@ -331,23 +333,13 @@ def fit_all(
     cache: Path | None = None,
     progress: bool = False,
     on_fit: Callable[[Artifact], None] | None = None,
-    embedders: Mapping[str, Embedder] | None = None,
 ) -> dict[str, Artifact]:
-    """Fit every [[fits]] entry; arm spec -> artifact.
-
-    A fitted arm that names an embedder (``ltr(...)@minilm-l6-v2-tuned``) is fitted over that
-    embedder's vectors: `embedders` maps each name an entry gives to its embedder (the fine-tuned
-    encoders `harness.fit_encoder.fit_encoders` wrote, and the protocol's extra embedders).
-    """
+    """Fit every [[fits]] entry over `embedder`; arm spec -> artifact. (`protocol register` calls
+    `harness.cross_fit.fit_protocol`, which also fine-tunes encoders and fits arms that name one.)"""
     out: dict[str, Artifact] = {}
     for fit in protocol.fits:
-        named = split_arm(fit.arm).embedder
-        if named is not None and named not in (embedders or {}):
-            msg = f"{fit.label} ranks by embedder {named}, which this fit was not given"
-            raise FitRefusedError(msg)
-        over = embedder if named is None else (embedders or {})[named]
         artifact = fit_one(
-            protocol, fit, over, test_corpus=test_corpus, cache=cache, progress=progress
+            protocol, fit, embedder, test_corpus=test_corpus, cache=cache, progress=progress
         )
         out[fit.arm] = artifact
         if on_fit is not None:
@@ -355,7 +347,8 @@ def fit_all(
     return out
 
 
-def _versions() -> dict[str, str]:
+def versions() -> dict[str, str]:
+    """The Python, engine and library versions an artifact records."""
     out = {"python": platform.python_version(), "recallbench-engine": engine_version}
     for lib in _LIBRARIES:
         try:

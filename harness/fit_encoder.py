@@ -33,6 +33,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from arms.fitting import Example
 from engine.embed import Embedder
 from engine.tuned_embed import TunedEmbedder, tuned_dir
 from harness import freeze
@@ -49,7 +50,7 @@ from harness.fit import (
 )
 from harness.protocol.model import EncoderFit, Protocol
 from harness.seal import KEY_FILE, canonical_json_bytes, verify_sealed
-from harness.tune import TuneParams, fit_encoder, training_pairs
+from harness.tune import Pair, TuneParams, fit_encoder, training_pairs
 
 __all__ = [
     "EncoderCheck",
@@ -57,6 +58,7 @@ __all__ = [
     "encoder_bytes",
     "fit_encoder_one",
     "fit_encoders",
+    "training_pairs_of",
 ]
 
 FORMAT = 1
@@ -75,19 +77,17 @@ def _rosters(protocol: Protocol, enc: EncoderFit) -> list[TrainingRoster]:
     ]
 
 
-def _train(
+def _pairs(
     protocol: Protocol,
     enc: EncoderFit,
     embedder: Embedder,
     corpus_dir: Path,
     *,
     cache: Path | None,
-    model_cache: Path | None,
     progress: bool,
-) -> tuple[str, dict[str, int], list[str], list[str]]:
-    """Fine-tune on the entry's pairs: (weights sha256, counts, training qids, excluded sessions)."""
-    rosters = _rosters(protocol, enc)
-    train = examples(rosters, now=enc.corpus.cutoff, k=protocol.metrics.k)
+) -> tuple[list[Pair], dict[str, int], tuple[Example, ...], list[str]]:
+    """The entry's training pairs and their counts, its examples and the excluded sessions."""
+    train = examples(_rosters(protocol, enc), now=enc.corpus.cutoff, k=protocol.metrics.k)
     report = freeze.scan(corpus_dir, cutoff=enc.corpus.cutoff)
     excluded = report.flagged(tuple(f for f in enc.corpus.exclude if f != "roster_leak"))
     manifest = freeze.manifest(corpus_dir).sha256
@@ -112,11 +112,41 @@ def _train(
             f"the training corpus {corpus_dir}; check that the rosters match the corpus"
         )
         raise FitRefusedError(msg)
+    return pairs, dict(counts), train, sorted(excluded)
+
+
+def training_pairs_of(
+    protocol: Protocol,
+    enc: EncoderFit,
+    embedder: Embedder,
+    corpus_dir: Path,
+    *,
+    cache: Path | None = None,
+) -> tuple[list[Pair], tuple[Example, ...]]:
+    """The pairs encoder entry `enc` trains on, and the examples they come from."""
+    pairs, _, train, _ = _pairs(protocol, enc, embedder, corpus_dir, cache=cache, progress=False)
+    return pairs, train
+
+
+def _train(
+    protocol: Protocol,
+    enc: EncoderFit,
+    embedder: Embedder,
+    corpus_dir: Path,
+    *,
+    cache: Path | None,
+    model_cache: Path | None,
+    progress: bool,
+) -> tuple[str, dict[str, int], list[str], list[str]]:
+    """Fine-tune on the entry's pairs: (weights sha256, counts, training qids, excluded sessions)."""
+    pairs, counts, train, excluded = _pairs(
+        protocol, enc, embedder, corpus_dir, cache=cache, progress=progress
+    )
     if progress:
         print(f"fine-tuning {enc.name} on {len(pairs)} (question, chunk) pairs")
     params = TuneParams.from_spec(enc.tune)
     sha = fit_encoder(pairs, params, enc.seed, cache=model_cache, progress=progress)
-    return sha, dict(counts), [e.qid for e in train], sorted(excluded)
+    return sha, counts, [e.qid for e in train], excluded
 
 
 def encoder_bytes(

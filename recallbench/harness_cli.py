@@ -123,8 +123,7 @@ def _fit(path: Path, manifest: str, seals: dict[str, str]) -> tuple[Records, Rec
     """Fine-tune the protocol's encoders, then fit its fitted arms (none: nothing to do), once it
     is known to register: (fitted arm -> artifact record, encoder name -> artifact record)."""
     from harness.arm_memories import extra_embedders
-    from harness.fit import fit_all
-    from harness.fit_encoder import fit_encoders
+    from harness.cross_fit import fit_protocol
     from harness.protocol.embedder import live_embedder
     from harness.protocol.lock import check_registrable
     from harness.protocol.model import ProtocolError
@@ -140,26 +139,18 @@ def _fit(path: Path, manifest: str, seals: dict[str, str]) -> tuple[Records, Rec
             "must be fitted with the embedder it will run with; switch embedders, then register"
         )
         raise ProtocolError(msg)
-    test_corpus = materialise_corpus(proto)
     extras, problems = extra_embedders(proto)
     if problems:
         raise ProtocolError("; ".join(problems))
-    encoders, tuned = fit_encoders(
+    kinds = {"encoder": "fine-tuned encoder", "arm": "fitted"}
+    artifacts, encoders = fit_protocol(
         proto,
         embedder,
-        test_corpus=test_corpus,
+        test_corpus=materialise_corpus(proto),
+        extras=extras,
         cache=proto.root / "cache",
         progress=config.show_progress(),
-        on_fit=lambda a: click.echo(f"fine-tuned encoder {a.arm} -> {a.path}", err=True),
-    )
-    artifacts = fit_all(
-        proto,
-        embedder,
-        test_corpus=test_corpus,
-        cache=proto.root / "cache",
-        progress=config.show_progress(),
-        on_fit=lambda a: click.echo(f"fitted {a.arm} -> {a.path}", err=True),
-        embedders={**extras, **tuned},
+        on_fit=lambda kind, a: click.echo(f"{kinds[kind]} {a.arm} -> {a.path}", err=True),
     )
     return (
         {arm: a.to_dict() for arm, a in artifacts.items()},

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from engine.embed import HashEmbedder
 from engine.tuned_embed import tuned_dir
-from harness import fit_encoder
+from harness import cross_fit, fit_encoder
 from harness.locomo import convert
 from harness.protocol.load import load_protocol
 from harness.protocol.model import ProtocolError
@@ -186,8 +186,9 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[Pair], TuneParams, 
         tuned_dir(sha, cache).mkdir(parents=True, exist_ok=True)
         return sha
 
-    monkeypatch.setattr(fit_encoder, "fit_encoder", fit)
-    monkeypatch.setattr(fit_encoder, "TunedEmbedder", FakeTuned)
+    for module in (fit_encoder, cross_fit):
+        monkeypatch.setattr(module, "fit_encoder", fit)
+        monkeypatch.setattr(module, "TunedEmbedder", FakeTuned)
     return calls
 
 
@@ -351,3 +352,90 @@ def test_a_real_fine_tune_registers_runs_and_is_fitted_again_bit_for_bit(
     assert len(runs) == 2
     assert len(scores[0]) == 3 * 2  # three test questions, recall@10 and mrr
     assert scores[0] == scores[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Cross-fitting an arm over the encoder
+
+LTR = "ltr(min_score=0.0,objective='pointwise',pool=100,rrf_k=60)"
+
+
+def repo_cross(tmp_path: Path) -> Path:
+    """demo-1 and demo-2 train (two projects, so two folds); demo-3, demo-2 with Cy renamed Di and the
+    harbour a river (new questions, sessions and project), is tested. The protocol also cross-fits ltr over the encoder."""
+    root = repo(tmp_path)
+    data = json.loads(FIXTURE.read_text())
+    renamed = json.dumps(data[1]).replace("Cy", "Di").replace("harbour", "river")
+    third = json.loads(renamed.replace("demo-2", "demo-3"))
+    (tmp_path / "third.json").write_text(json.dumps([third]))
+    for name in ("train", "test"):
+        shutil.rmtree(root / "corpora" / name)
+        shutil.rmtree(root / "sealed" / name)
+    convert(FIXTURE, root / "corpora" / "train", conversations=["demo-1", "demo-2"])
+    convert(tmp_path / "third.json", root / "corpora" / "test")
+    from harness import freeze
+
+    seals = {
+        n: seal_roster(root / "corpora" / n / "roster.json", root / "sealed" / n).seal
+        for n in ("train", "test")
+    }
+    path = root / "protocols" / "enc.toml"
+    old = load_protocol(path)
+    text = path.read_text()
+    text = text.replace(
+        old.encoders[0].corpus.manifest_sha256, freeze.manifest(root / "corpora" / "train").sha256
+    )
+    text = text.replace(
+        old.corpus.manifest_sha256, freeze.manifest(root / "corpora" / "test").sha256
+    )
+    text = text.replace(old.encoders[0].rosters[0].seal, seals["train"])
+    text = text.replace(old.rosters[0].seal, seals["test"])
+    text = text.replace('conversations = ["demo-1"]', 'conversations = ["demo-1", "demo-2"]')
+    text = text.replace('conversations = ["demo-2"]', 'conversations = ["demo-3"]')
+    text = text.replace(f', "{VECTOR}"]', f', "{VECTOR}", "{LTR}@{ENC}"]')
+    block = text[text.index("[[encoders]]") : text.index("[corpus]")]
+    fit = block.replace("[[encoders]]", "[[fits]]").replace("encoders.", "fits.")
+    fit = fit.replace(f'name = "{ENC}"\ntune = "tune(epochs=1)"\n', f'arm = "{LTR}@{ENC}"\n')
+    path.write_text(text.replace("[corpus]", fit + "[corpus]", 1))
+    return root
+
+
+def test_an_arm_over_the_encoder_is_cross_fitted_by_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: list[tuple[list[Pair], TuneParams, int]]
+) -> None:
+    root = repo_cross(tmp_path)
+    monkeypatch.chdir(root)
+    out = cli("protocol", "register", "protocols/enc.toml")
+    # the encoder on all 7 + 3 pairs, then one fold encoder per held-out conversation
+    assert [len(pairs) for pairs, _, _ in fake] == [10, 3, 7]
+    conversations = [{p.qid.split("/")[1].rsplit("-", 1)[0] for p in pairs} for pairs, _, _ in fake]
+    assert conversations == [{"demo-1", "demo-2"}, {"demo-2"}, {"demo-1"}]
+    assert {(params, seed) for _, params, seed in fake} == {(TuneParams(epochs=1), 3)}
+    record = _lock(root)["fits"][f"{LTR}@{ENC}"]
+    assert f"fitted {LTR}@{ENC}: {record['path']}" in out
+    body = json.loads(Path(record["path"]).read_text())
+    folds = body["cross_fit"]["folds"]
+    assert [(f["projects"], f["pairs"], f["examples"]) for f in folds] == [
+        (["/locomo/demo-1"], 3, 6),
+        (["/locomo/demo-2"], 7, 3),
+    ]
+    assert [f["weights_sha256"] for f in folds] != [
+        body["cross_fit"]["folds"][0]["weights_sha256"]
+    ] * 2
+    assert body["counts"]["examples"] == 9
+    assert body["embedder"] == ENC
+    cli("bench", "run", "protocols/enc.toml")
+    (folder,) = sorted(Path("results/enc").iterdir())
+    summary = json.loads((folder / "summary.json").read_text())
+    arm = next(a for a in summary["arms"] if a["spec"] == f"{LTR}@{ENC}")
+    assert arm["error_items"] == {}
+
+
+def test_folds_deal_sorted_projects_round_robin_and_need_two() -> None:
+    from harness.cross_fit import folds_of
+    from harness.fit import FitRefusedError
+
+    assert folds_of(["e", "b", "a", "d", "c"]) == [("a", "c", "e"), ("b", "d")]
+    assert folds_of(["b", "a"], k=3) == [("a",), ("b",)]
+    with pytest.raises(FitRefusedError, match=r"at least two projects, got \['a'\]"):
+        folds_of(["a", "a"])
