@@ -17,12 +17,12 @@ over the pinned embedder, an extra embedder, or cross-fitted over an encoder.
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from arms.fitting import Example, Part
+from arms.fitting import Example, Fitted, Part
 from arms.registry import fit_parts
 from arms.spec import parse_spec
 from engine.embed import Embedder
@@ -32,7 +32,6 @@ from harness import freeze
 from harness.arm_memories import reads_sentences
 from harness.corpus_db import open_memory
 from harness.fit import (
-    ARTIFACT_DIR,
     FORMAT,
     Artifact,
     FitRefusedError,
@@ -43,6 +42,7 @@ from harness.fit import (
     fit_sha256,
     leaks,
     versions,
+    write_artifact,
 )
 from harness.fit_encoder import fit_encoders, training_pairs_of
 from harness.protocol.arm_embedder import arm_canonical, split_arm
@@ -102,6 +102,31 @@ def _rosters(protocol: Protocol, fit: FitSpec) -> list[TrainingRoster]:
     ]
 
 
+def _fold_memory(
+    db_path: Path,
+    held: Sequence[Pair],
+    params: TuneParams,
+    seed: int,
+    arm: str,
+    projects: Sequence[str],
+    model_cache: Path | None,
+    progress: bool,
+) -> tuple[Memory, str]:
+    """A fold's encoder, fine-tuned on `held` (the other folds' pairs), and a memory over the
+    training database whose vectors, corpus and queries, are that encoder's."""
+    if progress:
+        print(f"cross-fit fold {', '.join(projects)}: fine-tuning on {len(held)} pairs")
+    sha = fit_encoder(held, params, seed, cache=model_cache, progress=progress)
+    memory = Memory(db_path, TunedEmbedder(sha, cache=model_cache), lexical_index="sync")
+    try:
+        memory.embed_pending(progress=progress, sentences=reads_sentences([arm]))
+        memory.ensure_index()
+    except BaseException:
+        memory.close()
+        raise
+    return memory, sha
+
+
 def cross_fit_one(
     protocol: Protocol,
     fit: FitSpec,
@@ -132,7 +157,6 @@ def cross_fit_one(
     params = TuneParams.from_spec(enc.tune)
     report = freeze.scan(corpus_dir, cutoff=fit.corpus.cutoff)
     excluded = report.flagged(tuple(f for f in fit.corpus.exclude if f != "roster_leak"))
-    records: list[dict[str, object]] = []
     memories: list[Memory] = []
     with tempfile.TemporaryDirectory(prefix="recallbench-crossfit-") as tmp:
         base, db_path = open_memory(
@@ -147,17 +171,13 @@ def cross_fit_one(
         )
         try:
             parts: list[Part] = []
+            records: list[dict[str, object]] = []
             for projects in folds:
-                held: list[Pair] = [p for p in pairs if pair_project[p.qid] not in projects]
-                if progress:
-                    print(f"cross-fit fold {', '.join(projects)}: fine-tuning on {len(held)} pairs")
-                sha = fit_encoder(held, params, enc.seed, cache=model_cache, progress=progress)
-                memory = Memory(
-                    db_path, TunedEmbedder(sha, cache=model_cache), lexical_index="sync"
+                held = [p for p in pairs if pair_project[p.qid] not in projects]
+                memory, sha = _fold_memory(
+                    db_path, held, params, enc.seed, fit.arm, projects, model_cache, progress
                 )
                 memories.append(memory)
-                memory.embed_pending(progress=progress, sentences=reads_sentences([fit.arm]))
-                memory.ensure_index()
                 part = tuple(e for e in train if project_of(e) in projects)
                 parts.append((memory, part))
                 records.append(
@@ -169,7 +189,22 @@ def cross_fit_one(
             for memory in memories:
                 memory.close()
             base.close()
-    body = {
+    body = _body(protocol, fit, fitted, manifest, sorted(excluded), train)
+    body["cross_fit"] = {"encoder": enc.name, "tune": params.canonical(), "folds": records}
+    stem = parse_spec(split_arm(fit.arm).spec).name
+    return write_artifact(protocol.root, stem, fit.arm, canonical_json_bytes(body))
+
+
+def _body(
+    protocol: Protocol,
+    fit: FitSpec,
+    fitted: Fitted,
+    manifest: str,
+    excluded: list[str],
+    train: Sequence[Example],
+) -> dict[str, Any]:
+    """The artifact's fields that a plain fit's artifact has too (`harness.fit.fit_bytes`)."""
+    return {
         "format": FORMAT,
         "arm": arm_canonical(fit.arm),
         "fit_sha256": fit_sha256(fit),
@@ -179,24 +214,15 @@ def cross_fit_one(
         "counts": dict(sorted(fitted.counts.items())),
         "training": {
             "corpus_manifest_sha256": manifest,
-            "excluded_sessions": sorted(excluded),
+            "excluded_sessions": excluded,
             "rosters": {
                 r.name: verify_sealed(r.folder, r.key).seal for r in _rosters(protocol, fit)
             },
             "qids": [e.qid for e in train],
         },
-        "embedder": enc.name,
-        "cross_fit": {"encoder": enc.name, "tune": params.canonical(), "folds": records},
+        "embedder": split_arm(fit.arm).embedder,
         "versions": versions(),
     }
-    data = canonical_json_bytes(body)
-    sha = hashlib.sha256(data).hexdigest()
-    relative = ARTIFACT_DIR / f"{parse_spec(split_arm(fit.arm).spec).name}-{sha[:12]}.json"
-    target = protocol.root / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not target.exists():  # the name holds the hash: an existing file has these very bytes
-        target.write_bytes(data)
-    return Artifact(arm=fit.arm, path=relative.as_posix(), sha256=sha)
 
 
 def fit_protocol(

@@ -59,6 +59,7 @@ __all__ = [
     "leaks",
     "normalise",
     "versions",
+    "write_artifact",
 ]
 
 ARTIFACT_DIR = Path("arms") / "fitted"
@@ -252,13 +253,19 @@ def fit_one(
         progress=progress,
         manifest=manifest,
     )
+    return write_artifact(protocol.root, parse_spec(split_arm(fit.arm).spec).name, fit.arm, data)
+
+
+def write_artifact(root: Path, stem: str, arm: str, data: bytes) -> Artifact:
+    """Write `data` as ``arms/fitted/<stem>-<sha12>.json`` under `root` (once: the name holds the
+    hash, so an existing file has these very bytes) and return it as the artifact of `arm`."""
     sha = hashlib.sha256(data).hexdigest()
-    relative = ARTIFACT_DIR / f"{parse_spec(split_arm(fit.arm).spec).name}-{sha[:12]}.json"
-    target = protocol.root / relative
+    relative = ARTIFACT_DIR / f"{stem}-{sha[:12]}.json"
+    target = root / relative
     target.parent.mkdir(parents=True, exist_ok=True)
-    if not target.exists():  # the name holds the hash: an existing file has these very bytes
+    if not target.exists():
         target.write_bytes(data)
-    return Artifact(arm=fit.arm, path=relative.as_posix(), sha256=sha)
+    return Artifact(arm=arm, path=relative.as_posix(), sha256=sha)
 
 
 def fit_bytes(

@@ -39,7 +39,6 @@ from engine.tuned_embed import TunedEmbedder, tuned_dir
 from harness import freeze
 from harness.corpus_db import CorpusMissingError, materialise, open_memory
 from harness.fit import (
-    ARTIFACT_DIR,
     Artifact,
     FitRefusedError,
     TrainingRoster,
@@ -47,6 +46,7 @@ from harness.fit import (
     examples,
     fit_sha256,
     leaks,
+    write_artifact,
 )
 from harness.protocol.model import EncoderFit, Protocol
 from harness.seal import KEY_FILE, canonical_json_bytes, verify_sealed
@@ -222,16 +222,8 @@ def fit_encoder_one(
         model_cache=model_cache,
         progress=progress,
     )
-    digest = hashlib.sha256(data).hexdigest()
-    relative = ARTIFACT_DIR / f"encoder-{enc.name}-{digest[:12]}.json"
-    target = protocol.root / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not target.exists():  # the name holds the hash: an existing file has these very bytes
-        target.write_bytes(data)
-    return (
-        Artifact(arm=enc.name, path=relative.as_posix(), sha256=digest),
-        TunedEmbedder(sha, cache=model_cache),
-    )
+    artifact = write_artifact(protocol.root, f"encoder-{enc.name}", enc.name, data)
+    return artifact, TunedEmbedder(sha, cache=model_cache)
 
 
 def fit_encoders(

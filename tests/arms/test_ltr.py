@@ -22,6 +22,7 @@ from arms.ltr import (
     LtrArm,
     LtrParams,
     fit_ltr,
+    fit_ltr_parts,
     gather,
     hand_model,
     has_term,
@@ -308,6 +309,32 @@ def test_fitting_twice_gives_identical_models_down_to_the_json_bytes() -> None:
     assert all(type(x) is float for key in ("mean", "scale", "coef") for x in model[key])
     assert type(model["intercept"]) is float
     assert model["features"] == list(FEATURES)
+
+
+def test_a_fit_from_parts_reads_each_part_through_its_own_memory() -> None:
+    examples = tuple(example(i) for i in range(6))
+    whole = fit_ltr(training_memory(), LtrParams(), examples, seed=7)
+    # one part is the plain fit; two parts over the same corpus gather the same rows in the same
+    # order, so they fit the same model
+    one = fit_ltr_parts([(training_memory(), examples)], LtrParams(), seed=7)
+    two = fit_ltr_parts(
+        [(training_memory(), examples[:3]), (training_memory(), examples[3:])], LtrParams(), seed=7
+    )
+    assert dict(one.model) == dict(two.model) == dict(whole.model)
+    assert dict(two.counts) == dict(whole.counts)
+    assert two.counts["examples"] == 6
+    # the second part read through a memory with other vectors (the gold chunk now has the best
+    # cosine everywhere) is a different fit: the part's memory, not the first, answered its queries
+    other = training_memory()
+    for i in range(6):
+        other.chunk_map[f"q{i}c{i % 4}"].vector = np.asarray(toward(0.99, 5), dtype=np.float32)
+    mixed = fit_ltr_parts(
+        [(training_memory(), examples[:3]), (other, examples[3:])], LtrParams(), seed=7
+    )
+    assert dict(mixed.model) != dict(whole.model)
+    with pytest.raises(RegistryError, match="cannot be cross-fitted"):
+        registry.fit_parts("ltrb()", [(training_memory(), examples)], seed=7)
+    assert registry.fit_parts("ltr()", [(training_memory(), examples)], seed=7).model == whole.model
 
 
 def test_the_stored_model_scores_exactly_as_scikit_learn_does() -> None:
