@@ -34,6 +34,7 @@ __all__ = [
     "get_embedder",
     "minilm_model_dir",
     "register_embedder",
+    "st_encode",
 ]
 
 if TYPE_CHECKING:
@@ -101,22 +102,14 @@ class MiniLMEmbedder:
         items = check_texts(texts, self.id)
         if not items:
             return np.zeros((0, MINILM_DIM), dtype=np.float32)
-        model = self._load()
-        encoded = model.encode(
+        return st_encode(
+            self._load(),
             items,
-            batch_size=self._batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
+            self._batch_size,
+            embedder_id=self.id,
+            error=EmbedderUnavailableError,
+            fix=f"reinstall {MINILM_PACKAGE}",
         )
-        vectors = np.ascontiguousarray(encoded, dtype=np.float32)
-        if vectors.shape != (len(items), MINILM_DIM):
-            msg = (
-                f"{self.id} returned vectors of shape {vectors.shape}, expected "
-                f"({len(items)}, {MINILM_DIM}); reinstall {MINILM_PACKAGE}"
-            )
-            raise EmbedderUnavailableError(msg)
-        return vectors
 
     def _load(self) -> Any:
         """Load the model once; later calls reuse it."""
@@ -124,6 +117,36 @@ class MiniLMEmbedder:
             if self._model is None:
                 self._model = _load_minilm()
             return self._model
+
+
+def st_encode(
+    model: Any,
+    items: Sequence[str],
+    batch_size: int,
+    *,
+    embedder_id: str,
+    error: type[Exception],
+    fix: str,
+) -> NDArray[np.float32]:
+    """A sentence-transformers model's L2-normalised float32 rows for `items`, checked to be
+    (len(items), 384); otherwise `error`, naming `embedder_id` and the `fix`."""
+    import numpy as np
+
+    encoded = model.encode(
+        list(items),
+        batch_size=batch_size,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=False,
+    )
+    vectors = np.ascontiguousarray(encoded, dtype=np.float32)
+    if vectors.shape != (len(items), MINILM_DIM):
+        msg = (
+            f"{embedder_id} returned vectors of shape {vectors.shape}, expected "
+            f"({len(items)}, {MINILM_DIM}); {fix}"
+        )
+        raise error(msg)
+    return vectors
 
 
 def _load_minilm() -> Any:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.checks import is_int
+from engine.embed import st_encode
 from engine.embed_common import MINILM_DIM, EmbedderUnavailableError, check_texts
 from engine.onnx_embed import model_cache_dir
 
@@ -157,22 +158,14 @@ class TunedEmbedder:
         items = check_texts(texts, self.id)
         if not items:
             return np.zeros((0, MINILM_DIM), dtype=np.float32)
-        model = self._load()
-        encoded = model.encode(
+        return st_encode(
+            self._load(),
             items,
-            batch_size=self._batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
+            self._batch_size,
+            embedder_id=self.id,
+            error=TunedWeightsError,
+            fix=self._fix(),
         )
-        vectors = np.ascontiguousarray(encoded, dtype=np.float32)
-        if vectors.shape != (len(items), MINILM_DIM):
-            msg = (
-                f"{self.id} returned vectors of shape {vectors.shape}, expected "
-                f"({len(items)}, {MINILM_DIM}); {self._fix()}"
-            )
-            raise TunedWeightsError(msg)
-        return vectors
 
     def _load(self) -> Any:
         """Load and check the model once; later calls reuse it."""

@@ -28,26 +28,25 @@ from arms.spec import parse_spec
 from engine.embed import Embedder
 from engine.memory import Memory
 from engine.tuned_embed import TunedEmbedder
-from harness import freeze
 from harness.arm_memories import reads_sentences
-from harness.corpus_db import open_memory
 from harness.fit import (
     FORMAT,
     Artifact,
     FitRefusedError,
-    TrainingRoster,
     check_inputs,
     examples,
     fit_one,
     fit_sha256,
     leaks,
+    open_training,
+    training_rosters,
     versions,
     write_artifact,
 )
 from harness.fit_encoder import fit_encoders, training_pairs_of
 from harness.protocol.arm_embedder import arm_canonical, split_arm
 from harness.protocol.model import EncoderFit, FitSpec, Protocol
-from harness.seal import KEY_FILE, canonical_json_bytes, verify_sealed
+from harness.seal import canonical_json_bytes, verify_sealed
 from harness.tune import Pair, TuneParams, fit_encoder
 
 __all__ = ["CROSS_FOLDS", "cross_fit_one", "fit_protocol", "folds_of"]
@@ -88,18 +87,6 @@ def folds_of(projects: Sequence[str], k: int = CROSS_FOLDS) -> list[tuple[str, .
         raise FitRefusedError(msg)
     n = min(k, len(ordered))
     return [tuple(ordered[i::n]) for i in range(n)]
-
-
-def _rosters(protocol: Protocol, fit: FitSpec) -> list[TrainingRoster]:
-    return [
-        TrainingRoster(
-            name=ref.name,
-            folder=fit.roster_dir(ref, protocol.root),
-            unit=ref.unit,
-            key=fit.roster_dir(ref, protocol.root) / KEY_FILE,
-        )
-        for ref in fit.rosters
-    ]
 
 
 def _fold_memory(
@@ -151,21 +138,19 @@ def cross_fit_one(
         raise FitRefusedError("refusing to fit: " + "; ".join(found))
     enc_dir, _ = check_inputs(protocol, enc, progress=progress)
     pairs, enc_examples = training_pairs_of(protocol, enc, embedder, enc_dir, cache=cache)
-    train = examples(_rosters(protocol, fit), now=fit.corpus.cutoff, k=protocol.metrics.k)
+    train = examples(training_rosters(protocol, fit), now=fit.corpus.cutoff, k=protocol.metrics.k)
     folds = folds_of([project_of(e) for e in train])
     pair_project = {e.qid: project_of(e) for e in enc_examples}
     params = TuneParams.from_spec(enc.tune)
-    report = freeze.scan(corpus_dir, cutoff=fit.corpus.cutoff)
-    excluded = report.flagged(tuple(f for f in fit.corpus.exclude if f != "roster_leak"))
     memories: list[Memory] = []
     with tempfile.TemporaryDirectory(prefix="recallbench-crossfit-") as tmp:
-        base, db_path = open_memory(
-            cache or Path(tmp),
-            manifest,
+        base, db_path, excluded = open_training(
             corpus_dir,
-            [corpus_dir / f for f in report.files_excluding(excluded)],
-            excluded,
-            embedder,
+            manifest,
+            now=fit.corpus.cutoff,
+            exclude=fit.corpus.exclude,
+            embedder=embedder,
+            cache=cache or Path(tmp),
             progress=progress,
             sentences=reads_sentences([fit.arm]),
         )
@@ -216,7 +201,7 @@ def _body(
             "corpus_manifest_sha256": manifest,
             "excluded_sessions": excluded,
             "rosters": {
-                r.name: verify_sealed(r.folder, r.key).seal for r in _rosters(protocol, fit)
+                r.name: verify_sealed(r.folder, r.key).seal for r in training_rosters(protocol, fit)
             },
             "qids": [e.qid for e in train],
         },

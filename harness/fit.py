@@ -35,6 +35,7 @@ from arms.registry import fit as fit_arm
 from arms.spec import parse_spec
 from engine import __version__ as engine_version
 from engine.embed import Embedder
+from engine.memory import Memory
 from engine.scope import Scope
 from harness import freeze
 from harness.arm_memories import reads_sentences
@@ -58,6 +59,8 @@ __all__ = [
     "fit_one",
     "leaks",
     "normalise",
+    "open_training",
+    "training_rosters",
     "versions",
     "write_artifact",
 ]
@@ -230,15 +233,7 @@ def fit_one(
     found = leaks(protocol, fit, test_corpus=test_corpus, train_corpus=corpus_dir)
     if found:
         raise FitRefusedError("refusing to fit: " + "; ".join(found))
-    rosters = [
-        TrainingRoster(
-            name=ref.name,
-            folder=fit.roster_dir(ref, protocol.root),
-            unit=ref.unit,
-            key=fit.roster_dir(ref, protocol.root) / KEY_FILE,
-        )
-        for ref in fit.rosters
-    ]
+    rosters = training_rosters(protocol, fit)
     data = fit_bytes(
         fit.arm,
         corpus_dir,
@@ -268,6 +263,55 @@ def write_artifact(root: Path, stem: str, arm: str, data: bytes) -> Artifact:
     return Artifact(arm=arm, path=relative.as_posix(), sha256=sha)
 
 
+def open_training(
+    corpus_dir: Path,
+    manifest: str,
+    *,
+    now: datetime,
+    exclude: Sequence[str],
+    embedder: Embedder,
+    cache: Path,
+    progress: bool = False,
+    sentences: bool = False,
+) -> tuple[Memory, Path, set[str]]:
+    """Import a training corpus as `bench run` imports its test corpus, less the sessions `exclude`
+    flags and with what a person settled applied before anything is read: (memory, its database,
+    the excluded sessions)."""
+    report = freeze.scan(corpus_dir, cutoff=now)
+    excluded = report.flagged(tuple(f for f in exclude if f != "roster_leak"))
+    memory, db_path = open_memory(
+        cache,
+        manifest,
+        corpus_dir,
+        [corpus_dir / f for f in report.files_excluding(excluded)],
+        excluded,
+        embedder,
+        progress=progress,
+        sentences=sentences,
+    )
+    try:
+        settles = load_settles(corpus_dir)
+        if settles is not None:
+            apply_settles(memory, settles, excluded=excluded)
+    except BaseException:
+        memory.close()
+        raise
+    return memory, db_path, excluded
+
+
+def training_rosters(protocol: Protocol, fit: FitSpec) -> list[TrainingRoster]:
+    """The sealed training rosters of [[fits]] or [[encoders]] entry `fit`, keys beside them."""
+    return [
+        TrainingRoster(
+            name=ref.name,
+            folder=fit.roster_dir(ref, protocol.root),
+            unit=ref.unit,
+            key=fit.roster_dir(ref, protocol.root) / KEY_FILE,
+        )
+        for ref in fit.rosters
+    ]
+
+
 def fit_bytes(
     arm: str,
     corpus_dir: Path,
@@ -291,24 +335,18 @@ def fit_bytes(
     """
     manifest = manifest or freeze.manifest(corpus_dir).sha256
     train = examples(rosters, now=now, k=k)
-    report = freeze.scan(corpus_dir, cutoff=now)
-    excluded = report.flagged(tuple(f for f in exclude if f != "roster_leak"))
     with tempfile.TemporaryDirectory(prefix="recallbench-fit-") as tmp:
-        memory, _ = open_memory(
-            cache or Path(tmp),
-            manifest,
+        memory, _, excluded = open_training(
             corpus_dir,
-            [corpus_dir / f for f in report.files_excluding(excluded)],
-            excluded,
-            embedder,
+            manifest,
+            now=now,
+            exclude=exclude,
+            embedder=embedder,
+            cache=cache or Path(tmp),
             progress=progress,
             sentences=reads_sentences([arm]),
         )
         try:
-            # as `bench run` does: what a person settled holds before anything is read
-            settles = load_settles(corpus_dir)
-            if settles is not None:
-                apply_settles(memory, settles, excluded=excluded)
             fitted = fit_arm(split_arm(arm).spec, memory, train, seed)
         finally:
             memory.close()
@@ -354,10 +392,10 @@ def fit_all(
     return out
 
 
-def versions() -> dict[str, str]:
+def versions(libraries: Sequence[str] = _LIBRARIES) -> dict[str, str]:
     """The Python, engine and library versions an artifact records."""
     out = {"python": platform.python_version(), "recallbench-engine": engine_version}
-    for lib in _LIBRARIES:
+    for lib in libraries:
         try:
             out[lib] = metadata.version(lib)
         except metadata.PackageNotFoundError:

