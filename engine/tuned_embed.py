@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import tempfile
@@ -24,8 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.checks import is_int
-from engine.embed import st_encode
-from engine.embed_common import MINILM_DIM, EmbedderUnavailableError, check_texts
+from engine.embed import load_sentence_transformer, st_encode
+from engine.embed_common import MINILM_DIM, check_texts
 from engine.onnx_embed import model_cache_dir
 
 if TYPE_CHECKING:
@@ -199,25 +198,3 @@ class TunedEmbedder:
             "re-run `recallbench protocol register` (it fits the encoder again and writes this "
             f"folder), or delete {self.folder} and register again"
         )
-
-
-def load_sentence_transformer(folder: Path) -> Any:
-    """A SentenceTransformer from a local folder, on the CPU, with the Hugging Face Hub switched off.
-
-    Raises:
-        EmbedderUnavailableError: sentence-transformers is not installed.
-    """
-    # Never reach the Hub: the weights are local and the engine must work air-gapped.
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    # The weight-loading progress bar would land in hook and server stderr; a user may re-enable it.
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ModuleNotFoundError as exc:
-        msg = (
-            "the fine-tuned MiniLM needs 'sentence-transformers' (and torch), which is not "
-            "installed; install it with `pip install sentence-transformers`"
-        )
-        raise EmbedderUnavailableError(msg) from exc
-    return SentenceTransformer(str(folder), device="cpu")
