@@ -136,8 +136,10 @@ def cross_fit_one(
     found = leaks(protocol, fit, test_corpus=test_corpus, train_corpus=corpus_dir)
     if found:
         raise FitRefusedError("refusing to fit: " + "; ".join(found))
-    enc_dir, _ = check_inputs(protocol, enc, progress=progress)
-    pairs, enc_examples = training_pairs_of(protocol, enc, embedder, enc_dir, cache=cache)
+    enc_dir, enc_manifest = check_inputs(protocol, enc, progress=progress)
+    pairs, enc_examples = training_pairs_of(
+        protocol, enc, embedder, enc_dir, cache=cache, manifest=enc_manifest
+    )
     train = examples(training_rosters(protocol, fit), now=fit.corpus.cutoff, k=protocol.metrics.k)
     folds = folds_of([project_of(e) for e in train])
     pair_project = {e.qid: project_of(e) for e in enc_examples}

@@ -58,6 +58,8 @@ __all__ = [
     "fit_bytes",
     "fit_one",
     "leaks",
+    "load_json",
+    "locked_bytes",
     "normalise",
     "open_training",
     "training_rosters",
@@ -427,21 +429,12 @@ def check_fits(
     checked: dict[str, Any] = {}
     for fit in protocol.fits:
         record = locked.get(fit.arm)
-        if record is None:
-            problems.append(
-                f"No fitted artifact for {fit.arm} in the lock: it was added after registration; "
-                "register a new protocol"
-            )
+        read = locked_bytes(protocol.root, record, kind="fitted", owner=fit.arm)
+        if isinstance(read, str):
+            problems.append(read)
             continue
-        path = protocol.root / record["path"]
-        if not path.is_file():
-            problems.append(
-                f"Missing fitted artifact {record['path']} (sha256 {record['sha256']}) for {fit.arm}; "
-                "restore it from version control"
-            )
-            continue
-        data = path.read_bytes()
-        actual = hashlib.sha256(data).hexdigest()
+        assert record is not None  # locked_bytes answers a problem for a missing record
+        data, actual = read
         body = _load(data, record["path"])
         # Read from the bytes just hashed; a changed artifact runs only under a declared deviation.
         checked[arm_canonical(fit.arm)] = body["model"]
@@ -467,12 +460,41 @@ def check_fits(
     return FitCheck(problems=tuple(problems), leaks=tuple(found), models=checked)
 
 
-def _load(data: bytes, where: str) -> dict[str, Any]:
+def locked_bytes(
+    root: Path, record: Mapping[str, str] | None, *, kind: str, owner: str
+) -> tuple[bytes, str] | str:
+    """The bytes of the `kind` artifact ("fitted", "encoder") the lock records for `owner`, and
+    their sha256; or the problem when the lock records none or the file is gone."""
+    if record is None:
+        return (
+            f"No {kind} artifact for {owner} in the lock: it was added after registration; "
+            "register a new protocol"
+        )
+    path = root / record["path"]
+    if not path.is_file():
+        return (
+            f"Missing {kind} artifact {record['path']} (sha256 {record['sha256']}) for {owner}; "
+            "restore it from version control"
+        )
+    data = path.read_bytes()
+    return data, hashlib.sha256(data).hexdigest()
+
+
+def load_json(data: bytes, where: str, kind: str) -> Any:
+    """An artifact's JSON.
+
+    Raises:
+        FitRefusedError: the bytes are not JSON (the message names the `kind` artifact `where`).
+    """
     try:
-        body = json.loads(data)
+        return json.loads(data)
     except ValueError as exc:
-        msg = f"fitted artifact {where} is not JSON: {exc}"
+        msg = f"{kind} artifact {where} is not JSON: {exc}"
         raise FitRefusedError(msg) from exc
+
+
+def _load(data: bytes, where: str) -> dict[str, Any]:
+    body = load_json(data, where, "fitted")
     if not isinstance(body, dict) or not isinstance(body.get("model"), dict):
         msg = f"fitted artifact {where} holds no model; restore it from version control"
         raise FitRefusedError(msg)

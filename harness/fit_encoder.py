@@ -24,8 +24,6 @@ the run ranks by is the one that was registered, bit for bit, or nothing runs.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -44,6 +42,8 @@ from harness.fit import (
     examples,
     fit_sha256,
     leaks,
+    load_json,
+    locked_bytes,
     open_training,
     training_rosters,
     versions,
@@ -74,10 +74,12 @@ def _pairs(
     *,
     cache: Path | None,
     progress: bool,
+    manifest: str | None = None,
 ) -> tuple[list[Pair], dict[str, int], tuple[Example, ...], list[str]]:
-    """The entry's training pairs and their counts, its examples and the excluded sessions."""
+    """The entry's training pairs and their counts, its examples and the excluded sessions
+    (`manifest`: the corpus's, when the caller has it)."""
     train = examples(training_rosters(protocol, enc), now=enc.corpus.cutoff, k=protocol.metrics.k)
-    manifest = freeze.manifest(corpus_dir).sha256
+    manifest = manifest or freeze.manifest(corpus_dir).sha256
     with tempfile.TemporaryDirectory(prefix="recallbench-tune-") as tmp:
         memory, _, excluded = open_training(
             corpus_dir,
@@ -108,9 +110,12 @@ def training_pairs_of(
     corpus_dir: Path,
     *,
     cache: Path | None = None,
+    manifest: str | None = None,
 ) -> tuple[list[Pair], tuple[Example, ...]]:
     """The pairs encoder entry `enc` trains on, and the examples they come from."""
-    pairs, _, train, _ = _pairs(protocol, enc, embedder, corpus_dir, cache=cache, progress=False)
+    pairs, _, train, _ = _pairs(
+        protocol, enc, embedder, corpus_dir, cache=cache, progress=False, manifest=manifest
+    )
     return pairs, train
 
 
@@ -123,10 +128,11 @@ def _train(
     cache: Path | None,
     model_cache: Path | None,
     progress: bool,
+    manifest: str | None = None,
 ) -> tuple[str, dict[str, int], list[str], list[str]]:
     """Fine-tune on the entry's pairs: (weights sha256, counts, training qids, excluded sessions)."""
     pairs, counts, train, excluded = _pairs(
-        protocol, enc, embedder, corpus_dir, cache=cache, progress=progress
+        protocol, enc, embedder, corpus_dir, cache=cache, progress=progress, manifest=manifest
     )
     if progress:
         print(f"fine-tuning {enc.name} on {len(pairs)} (question, chunk) pairs")
@@ -163,6 +169,7 @@ def encoder_bytes(
         cache=cache,
         model_cache=model_cache,
         progress=progress,
+        manifest=manifest,
     )
     rosters = training_rosters(protocol, enc)
     body = {
@@ -317,19 +324,11 @@ def _locked_body(
 ) -> dict[str, Any] | str:
     """The encoder's artifact as the lock records it, or the problem (naming file and hashes)."""
     record = locked.get(enc.name)
-    if record is None:
-        return (
-            f"No encoder artifact for {enc.name} in the lock: it was added after registration; "
-            "register a new protocol"
-        )
-    path = protocol.root / record["path"]
-    if not path.is_file():
-        return (
-            f"Missing encoder artifact {record['path']} (sha256 {record['sha256']}) for "
-            f"{enc.name}; restore it from version control"
-        )
-    data = path.read_bytes()
-    actual = hashlib.sha256(data).hexdigest()
+    read = locked_bytes(protocol.root, record, kind="encoder", owner=enc.name)
+    if isinstance(read, str):
+        return read
+    assert record is not None  # locked_bytes answers a problem for a missing record
+    data, actual = read
     if actual != record["sha256"]:
         return (
             f"Expected sha256 of {record['path']} to be {record['sha256']} but got {actual}; "
@@ -346,11 +345,7 @@ def _locked_body(
 
 
 def _load(data: bytes, where: str) -> dict[str, Any]:
-    try:
-        body = json.loads(data)
-    except ValueError as exc:
-        msg = f"encoder artifact {where} is not JSON: {exc}"
-        raise FitRefusedError(msg) from exc
+    body = load_json(data, where, "encoder")
     if not isinstance(body, dict) or body.get("kind") != "encoder" or "weights_sha256" not in body:
         msg = (
             f"encoder artifact {where} records no encoder weights; restore it from version control"

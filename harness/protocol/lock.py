@@ -517,38 +517,42 @@ def _check_fits_given(
     protocol: Protocol, fits: Mapping[str, Mapping[str, str]]
 ) -> Mapping[str, Mapping[str, str]]:
     """One artifact per [[fits]] entry, no more, each with a path and a sha256."""
-    wanted = sorted(f.arm for f in protocol.fits)
-    if sorted(fits) != wanted:
-        msg = (
-            f"Fitted artifacts given for {sorted(fits)} but {protocol.path} fits {wanted}; "
-            "fit every [[fits]] entry (harness.fit.fit_all) before registering"
-        )
-        raise ProtocolError(msg)
-    for arm, record in fits.items():
-        if set(record) != {"path", "sha256"}:
-            msg = f"Fitted artifact of {arm} must give path and sha256, got {dict(record)!r}"
-            raise ProtocolError(msg)
-        check_sha256(f"fits[{arm}].sha256", record["sha256"])
-    return fits
+    wanted = [f.arm for f in protocol.fits]
+    return _check_artifacts_given(protocol, fits, wanted, what="Fitted", does="fits", table="fits")
 
 
 def _check_encoders_given(
     protocol: Protocol, encoders: Mapping[str, Mapping[str, str]]
 ) -> Mapping[str, Mapping[str, str]]:
     """One artifact per [[encoders]] entry, no more, each with a path and a sha256."""
-    wanted = sorted(e.name for e in protocol.encoders)
-    if sorted(encoders) != wanted:
+    wanted = [e.name for e in protocol.encoders]
+    return _check_artifacts_given(
+        protocol, encoders, wanted, what="Encoder", does="fine-tunes", table="encoders"
+    )
+
+
+def _check_artifacts_given(
+    protocol: Protocol,
+    given: Mapping[str, Mapping[str, str]],
+    wanted: list[str],
+    *,
+    what: str,
+    does: str,
+    table: str,
+) -> Mapping[str, Mapping[str, str]]:
+    if sorted(given) != sorted(wanted):
         msg = (
-            f"Encoder artifacts given for {sorted(encoders)} but {protocol.path} fine-tunes "
-            f"{wanted}; fit every [[encoders]] entry (harness.fit.fit_all) before registering"
+            f"{what} artifacts given for {sorted(given)} but {protocol.path} {does} "
+            f"{sorted(wanted)}; fit every [[{table}]] entry (harness.cross_fit.fit_protocol) "
+            "before registering"
         )
         raise ProtocolError(msg)
-    for name, record in encoders.items():
+    for name, record in given.items():
         if set(record) != {"path", "sha256"}:
-            msg = f"Encoder artifact of {name} must give path and sha256, got {dict(record)!r}"
+            msg = f"{what} artifact of {name} must give path and sha256, got {dict(record)!r}"
             raise ProtocolError(msg)
-        check_sha256(f"encoders[{name}].sha256", record["sha256"])
-    return encoders
+        check_sha256(f"{table}[{name}].sha256", record["sha256"])
+    return given
 
 
 def _lock_fields(lock: Lock) -> dict[str, Any]:
