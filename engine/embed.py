@@ -289,17 +289,29 @@ def embedder_names() -> list[str]:
 
 def get_embedder(name: str, *, few_texts: bool = False) -> Embedder:
     """A fresh embedder for a registered name ("minilm", "minilm-int8", "minilm-torch", "hash", or one
-    registered by a test); building one loads no model.
+    registered by a test), or for the embedder id of a fine-tuned encoder whose weights are in the
+    model cache (``minilm-l6-v2-tuned-<12 hex>``: `engine.tuned_embed.onnx_embedder`, which a shipped
+    arm over the encoder is served with); building one loads no model.
 
     `few_texts`: the process embeds a few texts (a query) and exits, so an embedder that can trade
     speed over many batches for less memory does (the ONNX forms; the others are built as usual).
 
     Raises:
-        UnknownEmbedderError: `name` is not registered.
+        UnknownEmbedderError: `name` is not registered, nor a fine-tuned encoder in the cache.
     """
     factory = _REGISTRY.get(name)
     if factory is None:
-        msg = f"unknown embedder {name!r}, choose one of {', '.join(sorted(_REGISTRY))}"
+        from engine.tuned_cache import TunedWeightsError, is_tuned_id, onnx_embedder
+
+        if is_tuned_id(name):  # a fine-tuned encoder in the model cache, by its embedder id
+            try:
+                return onnx_embedder(name, few_texts=few_texts)
+            except TunedWeightsError as exc:
+                raise UnknownEmbedderError(str(exc)) from exc
+        msg = (
+            f"unknown embedder {name!r}, choose one of {', '.join(sorted(_REGISTRY))} "
+            "(or the id of a fine-tuned encoder in the model cache, minilm-l6-v2-tuned-<12 hex>)"
+        )
         raise UnknownEmbedderError(msg)
     if few_texts and name in _FEW_TEXTS:
         return _FEW_TEXTS[name]()

@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -299,6 +299,20 @@ def _verified_before(variant: Variant, cache: Path, sha256: object) -> bool:
 Exporter = Callable[[Variant, Path, Path], None]
 
 
+def other_weights(variant: Variant) -> bool:
+    """Whether `variant` is a form of other weights than the package's (a fine-tuned encoder's): a
+    known form under another embedder id (`OnnxMiniLMEmbedder`'s `source` and `embedder_id`)."""
+    known = EXPORTS.get(variant.name)
+    return known is not None and variant.embedder_id != known.embedder_id
+
+
+def model_label(variant: Variant) -> str:
+    """What a message calls the model a variant exports: the package's, or other weights by their id."""
+    if other_weights(variant):
+        return f"the fine-tuned encoder {variant.embedder_id}"
+    return "all-MiniLM-L6-v2"
+
+
 def export_in_child(variant: Variant, cache: Path, source: Path) -> None:
     """Run `python -m engine.onnx_export` (it imports torch, this process never does).
 
@@ -309,6 +323,8 @@ def export_in_child(variant: Variant, cache: Path, source: Path) -> None:
     path = os.environ.get("PYTHONPATH")
     env = {**os.environ, "PYTHONPATH": engine_root + (os.pathsep + path if path else "")}
     command = [sys.executable, "-m", "engine.onnx_export", variant.name, str(cache), str(source)]
+    if other_weights(variant):  # the child checks that the weights are the ones the id names
+        command.append(variant.embedder_id)
     # stdout goes nowhere: `serve` speaks MCP on its own stdout.
     done = subprocess.run(
         command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -317,9 +333,14 @@ def export_in_child(variant: Variant, cache: Path, source: Path) -> None:
     if done.returncode != 0:
         tail = "\n".join(done.stderr.strip().splitlines()[-8:])
         msg = (
-            f"exporting all-MiniLM-L6-v2 ({variant.name}) to ONNX into {cache} failed "
+            f"exporting {model_label(variant)} ({variant.name}) to ONNX into {cache} failed "
             f"(exit {done.returncode}):\n{tail}\n"
-            "use RECALLBENCH_EMBEDDER=minilm-torch to embed with torch instead"
+            + (
+                "use RECALLBENCH_EMBEDDER=minilm-torch to embed with torch instead"
+                if not other_weights(variant)
+                else f"check the fine-tuned weights in {source}: `recallbench bench run` of the "
+                "protocol that registered them fits them again"
+            )
         )
         raise EmbedderUnavailableError(msg)
 
@@ -362,7 +383,7 @@ def ensure_export(
         except OnnxCacheError as exc:
             why = "" if exc.kind == "missing" else f" ({exc.kind}: {exc}; refused)"
         tell(
-            f"recallbench: exporting all-MiniLM-L6-v2 ({variant.name}) to ONNX once, into {cache}"
+            f"recallbench: exporting {model_label(variant)} ({variant.name}) to ONNX once, into {cache}"
             f"{why}; this takes under a minute"
         )
         started = time.monotonic()
@@ -426,6 +447,8 @@ class OnnxMiniLMEmbedder:
         exporter: Exporter = export_in_child,
         prepack: bool = True,
         workers: int | None = None,
+        source: Path | None = None,
+        embedder_id: str | None = None,
     ) -> None:
         if variant not in VARIANTS:
             msg = f"unknown ONNX variant {variant!r}, choose one of {', '.join(sorted(VARIANTS))}"
@@ -438,9 +461,18 @@ class OnnxMiniLMEmbedder:
         if not is_int(workers) or workers < 1:
             msg = f"workers must be a positive int, received {workers!r}; use e.g. 2"
             raise ValueError(msg)
-        self._variant = VARIANTS[variant]
+        if embedder_id is not None and source is None:
+            msg = f"embedder_id {embedder_id!r} names other weights: pass their folder as source"
+            raise ValueError(msg)
+        whole, single = VARIANTS[variant], SINGLE[variant]
+        if embedder_id is not None:
+            whole = replace(whole, embedder_id=embedder_id)
+            single = replace(single, embedder_id=embedder_id)
+        self._variant = whole
         # The file this embedder runs: the single-text graph when every batch holds one text.
-        self._form = SINGLE[variant] if batch_size == 1 else self._variant
+        self._form = single if batch_size == 1 else whole
+        # The weights' folder (default: the package's model); another folder is another embedder id.
+        self._source = source
         self._batch_size = batch_size
         self._workers = workers
         self._cache = cache_dir
@@ -524,7 +556,7 @@ class OnnxMiniLMEmbedder:
                 f"`pip install onnxruntime tokenizers` or use RECALLBENCH_EMBEDDER=minilm-torch"
             )
             raise EmbedderUnavailableError(msg) from exc
-        source = minilm_model_dir()
+        source = self._source if self._source is not None else minilm_model_dir()
         model = ensure_export(self._form, self.cache_dir, source, exporter=self._exporter)
         tokenizer = Tokenizer.from_file(str(source / "tokenizer.json"))
         tokenizer.no_padding()  # each batch is padded to its own longest text in _run_batch

@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 import warnings
+from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -168,12 +169,14 @@ def export_variant(variant: Variant, cache: Path, source: Path) -> Path:
     """Export `variant` from `source` into `cache` with its sidecar; int8 starts from the fp32 export,
     a single-text form from its variant's (each read from the cache, else exported first)."""
     tools = tool_versions()
+    same = variant.embedder_id  # the forms it derives from are of the same weights
     if variant.single_of is not None:
-        whole = _cached_or_exported(EXPORTS[variant.single_of], cache, source)
+        of = replace(EXPORTS[variant.single_of], embedder_id=same)
+        whole = _cached_or_exported(of, cache, source)
         return write_export(variant, cache, source, single_text_graph(whole.read_bytes()), tools)
     if variant.quantization is None:
         return write_export(variant, cache, source, export_fp32(source), tools)
-    fp32 = _cached_or_exported(FP32, cache, source)
+    fp32 = _cached_or_exported(replace(FP32, embedder_id=same), cache, source)
     return write_export(variant, cache, source, quantize_int8(fp32.read_bytes(), variant), tools)
 
 
@@ -187,14 +190,27 @@ def _cached_or_exported(variant: Variant, cache: Path, source: Path) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    """`VARIANT CACHE SOURCE`: export one variant; exit 0 on success, 2 on bad arguments."""
-    if len(argv) != 3 or argv[0] not in EXPORTS:
+    """`VARIANT CACHE SOURCE [EMBEDDER_ID]`: export one variant; exit 0 on success, 2 on bad arguments
+    or, with `EMBEDDER_ID` (fine-tuned weights: `engine.tuned_embed`), on weights in SOURCE that are
+    not the ones the id names (nothing is exported then)."""
+    if len(argv) not in (3, 4) or argv[0] not in EXPORTS:
         print(
-            f"usage: python -m engine.onnx_export {{{','.join(EXPORTS)}}} CACHE_DIR MODEL_DIR",
+            f"usage: python -m engine.onnx_export {{{','.join(EXPORTS)}}} CACHE_DIR MODEL_DIR "
+            "[EMBEDDER_ID]",
             file=sys.stderr,
         )
         return 2
-    export_variant(EXPORTS[argv[0]], Path(argv[1]), Path(argv[2]))
+    variant, source = EXPORTS[argv[0]], Path(argv[2])
+    if len(argv) == 4:
+        from engine.tuned_embed import TunedWeightsError, check_folder
+
+        try:
+            check_folder(source, argv[3])
+        except TunedWeightsError as exc:
+            print(f"refused: {exc}", file=sys.stderr)
+            return 2
+        variant = replace(variant, embedder_id=argv[3])
+    export_variant(variant, Path(argv[1]), source)
     return 0
 
 

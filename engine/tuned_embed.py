@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shutil
 import tempfile
 import threading
@@ -25,37 +24,34 @@ from typing import TYPE_CHECKING, Any
 from engine.checks import is_int
 from engine.embed import load_sentence_transformer, st_encode
 from engine.embed_common import MINILM_DIM, check_texts
-from engine.onnx_embed import model_cache_dir
+from engine.tuned_cache import (
+    ID_PREFIX,
+    SHA256,
+    TUNED_DIR,
+    TUNED_ID,
+    TunedWeightsError,
+    tuned_dir,
+)
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+
 __all__ = [
+    "ID_PREFIX",
     "TUNED_DIR",
     "TunedEmbedder",
     "TunedWeightsError",
+    "check_folder",
     "load_sentence_transformer",
     "save_tuned",
     "tuned_dir",
     "weights_sha256",
 ]
 
-TUNED_DIR = "tuned"
-# Prefix of every embedder id of a fine-tuned MiniLM; the first 12 hex digits of its weights follow.
-ID_PREFIX = "minilm-l6-v2-tuned-"
 # Starts the hashed stream, so that a change to the hashing rule changes every hash.
 _HASH_FORMAT = b"recallbench-weights-v1\n"
-_SHA256 = re.compile(r"[0-9a-f]{64}")
-
-
-class TunedWeightsError(RuntimeError):
-    """A fine-tuned encoder's folder is missing, unreadable, or holds other weights than expected."""
-
-
-def tuned_dir(weights_sha256: str, cache: Path | None = None) -> Path:
-    """The folder of the fine-tuned weights with this hash: ``<cache>/tuned/<weights_sha256>``."""
-    return (cache if cache is not None else model_cache_dir()) / TUNED_DIR / weights_sha256
 
 
 def weights_sha256(model: Any) -> str:
@@ -113,7 +109,7 @@ class TunedEmbedder:
     def __init__(
         self, weights_sha256: str, *, cache: Path | None = None, batch_size: int = 64
     ) -> None:
-        if not isinstance(weights_sha256, str) or not _SHA256.fullmatch(weights_sha256):
+        if not isinstance(weights_sha256, str) or not SHA256.fullmatch(weights_sha256):
             msg = (
                 f"weights_sha256 must be 64 lower-case hex digits, received {weights_sha256!r}; "
                 "pass the hash that `save_tuned` returned (the lock records it)"
@@ -198,3 +194,23 @@ class TunedEmbedder:
             "re-run `recallbench protocol register` (it fits the encoder again and writes this "
             f"folder), or delete {self.folder} and register again"
         )
+
+
+def check_folder(folder: Path, embedder_id: str) -> None:
+    """Refuse `folder` unless it holds the weights `embedder_id` names: the folder is named by a
+    weights sha256 that starts with the id's 12 hex digits, and the weights it loads hash to it.
+
+    Loads the model (torch); `engine.onnx_export` calls it before it exports fine-tuned weights.
+
+    Raises:
+        TunedWeightsError: the id, the folder's name or the weights in it do not agree.
+    """
+    match = TUNED_ID.fullmatch(embedder_id)
+    sha = folder.name
+    if match is None or not SHA256.fullmatch(sha) or not sha.startswith(match.group("sha12")):
+        msg = (
+            f"{folder} is not the folder of the weights of {embedder_id} "
+            f"(<model cache>/{TUNED_DIR}/<weights sha256>)"
+        )
+        raise TunedWeightsError(msg)
+    TunedEmbedder(sha, cache=folder.parent.parent)._load()  # refuses weights that hash otherwise

@@ -25,8 +25,9 @@ import click
 from arms.registry import full_canonical, is_fitted
 from arms.spec import parse_spec
 from engine.embed import UnknownEmbedderError
+from engine.tuned_cache import tuned_dir
 from harness.gates import choose_ship
-from harness.protocol.arm_embedder import split_arm
+from harness.protocol.arm_embedder import arm_canonical, split_arm
 from harness.protocol.embedder import use_hint
 from harness.protocol.load import load_protocol
 from harness.protocol.lock import Lock, load_lock, lock_path
@@ -52,6 +53,18 @@ class FittedModel:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ShippedEncoder:
+    """The fine-tuned encoder a shipped arm ranks by (``arm@<encoder>``): its locked artifact and the
+    weights it names, which must be in this machine's model cache."""
+
+    name: str  # as the protocol's [[encoders]] entry and the arm's suffix name it
+    embedder: str  # the id its vectors are stored under: minilm-l6-v2-tuned-<sha12>
+    weights_sha256: str
+    source: str  # the artifact, relative to the protocol's root, as the lock records it
+    sha256: str  # the artifact's
+
+
+@dataclass(frozen=True, kw_only=True)
 class ShipDecision:
     """The arm a verified results folder's ship rule chose, with the provenance written beside it."""
 
@@ -64,6 +77,7 @@ class ShipDecision:
     verdicts: Mapping[str, Verdict]
     embedder: str
     model: FittedModel | None = None  # set when the arm is fitted
+    encoder: ShippedEncoder | None = None  # set when the arm ranks by a fine-tuned encoder
 
     def config_table(self, now: datetime, model_file: str | None = None) -> dict[str, Any]:
         """The ``[ship]`` table of ``config.toml``: provenance and the gate verdicts; for a fitted arm
@@ -77,6 +91,16 @@ class ShipDecision:
             if self.model is not None and model_file is not None
             else {}
         )
+        encoder = (
+            {
+                "encoder": self.encoder.name,
+                "encoder_weights_sha256": self.encoder.weights_sha256,
+                "encoder_source": self.encoder.source,
+                "encoder_sha256": self.encoder.sha256,
+            }
+            if self.encoder is not None
+            else {}
+        )
         return {
             "arm": self.arm,
             "canonical": self.canonical,
@@ -88,6 +112,7 @@ class ShipDecision:
             "shipped_at": now.isoformat(timespec="seconds"),
             "verdicts": dict(sorted(self.verdicts.items())),
             **fitted,
+            **encoder,
         }
 
 
@@ -121,9 +146,13 @@ def verify_results(results_dir: Path, key_paths: Mapping[str, Path] | None = Non
         msg = f"the ship rule now chooses {arm!r} but the run recorded {summary.shipped_arm!r}"
         raise ShipError(msg)
     # An arm of a protocol comparing embedders names the one it ranks by (`rrf(...)@<id>`): that
-    # embedder, not the protocol's pin, is the one `serve` and the hooks must use.
+    # embedder, not the protocol's pin, is the one `serve` and the hooks must use. An arm over a
+    # fine-tuned encoder (`ltr(...)@<encoder>`) ranks by the encoder's vectors: its embedder id.
     entry = split_arm(arm) if arm is not None else None
-    embedder = _check_embedder(results_dir, summary, None if entry is None else entry.embedder)
+    encoder = _shipped_encoder(entry.embedder, protocol, lock, summary) if entry else None
+    named = encoder.embedder if encoder is not None else (entry.embedder if entry else None)
+    embedder = _check_embedder(results_dir, summary, named)
+    chosen = arm
     if entry is not None:
         arm = entry.spec
     return ShipDecision(
@@ -135,21 +164,94 @@ def verify_results(results_dir: Path, key_paths: Mapping[str, Path] | None = Non
         results=str(results_dir.resolve()),
         verdicts=verdicts,
         embedder=embedder,
-        model=_fitted_model(arm, protocol, lock, summary) if is_fitted(arm) else None,
+        model=_fitted_model(chosen, protocol, lock, summary) if is_fitted(arm) else None,
+        encoder=encoder,
     )
 
 
+def _shipped_encoder(
+    name: str | None, protocol: Protocol, lock: Lock, summary: Summary
+) -> ShippedEncoder | None:
+    """The fine-tuned encoder an arm's suffix names (None when it names none): its artifact as the
+    lock records it and the run used it, checked by its hash, and its weights in the model cache.
+
+    Raises:
+        ShipError: the lock or the run records no artifact for the encoder or they disagree, the
+            artifact is missing or changed (naming the file and both hashes), or its weights are not
+            in this machine's model cache (saying how to get them).
+    """
+    if name is None or name not in {e.name for e in protocol.encoders}:
+        return None
+    locked_in = lock_path(protocol.path)
+    record = lock.encoders.get(name)
+    ran = ((summary.lock or {}).get("encoders") or {}).get(name)
+    if record is None or dict(ran or {}) != dict(record):
+        msg = (
+            f"the run used encoder artifact {ran} for {name} but {locked_in} records {record}; "
+            "ship a run of the protocol as it is registered"
+        )
+        raise ShipError(msg)
+    where, expected = record["path"], record["sha256"]
+    data = _locked_artifact(protocol.root / where, expected, locked_in, kind="encoder", owner=name)
+    try:
+        body = json.loads(data)
+    except ValueError:
+        body = None
+    if not isinstance(body, dict) or body.get("kind") != "encoder":
+        msg = f"encoder artifact {where} records no encoder; restore it from version control"
+        raise ShipError(msg)
+    weights, embedder = str(body.get("weights_sha256")), str(body.get("embedder"))
+    folder = tuned_dir(weights)
+    if not folder.is_dir():
+        msg = (
+            f"the weights of encoder {name} ({embedder}, sha256 {weights}) are not in this "
+            f"machine's model cache ({folder}); run `recallbench bench run {protocol.path}` here "
+            "(it fits them again from the registered entry and refuses weights that do not "
+            "reproduce), then ship its results folder"
+        )
+        raise ShipError(msg)
+    return ShippedEncoder(
+        name=name, embedder=embedder, weights_sha256=weights, source=where, sha256=expected
+    )
+
+
+def _locked_artifact(path: Path, expected: str, locked_in: Path, *, kind: str, owner: str) -> bytes:
+    """The bytes of the `kind` artifact ("fitted", "encoder") of `owner` at `path`, which must hash
+    to `expected` (the lock's record).
+
+    Raises:
+        ShipError: the file is missing or changed, naming it and both hashes.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        msg = (
+            f"Missing {kind} artifact {path} (sha256 {expected}, locked in {locked_in}) for "
+            f"{owner}: {exc.strerror}; restore it from version control"
+        )
+        raise ShipError(msg) from exc
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != expected:
+        msg = (
+            f"Expected sha256 of {path} to be {expected} (locked in {locked_in}) but got "
+            f"{actual}; the {kind} artifact changed after registration: restore it"
+        )
+        raise ShipError(msg)
+    return data
+
+
 def _fitted_model(arm: str, protocol: Protocol, lock: Lock, summary: Summary) -> FittedModel:
-    """The artifact the lock records for fitted `arm`, which the run recorded too, checked by its hash.
+    """The artifact the lock records for fitted `arm` (the entry, ``@<encoder>`` included), which the
+    run recorded too, checked by its hash.
 
     Raises:
         ShipError: the lock or the run records no artifact for the arm, they disagree, or the file is
             missing or not the locked bytes (naming the file and both hashes).
     """
-    canonical = full_canonical(arm)
-    locked = {full_canonical(spec): dict(rec) for spec, rec in lock.fits.items()}
+    canonical = arm_canonical(arm)
+    locked = {arm_canonical(spec): dict(rec) for spec, rec in lock.fits.items()}
     ran_fits = (summary.lock or {}).get("fits") or {}
-    ran = {full_canonical(spec): dict(rec) for spec, rec in ran_fits.items()}
+    ran = {arm_canonical(spec): dict(rec) for spec, rec in ran_fits.items()}
     locked_in = lock_path(protocol.path)
     record = locked.get(canonical)
     if record is None:
@@ -169,21 +271,7 @@ def _fitted_model(arm: str, protocol: Protocol, lock: Lock, summary: Summary) ->
         )
         raise ShipError(msg)
     path = protocol.root / where
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        msg = (
-            f"Missing fitted artifact {path} (sha256 {expected}, locked in {locked_in}) for "
-            f"{canonical}: {exc.strerror}; restore it from version control"
-        )
-        raise ShipError(msg) from exc
-    actual = hashlib.sha256(data).hexdigest()
-    if actual != expected:
-        msg = (
-            f"Expected sha256 of {path} to be {expected} (locked in {locked_in}) but got "
-            f"{actual}; the fitted artifact changed after registration: restore it"
-        )
-        raise ShipError(msg)
+    data = _locked_artifact(path, expected, locked_in, kind="fitted", owner=canonical)
     try:
         fitted_for = json.loads(data).get("arm")
     except (ValueError, AttributeError):
@@ -191,7 +279,7 @@ def _fitted_model(arm: str, protocol: Protocol, lock: Lock, summary: Summary) ->
     if fitted_for != canonical:  # the lock binds the bytes; this says they are this arm's model
         msg = f"fitted artifact {path} is not a model of {canonical} (its arm: {fitted_for})"
         raise ShipError(msg)
-    return FittedModel(source=where, sha256=actual, data=data)
+    return FittedModel(source=where, sha256=expected, data=data)
 
 
 def _check_embedder(results_dir: Path, summary: Summary, arm_embedder: str | None = None) -> str:
@@ -305,6 +393,11 @@ def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) ->
                 f"model: {config.home() / current['model_file']} "
                 f"sha256 {current.get('model_sha256')} (from {current.get('model_source')})"
             )
+        if "encoder" in current:  # an arm over a fine-tuned encoder
+            click.echo(
+                f"encoder: {current['encoder']} weights sha256 "
+                f"{current.get('encoder_weights_sha256')} (from {current.get('encoder_source')})"
+            )
         verdicts = current.get("verdicts", {})
         click.echo("verdicts: " + ", ".join(f"{k}={v}" for k, v in sorted(verdicts.items())))
         click.echo(f"shipped at: {current.get('shipped_at')}")
@@ -329,6 +422,12 @@ def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) ->
         click.echo(
             f"model: {config.home() / copy} "
             f"sha256 {decision.model.sha256} (from {decision.model.source})"
+        )
+    if decision.encoder is not None:
+        click.echo(
+            f"encoder: {decision.encoder.name} weights sha256 {decision.encoder.weights_sha256} "
+            f"(from {decision.encoder.source}); `serve`, the hooks and `recallbench import` embed "
+            f"the memory with it (RECALLBENCH_EMBEDDER={decision.embedder})"
         )
     click.echo("verdicts: " + ", ".join(f"{k}={v}" for k, v in sorted(decision.verdicts.items())))
     click.echo(f"wrote {path}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from engine.embed import Embedder, UnknownEmbedderError, embedder_names, get_embedder
+from engine.tuned_cache import is_tuned_id
 
 ENV_VAR = "RECALLBENCH_EMBEDDER"
 DEFAULT_NAME = "minilm"  # the default of `serve`, the hooks and `bench run` (recallbench.config)
@@ -54,7 +55,10 @@ def registry_ids() -> dict[str, str]:
 
 
 def name_for(embedder_id: str) -> str | None:
-    """The registry name whose embedder reports `embedder_id`, or None when none does."""
+    """The registry name whose embedder reports `embedder_id`, or None when none does. A fine-tuned
+    encoder is named by its id (`engine.embed.get_embedder` finds its weights in the model cache)."""
+    if is_tuned_id(embedder_id):
+        return embedder_id
     return next((n for n, i in sorted(registry_ids().items()) if i == embedder_id), None)
 
 

@@ -221,7 +221,7 @@ def test_registry_builds_embedders_by_name_and_lists_the_choices_on_a_typo() -> 
     assert embedder_names() == ["hash", "minilm", "minilm-int8", "minilm-torch"]
     with pytest.raises(
         UnknownEmbedderError,
-        match="unknown embedder 'minlm', choose one of hash, minilm, minilm-int8, minilm-torch",
+        match="unknown embedder 'minlm', choose one of hash, minilm, minilm-int8, minilm-torch ",
     ):
         get_embedder("minlm")
 
