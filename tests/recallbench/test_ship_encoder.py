@@ -29,7 +29,6 @@ from tests.harness.test_fit_encoder import (
     repo_cross,
 )
 
-pytestmark = pytest.mark.usefixtures("fake")
 ARM = f"{LTR}@{ENC}"
 
 
@@ -55,6 +54,7 @@ def shipping_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path
     return folder, body
 
 
+@pytest.mark.usefixtures("fake")
 def test_an_arm_over_a_fine_tuned_encoder_ships_with_it_once_it_serves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -91,6 +91,7 @@ def test_an_arm_over_a_fine_tuned_encoder_ships_with_it_once_it_serves(
     assert f"encoder: {ENC} weights sha256 {encoder['weights_sha256']}" in cli("ship", "--show")
 
 
+@pytest.mark.usefixtures("fake")
 def test_weights_the_model_cache_lacks_are_refused_with_the_command_that_fits_them_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -111,6 +112,7 @@ def test_weights_the_model_cache_lacks_are_refused_with_the_command_that_fits_th
     assert shipped["embedder"] == encoder["embedder"]
 
 
+@pytest.mark.usefixtures("fake")
 def test_a_changed_encoder_artifact_is_refused_naming_both_hashes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -127,3 +129,47 @@ def test_a_changed_encoder_artifact_is_refused_naming_both_hashes(
     artifact.write_bytes(original)  # control
     cli("ship", str(folder))
     assert read_config() is not None
+
+
+@pytest.mark.model
+def test_a_real_fine_tune_ships_and_search_ranks_by_its_vectors_without_torch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Register and run with a real fine-tune, ship `vector(...)@<encoder>`, import the test
+    conversation into a memory under the encoder's id and search it: each hit's score is the torch
+    encoder's cosine of the query and the hit's text, and the hits come in that order."""
+    import numpy as np
+
+    from engine.tuned_embed import TunedEmbedder
+    from tests.harness.test_fit_encoder import VECTOR, repo
+
+    monkeypatch.setenv("RECALLBENCH_MODEL_CACHE", str(tmp_path / "models"))
+    root = repo(tmp_path, tune="tune(batch=4,epochs=1,threads=1)")
+    protocol = root / "protocols" / "enc.toml"
+    text = protocol.read_text().replace(
+        "[ship]\ndefault = \"fts(pool=20,score='rank')\"", f'[ship]\ndefault = "{VECTOR}"'
+    )
+    protocol.write_text(text)
+    monkeypatch.chdir(root)
+    cli("protocol", "register", "protocols/enc.toml")
+    cli("bench", "run", "protocols/enc.toml")
+    (folder,) = sorted(Path("results/enc").iterdir())
+    body = json.loads(Path(_lock(root)["encoders"][ENC]["path"]).read_text())
+    tuned = body["embedder"]
+    monkeypatch.setenv("RECALLBENCH_EMBEDDER", tuned)
+    cli("ship", str(folder))
+    db = tmp_path / "memory.db"
+    cli("import", "--db", str(db), "corpora/test/projects")
+    query = "Which course did Cy sign up for?"
+    found = json.loads(cli("search", "--db", str(db), "--all-projects", "--json", query))
+    assert found["arm"] == "vector(min_score=0.0,pool=20)"  # the shipped arm, read from config.toml
+    hits = found["hits"]
+    assert len(hits) >= 2
+    torch_encoder = TunedEmbedder(body["weights_sha256"])
+    vectors = torch_encoder.embed([query] + [h["text"] for h in hits])
+    cosines = vectors[1:] @ vectors[0]
+    np.testing.assert_allclose([h["score"] for h in hits], cosines, atol=2e-3)
+    assert cosines.tolist() == sorted(cosines.tolist(), reverse=True)
+    assert (
+        tuned_dir(body["weights_sha256"]) / "onnx" / "all-MiniLM-L6-v2.fp32.single.onnx"
+    ).is_file()
