@@ -436,6 +436,10 @@ class OnnxMiniLMEmbedder:
     embeds a few texts and exits (`recallbench search` without a server) passes False. Measured on two
     cores: 28 MB less resident after the load (113 vs 142 MB over the process before it), one query
     3.2 instead of 2.0 ms (p50 of 50), 400 chunk texts 5-6% slower. The vectors are the same.
+
+    `source` and `embedder_id`: other weights of the same architecture (a fine-tuned encoder's folder,
+    `engine.tuned_cache.onnx_embedder`) under their own embedder id, exported into `cache_dir`; the
+    export checks first that the folder holds the weights the id names. Default: the package's model.
     """
 
     def __init__(
