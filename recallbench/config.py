@@ -49,13 +49,27 @@ def claude_projects() -> Path:
     return base / "projects"
 
 
-def embedder_name() -> str:
-    """`$RECALLBENCH_EMBEDDER` (`minilm` by default; `hash` needs no model)."""
-    return os.environ.get("RECALLBENCH_EMBEDDER", "minilm")
+def embedder_name(*, from_ship: bool = True) -> str:
+    """`$RECALLBENCH_EMBEDDER`; else, with `from_ship`, the embedder id of the fine-tuned encoder the
+    shipped arm ranks by (`recallbench ship` records it), so that `serve`, the hooks and `search` embed
+    with it wherever they are started; else `minilm` (`hash` needs no model)."""
+    named = os.environ.get("RECALLBENCH_EMBEDDER")
+    if named:
+        return named
+    if from_ship:
+        try:
+            ship = shipped()
+        except (OSError, ValueError):  # an unreadable config.toml is reported where it is read
+            ship = None
+        encoder = ship.get("embedder") if ship and "encoder" in ship else None
+        if isinstance(encoder, str):
+            return encoder
+    return "minilm"
 
 
 def make_embedder(name: str | None = None, *, few_texts: bool = False) -> Embedder:
-    """The configured embedder; `few_texts` for a process that embeds a query or two and exits."""
+    """The configured embedder (`embedder_name`); `few_texts` for a process that embeds a query or
+    two and exits."""
     from engine.embed import get_embedder
 
     return get_embedder(name or embedder_name(), few_texts=few_texts)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,7 +29,7 @@ from engine.embed import UnknownEmbedderError
 from engine.tuned_cache import tuned_dir
 from harness.gates import choose_ship
 from harness.protocol.arm_embedder import arm_canonical, split_arm
-from harness.protocol.embedder import use_hint
+from harness.protocol.embedder import ENV_VAR, use_hint
 from harness.protocol.load import load_protocol
 from harness.protocol.lock import Lock, load_lock, lock_path
 from harness.protocol.model import Protocol, ProtocolError, Verdict
@@ -151,7 +152,7 @@ def verify_results(results_dir: Path, key_paths: Mapping[str, Path] | None = Non
     entry = split_arm(arm) if arm is not None else None
     encoder = _shipped_encoder(entry.embedder, protocol, lock, summary) if entry else None
     named = encoder.embedder if encoder is not None else (entry.embedder if entry else None)
-    embedder = _check_embedder(results_dir, summary, named)
+    embedder = _check_embedder(results_dir, summary, named, encoder=encoder is not None)
     chosen = arm
     if entry is not None:
         arm = entry.spec
@@ -282,14 +283,20 @@ def _fitted_model(arm: str, protocol: Protocol, lock: Lock, summary: Summary) ->
     return FittedModel(source=where, sha256=expected, data=data)
 
 
-def _check_embedder(results_dir: Path, summary: Summary, arm_embedder: str | None = None) -> str:
+def _check_embedder(
+    results_dir: Path, summary: Summary, arm_embedder: str | None = None, *, encoder: bool = False
+) -> str:
     """The embedder id the shipped arm ranked by (the one its entry names, else the run's), which
-    must be the one `serve` and the hooks would use now."""
+    must be the one `serve` and the hooks would use now. A fine-tuned encoder (`encoder`) is what
+    they use once shipped, unless ``$RECALLBENCH_EMBEDDER`` names another (`config.embedder_name`)."""
     used = summary.embedder.used if summary.embedder is not None else summary.environment.embedder
     if arm_embedder is not None:
         used = arm_embedder
+    if encoder and used is not None and not os.environ.get(ENV_VAR):
+        return used
     try:
-        serving = config.make_embedder().id  # builds it only: no model is loaded for its id
+        # The embedder named now (not the one an earlier ship left): builds it only, loads no model.
+        serving = config.make_embedder(config.embedder_name(from_ship=False)).id
     except UnknownEmbedderError as exc:
         msg = f"$RECALLBENCH_EMBEDDER names no known embedder ({exc}); fix it before shipping"
         raise ShipError(msg) from exc
@@ -307,7 +314,7 @@ def _check_embedder(results_dir: Path, summary: Summary, arm_embedder: str | Non
     )
     msg = (
         f"it was run with embedder {used}, but `serve` and the hooks would use {serving} "
-        f"(embedder {config.embedder_name()!r}): the shipped arm would rank by vectors it was not "
+        f"(embedder {config.embedder_name(from_ship=False)!r}): the shipped arm would rank by vectors it was not "
         f"measured on.\nFix: serve with {used} ({use_hint(used)} for `serve`, the hooks and this "
         f"`ship`),\n  or keep {serving}: {again}."
     )
@@ -426,8 +433,8 @@ def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) ->
     if decision.encoder is not None:
         click.echo(
             f"encoder: {decision.encoder.name} weights sha256 {decision.encoder.weights_sha256} "
-            f"(from {decision.encoder.source}); `serve`, the hooks and `recallbench import` embed "
-            f"the memory with it (RECALLBENCH_EMBEDDER={decision.embedder})"
+            f"(from {decision.encoder.source}); `serve`, the hooks, `search` and `import` embed "
+            f"with it from now on (config.toml names it; ${ENV_VAR} overrides)"
         )
     click.echo("verdicts: " + ", ".join(f"{k}={v}" for k, v in sorted(decision.verdicts.items())))
     click.echo(f"wrote {path}")

@@ -137,8 +137,11 @@ def _read_copy(ship: Mapping[str, Any], canonical: str) -> Mapping[str, Any]:
     if not isinstance(body, dict) or not isinstance(body.get("model"), dict):
         msg = f"shipped model {path} holds no model; {_FIX}"
         raise ShippedModelError(msg)
-    if body.get("arm") != canonical:
-        msg = f"shipped model {path} was fitted for {body.get('arm')}, not {canonical}; {_FIX}"
+    # A reranker over a fine-tuned encoder was fitted as `<arm>@<encoder>` (`recallbench ship`).
+    encoder = ship.get("encoder")
+    fitted_for = f"{canonical}@{encoder}" if isinstance(encoder, str) else canonical
+    if body.get("arm") != fitted_for:
+        msg = f"shipped model {path} was fitted for {body.get('arm')}, not {fitted_for}; {_FIX}"
         raise ShippedModelError(msg)
     model: dict[str, Any] = body["model"]
     return model

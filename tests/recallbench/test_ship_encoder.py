@@ -19,7 +19,9 @@ import pytest
 
 from engine.embed import get_embedder
 from engine.tuned_cache import tuned_dir
+from recallbench import config
 from recallbench.ship import read_config
+from recallbench.shipped_model import arm_model
 from tests.harness.test_fit_encoder import (
     ENC,
     LTR,
@@ -69,8 +71,11 @@ def test_an_arm_over_a_fine_tuned_encoder_ships_with_it_once_it_serves(
     assert f"set RECALLBENCH_EMBEDDER={tuned}" in refused
     assert read_config() is None
     # the encoder's id names an embedder built from the weights in the model cache
-    monkeypatch.setenv("RECALLBENCH_EMBEDDER", tuned)
     assert get_embedder(tuned).id == tuned
+    monkeypatch.delenv(
+        "RECALLBENCH_EMBEDDER"
+    )  # no embedder named: shipping the encoder makes it serve
+    assert config.embedder_name() == "minilm"
     out = cli("ship", str(folder))
     assert f"shipped {LTR} from enc run {folder.name}" in out
     assert f"embedder: {tuned} (what `serve` and the hooks use)" in out
@@ -89,6 +94,31 @@ def test_an_arm_over_a_fine_tuned_encoder_ships_with_it_once_it_serves(
     fit = _lock(Path.cwd())["fits"][ARM]  # the reranker's model is the one fitted over the encoder
     assert shipped["model_sha256"] == fit["sha256"]
     assert f"encoder: {ENC} weights sha256 {encoder['weights_sha256']}" in cli("ship", "--show")
+    # `serve`, the hooks and `search` now embed with the encoder and build the reranker with the
+    # model fitted over it (its artifact names the arm with its `@<encoder>`)
+    assert config.embedder_name() == tuned
+    assert config.make_embedder().id == tuned
+    model = arm_model(LTR)
+    assert model is not None
+    assert model == json.loads(Path(fit["path"]).read_text())["model"]
+    monkeypatch.setenv("RECALLBENCH_EMBEDDER", "hash")  # control: a named embedder still wins
+    assert config.embedder_name() == "hash"
+
+
+@pytest.mark.usefixtures("fake")
+def test_with_another_embedder_named_the_encoder_ships_only_once_it_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, encoder = shipping_repo(tmp_path, monkeypatch)
+    monkeypatch.setenv("RECALLBENCH_EMBEDDER", "minilm")
+    refused = " ".join(cli("ship", str(folder), ok=False).split())
+    assert "but `serve` and the hooks would use minilm-l6-v2 (embedder 'minilm')" in refused
+    assert read_config() is None
+    monkeypatch.setenv("RECALLBENCH_EMBEDDER", encoder["embedder"])  # control: named, it ships
+    cli("ship", str(folder))
+    shipped = read_config()
+    assert shipped is not None
+    assert shipped["embedder"] == encoder["embedder"]
 
 
 @pytest.mark.usefixtures("fake")
@@ -156,8 +186,9 @@ def test_a_real_fine_tune_ships_and_search_ranks_by_its_vectors_without_torch(
     (folder,) = sorted(Path("results/enc").iterdir())
     body = json.loads(Path(_lock(root)["encoders"][ENC]["path"]).read_text())
     tuned = body["embedder"]
-    monkeypatch.setenv("RECALLBENCH_EMBEDDER", tuned)
+    monkeypatch.delenv("RECALLBENCH_EMBEDDER")  # from here on, what was shipped decides
     cli("ship", str(folder))
+    assert config.embedder_name() == tuned
     db = tmp_path / "memory.db"
     cli("import", "--db", str(db), "corpora/test/projects")
     query = "Which course did Cy sign up for?"
