@@ -106,22 +106,6 @@ def test_an_arm_over_a_fine_tuned_encoder_ships_with_it_once_it_serves(
 
 
 @pytest.mark.usefixtures("fake")
-def test_with_another_embedder_named_the_encoder_ships_only_once_it_is_named(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    folder, encoder = shipping_repo(tmp_path, monkeypatch)
-    monkeypatch.setenv("RECALLBENCH_EMBEDDER", "minilm")
-    refused = " ".join(cli("ship", str(folder), ok=False).split())
-    assert "but `serve` and the hooks would use minilm-l6-v2 (embedder 'minilm')" in refused
-    assert read_config() is None
-    monkeypatch.setenv("RECALLBENCH_EMBEDDER", encoder["embedder"])  # control: named, it ships
-    cli("ship", str(folder))
-    shipped = read_config()
-    assert shipped is not None
-    assert shipped["embedder"] == encoder["embedder"]
-
-
-@pytest.mark.usefixtures("fake")
 def test_weights_the_model_cache_lacks_are_refused_with_the_command_that_fits_them_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
