@@ -56,6 +56,7 @@ from harness.tune import Pair, TuneParams, fit_encoder, training_pairs
 __all__ = [
     "EncoderCheck",
     "check_encoders",
+    "encoder_body",
     "encoder_bytes",
     "fit_encoder_one",
     "fit_encoders",
@@ -334,7 +335,7 @@ def _locked_body(
             f"Expected sha256 of {record['path']} to be {record['sha256']} but got {actual}; "
             "the encoder artifact changed after registration"
         )
-    body = _load(data, record["path"])
+    body = encoder_body(data, record["path"])
     if body.get("fit_sha256") != fit_sha256(enc):
         return (
             f"Expected {record['path']} to be fitted for the [[encoders]] entry with sha256 "
@@ -344,7 +345,12 @@ def _locked_body(
     return body
 
 
-def _load(data: bytes, where: str) -> dict[str, Any]:
+def encoder_body(data: bytes, where: str) -> dict[str, Any]:
+    """An encoder artifact's JSON (`where` names it in messages), checked to record encoder weights.
+
+    Raises:
+        FitRefusedError: the bytes are not JSON, or not an encoder artifact with weights.
+    """
     body = load_json(data, where, "encoder")
     if not isinstance(body, dict) or body.get("kind") != "encoder" or "weights_sha256" not in body:
         msg = (

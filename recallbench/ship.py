@@ -27,6 +27,8 @@ from arms.registry import full_canonical, is_fitted
 from arms.spec import parse_spec
 from engine.embed import UnknownEmbedderError
 from engine.tuned_cache import tuned_dir
+from harness.fit import FitRefusedError
+from harness.fit_encoder import encoder_body
 from harness.gates import choose_ship
 from harness.protocol.arm_embedder import arm_canonical, split_arm
 from harness.protocol.embedder import ENV_VAR, use_hint
@@ -195,12 +197,9 @@ def _shipped_encoder(
     where, expected = record["path"], record["sha256"]
     data = _locked_artifact(protocol.root / where, expected, locked_in, kind="encoder", owner=name)
     try:
-        body = json.loads(data)
-    except ValueError:
-        body = None
-    if not isinstance(body, dict) or body.get("kind") != "encoder":
-        msg = f"encoder artifact {where} records no encoder; restore it from version control"
-        raise ShipError(msg)
+        body = encoder_body(data, where)
+    except FitRefusedError as exc:
+        raise ShipError(str(exc)) from exc
     weights, embedder = str(body.get("weights_sha256")), str(body.get("embedder"))
     folder = tuned_dir(weights)
     if not folder.is_dir():
