@@ -29,6 +29,14 @@ features):
   session's start; a future time counts as 0 days).
 - ``age_missing``: 1 when neither timestamp parses (and the age is then 0).
 
+With ``dates=True`` two more follow (`DATE_FEATURES`), for questions that name a date
+(`arms.dates.named_date`: "on October 13, 2023", "in July 2023", "in June"):
+
+- ``date_named``: 1 for every candidate when the question names a date, else 0.
+- ``date_close``: `exp(−gap / 30)`, the gap in days from the chunk's day (its time, else its session's
+  start, in UTC) to the named day, month or year (`arms.dates.gap_days`; 0 inside it); 0 when the
+  question names no date or the chunk is undated.
+
 The model is a logistic regression on standardised features (scikit-learn, `fit_ltr`), stored as plain
 numbers: per-feature `mean`, `scale` and `coef`, and an `intercept`. The score of a candidate is the
 linear score (the log-odds) `intercept + Σ coef · (x − mean) / scale`, computed with numpy: searching
@@ -42,13 +50,14 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from arms.base import Hit, Query
+from arms.dates import gap_days, named_date
 from arms.decay import SECONDS_PER_DAY, record_time
 from arms.fitting import Example, FitError, Fitted, Part
 from arms.pools import ordered, vector_pool
@@ -57,6 +66,7 @@ from engine.api import ChunkRecord, ReadAPI, Scored
 from engine.model import Author
 
 __all__ = [
+    "DATE_FEATURES",
     "FEATURES",
     "Candidates",
     "LinearModel",
@@ -88,7 +98,13 @@ FEATURES: tuple[str, ...] = (
     "log_age_days",
     "age_missing",
 )
-_COLUMN = {name: i for i, name in enumerate(FEATURES)}
+# With `dates=True`, after `FEATURES`: whether the question names a date (`arms.dates.named_date`),
+# and how close the chunk's time is to it.
+DATE_FEATURES: tuple[str, ...] = ("date_named", "date_close")
+_COLUMN = {name: i for i, name in enumerate((*FEATURES, *DATE_FEATURES))}
+# `date_close` is exp(-gap / DATE_SCALE_DAYS): 1 on the named day (or in the named month or year),
+# 0.37 a month away. A month, the span of "in June" and "July 2023"; not tuned.
+DATE_SCALE_DAYS = 30.0
 # Feature groups, for ablations (`LtrParams.without`): every feature is in exactly one.
 GROUPS: dict[str, tuple[str, ...]] = {
     "lexical": ("lex_score", "lex_rr"),
@@ -99,6 +115,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "author": ("author_user", "author_assistant"),
     "context": ("session_count", "session_best_rrf", "neighbor_best_rrf"),
     "age": ("log_age_days", "age_missing"),
+    "dates": DATE_FEATURES,
 }
 MODEL_KEYS: tuple[str, ...] = ("coef", "features", "intercept", "mean", "scale")
 
@@ -145,6 +162,14 @@ class LtrParams:
     # The vector channel rescored by the person's sentence vectors (`arms.pools.vector_pool`): the
     # `vec_*` features then read the rescored cosine. Omitted from the spec when False.
     sentences: bool = field(default=False, metadata={OMIT_DEFAULT: True})
+    # The `DATE_FEATURES` after `FEATURES` (a model is fitted for one feature list or the other).
+    # Omitted from the spec when False.
+    dates: bool = field(default=False, metadata={OMIT_DEFAULT: True})
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """The feature columns, in order: `FEATURES`, then `DATE_FEATURES` with `dates`."""
+        return (*FEATURES, *DATE_FEATURES) if self.dates else FEATURES
 
     @property
     def dropped(self) -> tuple[str, ...]:
@@ -159,6 +184,10 @@ class LtrParams:
             msg = f"ltr: without names unknown feature group(s) {unknown}; groups: {', '.join(GROUPS)}"
             raise SpecError(msg)
         check_bool("ltr", "sentences", self.sentences)
+        check_bool("ltr", "dates", self.dates)
+        if "dates" in named and not self.dates:
+            msg = "ltr: without=dates leaves out features this arm only has with dates=True"
+            raise SpecError(msg)
         check_int("ltr", "pool", self.pool, minimum=1)
         check_float("ltr", "min_score", self.min_score, low=-1.0, high=1.0)
         check_int("ltr", "rrf_k", self.rrf_k, minimum=1)
@@ -169,7 +198,8 @@ class LtrParams:
 
 @dataclass(frozen=True, kw_only=True)
 class Candidates:
-    """A query's candidates, by chunk id, and their feature rows (one row per record, `FEATURES` order)."""
+    """A query's candidates, by chunk id, and their feature rows (one row per record, in the order of
+    the params' `features`)."""
 
     records: tuple[ChunkRecord, ...]
     matrix: NDArray[np.float64]
@@ -218,11 +248,13 @@ def gather(memory: ReadAPI, params: LtrParams, query: Query) -> Candidates:
     found = {r.id: r for r in memory.chunks(ids, query.scope)} if ids else {}
     # An id the scoped read does not return is outside the scope (or gone): it is never a candidate.
     records = tuple(found[cid] for cid in ids if cid in found)
-    matrix = np.zeros((len(records), len(FEATURES)), dtype=np.float64)
+    matrix = np.zeros((len(records), len(params.features)), dtype=np.float64)
     _channel_features(matrix, records, lex, vec, params.rrf_k)
     _lexical_features(matrix, records, stem, "stem_score", "stem_rr")
     _context_features(matrix, records)
     _text_features(matrix, records, query)
+    if params.dates:
+        _date_features(matrix, records, query)
     for group in params.dropped:
         matrix[:, [_COLUMN[name] for name in GROUPS[group]]] = 0.0
     return Candidates(records=records, matrix=matrix)
@@ -309,6 +341,22 @@ def _text_features(
             matrix[row, _COLUMN["log_age_days"]] = math.log1p(age)
 
 
+def _date_features(
+    matrix: NDArray[np.float64], records: Sequence[ChunkRecord], query: Query
+) -> None:
+    """date_named (1 for every candidate when the question names a date) and date_close
+    (exp(−days from the chunk's day to the named date / `DATE_SCALE_DAYS`); 0 when undated)."""
+    span = named_date(query.text)
+    if span is None:
+        return
+    matrix[:, _COLUMN["date_named"]] = 1.0
+    for row, rec in enumerate(records):
+        when = record_time(rec)
+        if when is not None:
+            gap = gap_days(when.astimezone(UTC).date(), span)
+            matrix[row, _COLUMN["date_close"]] = math.exp(-gap / DATE_SCALE_DAYS)
+
+
 def _age_days(record: ChunkRecord, now: datetime) -> float | None:
     """Days from the chunk's time (else its session's start) to `now`, at least 0; None when undated."""
     when = record_time(record)
@@ -322,19 +370,21 @@ def _age_days(record: ChunkRecord, now: datetime) -> float | None:
 
 @dataclass(frozen=True, kw_only=True)
 class LinearModel:
-    """A fitted linear scorer over standardised `FEATURES`, validated on construction."""
+    """A fitted linear scorer over standardised features (`FEATURES`, or an arm's `LtrParams.features`),
+    validated on construction."""
 
     mean: NDArray[np.float64]
     scale: NDArray[np.float64]
     coef: NDArray[np.float64]
     intercept: float
+    features: tuple[str, ...] = FEATURES
 
     @classmethod
-    def from_dict(cls, model: object) -> LinearModel:
-        """The model an artifact holds, checked against this code's features.
+    def from_dict(cls, model: object, features: tuple[str, ...] = FEATURES) -> LinearModel:
+        """The model an artifact holds, checked against the arm's `features`.
 
         Raises:
-            FitError: a key is missing or unknown, the features differ from `FEATURES` (names or
+            FitError: a key is missing or unknown, the features differ from `features` (names or
                 order), a list has the wrong length, a number is not finite, or a scale is not > 0.
         """
         if not isinstance(model, Mapping):
@@ -347,25 +397,27 @@ class LinearModel:
                 "refit the arm with this version"
             )
             raise FitError(msg)
-        _check_features(model["features"])
-        mean = _numbers("mean", model["mean"])
-        scale = _numbers("scale", model["scale"])
-        coef = _numbers("coef", model["coef"])
+        _check_features(model["features"], features)
+        mean = _numbers("mean", model["mean"], features)
+        scale = _numbers("scale", model["scale"], features)
+        coef = _numbers("coef", model["coef"], features)
         if not bool(np.all(scale > 0.0)):
-            bad = [FEATURES[i] for i in np.flatnonzero(scale <= 0.0)]
+            bad = [features[i] for i in np.flatnonzero(scale <= 0.0)]
             msg = f"ltr model scale must be > 0 for every feature, not for {', '.join(bad)}"
             raise FitError(msg)
         intercept = model["intercept"]
         if not _is_number(intercept) or not math.isfinite(intercept):
             msg = f"ltr model intercept must be a finite number, got {intercept!r}"
             raise FitError(msg)
-        return cls(mean=mean, scale=scale, coef=coef, intercept=float(intercept))
+        return cls(
+            mean=mean, scale=scale, coef=coef, intercept=float(intercept), features=tuple(features)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form (plain lists of Python floats), as `from_dict` reads it."""
         return {
             "coef": [float(x) for x in self.coef],
-            "features": list(FEATURES),
+            "features": list(self.features),
             "intercept": float(self.intercept),
             "mean": [float(x) for x in self.mean],
             "scale": [float(x) for x in self.scale],
@@ -377,10 +429,10 @@ class LinearModel:
         return scores + self.intercept
 
 
-def _check_features(features: object) -> None:
-    if not isinstance(features, list | tuple) or list(features) != list(FEATURES):
+def _check_features(features: object, names: tuple[str, ...]) -> None:
+    if not isinstance(features, list | tuple) or list(features) != list(names):
         got = list(features) if isinstance(features, list | tuple) else features
-        expected = list(FEATURES)
+        expected = list(names)
         detail = ""
         if isinstance(got, list):
             missing = [f for f in expected if f not in got]
@@ -393,12 +445,14 @@ def _check_features(features: object) -> None:
         raise FitError(msg)
 
 
-def _numbers(key: str, values: object) -> NDArray[np.float64]:
-    if not isinstance(values, list | tuple) or len(values) != len(FEATURES):
+def _numbers(key: str, values: object, names: tuple[str, ...]) -> NDArray[np.float64]:
+    if not isinstance(values, list | tuple) or len(values) != len(names):
         size = len(values) if isinstance(values, list | tuple) else type(values).__name__
-        msg = f"ltr model {key} must be a list of {len(FEATURES)} numbers (one per feature), got {size}"
+        msg = (
+            f"ltr model {key} must be a list of {len(names)} numbers (one per feature), got {size}"
+        )
         raise FitError(msg)
-    for name, value in zip(FEATURES, values, strict=True):
+    for name, value in zip(names, values, strict=True):
         if not _is_number(value) or not math.isfinite(value):
             msg = f"ltr model {key} for {name} must be a finite number, got {value!r}"
             raise FitError(msg)
@@ -409,24 +463,27 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def hand_model(weights: Mapping[str, float], intercept: float = 0.0) -> dict[str, Any]:
-    """A model dict with the given coefficients on raw features (mean 0, scale 1; others 0).
+def hand_model(
+    weights: Mapping[str, float], intercept: float = 0.0, *, features: tuple[str, ...] = FEATURES
+) -> dict[str, Any]:
+    """A model dict with the given coefficients on raw features (mean 0, scale 1; others 0), for an
+    arm with `features` (`LtrParams.features`).
 
     For tests and for reading the format; a run only ever uses a model `fit_ltr` produced.
 
     Raises:
         FitError: a weight names no feature.
     """
-    unknown = sorted(set(weights) - set(FEATURES))
+    unknown = sorted(set(weights) - set(features))
     if unknown:
-        msg = f"ltr has no feature(s) {unknown}; features: {', '.join(FEATURES)}"
+        msg = f"ltr has no feature(s) {unknown}; features: {', '.join(features)}"
         raise FitError(msg)
     return {
-        "coef": [float(weights.get(name, 0.0)) for name in FEATURES],
-        "features": list(FEATURES),
+        "coef": [float(weights.get(name, 0.0)) for name in features],
+        "features": list(features),
         "intercept": float(intercept),
-        "mean": [0.0] * len(FEATURES),
-        "scale": [1.0] * len(FEATURES),
+        "mean": [0.0] * len(features),
+        "scale": [1.0] * len(features),
     }
 
 
@@ -441,7 +498,7 @@ class LtrArm:
     def __init__(self, memory: ReadAPI, params: LtrParams, model: Mapping[str, Any]) -> None:
         self.memory = memory
         self.params = params
-        self.model = LinearModel.from_dict(model)
+        self.model = LinearModel.from_dict(model, params.features)
 
     def search(self, query: Query) -> list[Hit]:
         """The top k candidates by the model's log-odds, ties by chunk id."""
@@ -513,12 +570,14 @@ def fit_ltr_parts(parts: Sequence[Part], params: LtrParams, seed: int) -> Fitted
         )
         raise FitError(msg)
     if params.objective == "pairwise":
-        model, iterations, pairs = _fit_pairwise(rows, labels, seed)
+        model, iterations, pairs = _fit_pairwise(rows, labels, seed, params.features)
         counts["pairs"] = pairs
     else:
-        model, iterations = _fit_logistic(np.vstack(rows), np.concatenate(labels), seed)
+        model, iterations = _fit_logistic(
+            np.vstack(rows), np.concatenate(labels), seed, params.features
+        )
     counts["iterations"] = iterations
-    return Fitted(features=FEATURES, model=model.to_dict(), counts=counts)
+    return Fitted(features=params.features, model=model.to_dict(), counts=counts)
 
 
 def _skip_reason(label: NDArray[np.int64]) -> str | None:
@@ -532,7 +591,7 @@ def _skip_reason(label: NDArray[np.int64]) -> str | None:
 
 
 def _fit_logistic(
-    matrix: NDArray[np.float64], label: NDArray[np.int64], seed: int
+    matrix: NDArray[np.float64], label: NDArray[np.int64], seed: int, features: tuple[str, ...]
 ) -> tuple[LinearModel, int]:
     """StandardScaler + LogisticRegression (lbfgs, `C`, balanced), deterministic for a given input."""
     # Imported here so that building and running the arm never loads scikit-learn.
@@ -548,12 +607,16 @@ def _fit_logistic(
         scale=np.asarray(scaler.scale_, dtype=np.float64),
         coef=np.asarray(classifier.coef_[0], dtype=np.float64),
         intercept=float(classifier.intercept_[0]),
+        features=features,
     )
     return model, int(classifier.n_iter_[0])
 
 
 def _fit_pairwise(
-    rows: Sequence[NDArray[np.float64]], labels: Sequence[NDArray[np.int64]], seed: int
+    rows: Sequence[NDArray[np.float64]],
+    labels: Sequence[NDArray[np.int64]],
+    seed: int,
+    features: tuple[str, ...],
 ) -> tuple[LinearModel, int, int]:
     """A linear scorer from within-query pairs: logistic regression on standardised differences.
 
@@ -586,5 +649,6 @@ def _fit_pairwise(
         scale=np.asarray(scaler.scale_, dtype=np.float64),
         coef=np.asarray(classifier.coef_[0], dtype=np.float64),
         intercept=0.0,
+        features=features,
     )
     return model, int(classifier.n_iter_[0]), pairs

@@ -16,6 +16,7 @@ from arms import registry
 from arms.base import Hit, Query
 from arms.fitting import Example, FitError
 from arms.ltr import (
+    DATE_FEATURES,
     FEATURES,
     GROUPS,
     LinearModel,
@@ -104,7 +105,8 @@ def test_the_stemmed_pool_brings_in_other_word_forms_and_has_its_own_features() 
 
 
 def test_an_ablation_zeroes_its_feature_groups_and_leaving_out_stem_drops_its_pool() -> None:
-    assert sorted(n for names in GROUPS.values() for n in names) == sorted(FEATURES)  # each once
+    every = sorted((*FEATURES, *DATE_FEATURES))
+    assert sorted(n for names in GROUPS.values() for n in names) == every  # each once
     mem = fixture_memory()
     mem.add_chunk("c5", session="s2", text="deploying apis", author=Author.USER)
     full = rows_by_id(mem, query())
@@ -122,6 +124,116 @@ def test_an_ablation_zeroes_its_feature_groups_and_leaving_out_stem_drops_its_po
     )
     with pytest.raises(SpecError, match=r"unknown feature group\(s\) \['stemming'\]"):
         LtrParams(without="stemming")
+
+
+def dated_memory() -> FakeMemory:
+    """Four chunks on "deploy", each in a session of its own: 13 and 20 October 2023, 1 December
+    2023, and undated."""
+    mem = FakeMemory()
+    for sid, start in (
+        ("oct13", "2023-10-13T09:00:00Z"),
+        ("oct20", "2023-10-20T23:30:00Z"),
+        ("dec01", "2023-12-01T00:00:00Z"),
+        ("none", None),
+    ):
+        mem.add_session(sid, project="/a", start=start)
+        mem.add_chunk(f"c-{sid}", session=sid, text="deploy", vector=toward(0.5, 1))
+    for text in ("deploy on October 13, 2023", "deploy in October", "deploy"):
+        mem.add_query(text, e0())
+    return mem
+
+
+DATED = LtrParams(dates=True)
+
+
+def dated_rows(
+    mem: FakeMemory, text: str, params: LtrParams = DATED
+) -> dict[str, dict[str, float]]:
+    found = gather(mem, params, query(text))
+    return {
+        rec.id: dict(zip(params.features, (float(x) for x in row), strict=True))
+        for rec, row in zip(found.records, found.matrix, strict=True)
+    }
+
+
+def test_with_dates_a_named_date_scores_each_chunk_by_its_days_from_it() -> None:
+    day = dated_rows(dated_memory(), "deploy on October 13, 2023")
+    assert {cid: row["date_named"] for cid, row in day.items()} == dict.fromkeys(day, 1.0)
+    assert day["c-oct13"]["date_close"] == pytest.approx(1.0)  # the named day: gap 0
+    assert day["c-oct20"]["date_close"] == pytest.approx(math.exp(-7 / 30))  # 0.7919
+    assert day["c-dec01"]["date_close"] == pytest.approx(math.exp(-49 / 30))  # 18 + 30 + 1 days
+    assert day["c-none"]["date_close"] == 0.0  # undated
+    # "in October", any year: both October chunks are inside it; 1 December is 31 days after it.
+    month = dated_rows(dated_memory(), "deploy in October")
+    assert month["c-oct13"]["date_close"] == month["c-oct20"]["date_close"] == 1.0
+    assert month["c-dec01"]["date_close"] == pytest.approx(math.exp(-31 / 30))
+    # control: a question that names no date leaves both columns 0, and the other features match
+    plain = dated_rows(dated_memory(), "deploy")
+    assert {row["date_named"] + row["date_close"] for row in plain.values()} == {0.0}
+    assert plain["c-oct13"]["lex_rr"] == day["c-oct13"]["lex_rr"] > 0
+    # without dates the arm has its 17 columns only
+    assert gather(
+        dated_memory(), LtrParams(), query("deploy on October 13, 2023")
+    ).matrix.shape == (
+        4,
+        len(FEATURES),
+    )
+    assert len(DATED.features) == len(FEATURES) + 2
+
+
+def test_dates_is_a_spec_parameter_and_a_model_must_be_fitted_for_its_feature_list() -> None:
+    assert full_canonical("ltr(dates=True)") == (
+        "ltr(dates=True,min_score=0.0,objective='pointwise',pool=100,rrf_k=60)"
+    )
+    assert full_canonical("ltr(dates=True,without='dates')").endswith("without='dates')")
+    with pytest.raises(SpecError, match="without=dates leaves out features"):
+        LtrParams(without="dates")
+    mem = dated_memory()
+    by_date = hand_model({"date_close": 1.0}, features=DATED.features)
+    arm = registry.build("ltr(dates=True)", mem, by_date)
+    hits = arm.search(query("deploy on October 13, 2023"))
+    assert [h.chunk_id for h in hits] == ["c-oct13", "c-oct20", "c-dec01", "c-none"]
+    # control: with no date named every score ties and the order is the chunk ids'
+    assert [h.chunk_id for h in arm.search(query("deploy"))] == sorted(
+        ["c-oct13", "c-oct20", "c-dec01", "c-none"]
+    )
+    with pytest.raises(FitError, match=r"missing: \['date_named', 'date_close'\]"):
+        registry.build("ltr(dates=True)", mem, hand_model({"rrf": 1.0}))
+    with pytest.raises(FitError, match=r"unknown: \['date_named', 'date_close'\]"):
+        registry.build("ltr()", mem, by_date)
+    with pytest.raises(FitError, match="has no feature"):
+        hand_model({"date_close": 1.0})  # not a feature of the plain list
+
+
+def test_a_fit_with_dates_learns_that_the_named_day_holds_the_answer() -> None:
+    # Query i names the day of session j = i % 4 (10, 12, 14 or 16 October 2023); its gold is that
+    # session's chunk, and the cosines (0.9 - 0.1 j) put chunk 0 first whatever the gold.
+    mem = FakeMemory()
+    examples = []
+    for i in range(8):
+        for j in range(4):
+            mem.add_session(f"s{i}-{j}", project=f"/p{i}", start=f"2023-10-{10 + 2 * j}T12:00:00Z")
+            mem.add_chunk(
+                f"q{i}c{j}", session=f"s{i}-{j}", text=f"topic{i}", vector=toward(0.9 - 0.1 * j, 1)
+            )
+        text = f"topic{i} on October {10 + 2 * (i % 4)}, 2023"
+        mem.add_query(text, e0())
+        q = Query(text=text, scope=Scope.of(f"/p{i}"), now=NOW)
+        examples.append(
+            Example(qid=f"q{i}", query=q, unit="message", relevant={f"q{i}c{i % 4}-m0": 1})
+        )
+    fitted = registry.fit("ltr(dates=True)", mem, tuple(examples[:6]), seed=3)
+    assert fitted.features == DATED.features
+    coef = dict(zip(DATED.features, fitted.model["coef"], strict=True))
+    assert coef["date_close"] > 0
+    assert max(coef, key=lambda name: abs(coef[name])) == "date_close"
+    # Held out: query 7 names 16 October, where the cosine ranks its chunk last.
+    arm = registry.build("ltr(dates=True)", mem, fitted.model)
+    held = examples[7].query
+    assert arm.search(held)[0].chunk_id == "q7c3"
+    # control: the plain arm, fitted on the same examples, cannot see the date and keeps cosine order
+    plain = registry.fit("ltr()", mem, tuple(examples[:6]), seed=3)
+    assert registry.build("ltr()", mem, plain.model).search(held)[0].chunk_id != "q7c3"
 
 
 def test_a_lexical_pool_of_equal_scores_normalises_to_one_and_the_pool_caps_each_channel() -> None:
