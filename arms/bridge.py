@@ -18,7 +18,7 @@ a third ranked list to rrf's two:
 Without a key the bridge is empty and the answer is rrf's, hit for hit.
 
 A paraphrased question (`vector_w`, `cover`): when the best lexical hit holds fewer than `cover` of the
-question's distinct terms (`arms.ltr.query_terms`, case-folded, whole tokens), the words did not carry
+question's distinct terms (`arms.ltr_features.query_terms`, case-folded, whole tokens), the words did not carry
 the question and the vector list is weighted `vector_w` instead of 1. A question asked in the memory's
 own words (a receipt, a named component) keeps rrf's equal weights. The defaults (`cover` 0) never
 reweight, and the spec names the two only when set.
@@ -43,7 +43,7 @@ from pathlib import PurePosixPath
 from arms import pools
 from arms.base import Hit, Query
 from arms.decay import record_time
-from arms.ltr import has_term, query_terms
+from arms.ltr_features import has_term, query_terms
 from arms.pools import ordered
 from arms.spec import OMIT_DEFAULT, check_bool, check_float, check_int
 from engine.api import ReadAPI, Scored
