@@ -37,11 +37,15 @@ class DateSpan:
     month: int | None = None
     day: int | None = None
 
-    def bounds(self, year: int | None = None) -> tuple[date, date]:
-        """First and last day of the span; a month of any year is taken in `year`."""
-        y = self.year if self.year is not None else year
+    def bounds(self) -> tuple[date, date]:
+        """First and last day of the span (which names its year).
+
+        Raises:
+            ValueError: the span names no year, or a day or month that does not exist.
+        """
+        y = self.year
         if y is None:
-            msg = "a month of any year needs a year to be bounded"
+            msg = "a month of any year has no bounds; gap_days measures it to the nearest one"
             raise ValueError(msg)
         if self.month is None:
             return date(y, 1, 1), date(y, 12, 31)
@@ -99,8 +103,10 @@ def named_date(text: str) -> DateSpan | None:
     for pattern, read in _FORMS:
         for match in pattern.finditer(text):
             span = read(match)
+            if span.year is None:  # a month by its name: always a month
+                return span
             try:
-                span.bounds(2000)  # a leap year, so that "February 29" of any year is a date
+                span.bounds()
             except ValueError:  # month 13, February 30, ...
                 continue
             return span

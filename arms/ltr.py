@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arms.base import Hit, Query
+from arms.decay import record_time
 from arms.fitting import Example, FitError, Fitted, Part
 from arms.ltr_features import (
     COLUMN,
@@ -162,9 +163,10 @@ def gather(memory: ReadAPI, params: LtrParams, query: Query) -> Candidates:
     channel_features(matrix, records, lex, vec, params.rrf_k)
     lexical_features(matrix, records, stem, "stem_score", "stem_rr")
     context_features(matrix, records)
-    text_features(matrix, records, query)
+    times = [record_time(r) for r in records]  # read once: the age and the date features share it
+    text_features(matrix, records, times, query)
     if params.dates:
-        date_features(matrix, records, query)
+        date_features(matrix, times, query)
     for group in params.dropped:
         matrix[:, [COLUMN[name] for name in GROUPS[group]]] = 0.0
     return Candidates(records=records, matrix=matrix)

@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 
 from arms.base import Query
 from arms.dates import gap_days, named_date
-from arms.decay import SECONDS_PER_DAY, record_time
+from arms.decay import SECONDS_PER_DAY
 from engine.api import ChunkRecord, Scored
 from engine.model import Author
 
@@ -198,9 +198,13 @@ def context_features(matrix: NDArray[np.float64], records: Sequence[ChunkRecord]
 
 
 def text_features(
-    matrix: NDArray[np.float64], records: Sequence[ChunkRecord], query: Query
+    matrix: NDArray[np.float64],
+    records: Sequence[ChunkRecord],
+    times: Sequence[datetime | None],
+    query: Query,
 ) -> None:
-    """term_share, log_length, the author one-hot and the age."""
+    """term_share, log_length, the author one-hot and the age (`times`: each record's
+    `arms.decay.record_time`)."""
     wanted = query_terms(query.text)
     for row, rec in enumerate(records):
         if wanted:
@@ -210,7 +214,7 @@ def text_features(
         matrix[row, COLUMN["log_length"]] = math.log1p(len(rec.text))
         matrix[row, COLUMN["author_user"]] = float(rec.author == Author.USER)
         matrix[row, COLUMN["author_assistant"]] = float(rec.author == Author.ASSISTANT)
-        age = _age_days(rec, query.now)
+        age = _age_days(times[row], query.now)
         if age is None:
             matrix[row, COLUMN["age_missing"]] = 1.0
         else:
@@ -218,24 +222,23 @@ def text_features(
 
 
 def date_features(
-    matrix: NDArray[np.float64], records: Sequence[ChunkRecord], query: Query
+    matrix: NDArray[np.float64], times: Sequence[datetime | None], query: Query
 ) -> None:
     """date_named (1 for every candidate when the question names a date) and date_close
-    (exp(−days from the chunk's day to the named date / `DATE_SCALE_DAYS`); 0 when undated)."""
+    (exp(−days from the chunk's day to the named date / `DATE_SCALE_DAYS`); 0 when undated).
+    `times`: each candidate's `arms.decay.record_time`, in row order."""
     span = named_date(query.text)
     if span is None:
         return
     matrix[:, COLUMN["date_named"]] = 1.0
-    for row, rec in enumerate(records):
-        when = record_time(rec)
+    for row, when in enumerate(times):
         if when is not None:
             gap = gap_days(when.astimezone(UTC).date(), span)
             matrix[row, COLUMN["date_close"]] = math.exp(-gap / DATE_SCALE_DAYS)
 
 
-def _age_days(record: ChunkRecord, now: datetime) -> float | None:
+def _age_days(when: datetime | None, now: datetime) -> float | None:
     """Days from the chunk's time (else its session's start) to `now`, at least 0; None when undated."""
-    when = record_time(record)
     if when is None:
         return None
     return max(0.0, (now - when).total_seconds() / SECONDS_PER_DAY)

@@ -62,9 +62,10 @@ def query(text: str = "deploy api", scope: Scope | None = None, k: int = 10) -> 
 
 
 def rows_by_id(mem: FakeMemory, q: Query, params: LtrParams | None = None) -> dict[str, Any]:
-    found = gather(mem, params or LtrParams(), q)
+    params = params or LtrParams()
+    found = gather(mem, params, q)
     return {
-        rec.id: dict(zip(FEATURES, (float(x) for x in row), strict=True))
+        rec.id: dict(zip(params.features, (float(x) for x in row), strict=True))
         for rec, row in zip(found.records, found.matrix, strict=True)
     }
 
@@ -149,11 +150,7 @@ DATED = LtrParams(dates=True)
 def dated_rows(
     mem: FakeMemory, text: str, params: LtrParams = DATED
 ) -> dict[str, dict[str, float]]:
-    found = gather(mem, params, query(text))
-    return {
-        rec.id: dict(zip(params.features, (float(x) for x in row), strict=True))
-        for rec, row in zip(found.records, found.matrix, strict=True)
-    }
+    return rows_by_id(mem, query(text), params)
 
 
 def test_with_dates_a_named_date_scores_each_chunk_by_its_days_from_it() -> None:
