@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from engine import catalog_sql, store
 from engine.api import Scored
+from engine.catalog_files import nearest_from_files
 from engine.embed import Embedder
 from engine.private_files import write_private
 from engine.scope import Scope, require_scope
@@ -233,9 +234,15 @@ class VectorCatalog:
     """
 
     def __init__(
-        self, db_path: Path, embedder: Embedder, conn: Callable[[], sqlite3.Connection]
+        self,
+        db_path: Path,
+        embedder: Embedder,
+        conn: Callable[[], sqlite3.Connection],
+        *,
+        one_shot: bool = False,
     ) -> None:
         self.db_path = db_path
+        self._one_shot = one_shot
         self.embedder = embedder
         self._conn = conn
         self._snapshot: CatalogSnapshot | None = None
@@ -353,28 +360,51 @@ class VectorCatalog:
         project loads (and checksums) only that project's graph; if one is missing or stale, every
         partition is built or loaded from the whole snapshot, as `ensure_index` does.
         """
-        emb = self.embedder
-        gen = f"{emb.id}:{snapshot.key[1]}"
+        gen = f"{self.embedder.id}:{snapshot.key[1]}"
         big = [p for p in projects if len(snapshot.by_project[p]) > EXACT_THRESHOLD]
         with self._index_lock:
-            if self._parts is not None and self._parts[0] == gen:
-                return self._parts[1]
-            if self._held[0] != gen:
-                self._held = (gen, {})
-            held = self._held[1]
-            missing = [p for p in big if p not in held]
-            listed = self._current_listing(gen) if missing else {}
-            for project in missing:
-                path = self.partition_path(project)
-                index = VectorIndex(path, emb.dim)
-                if not (
-                    listed.get(project) == path.name and index.is_current(gen) and index.load()
-                ):
-                    break
-                held[project] = index
-            else:
-                return {p: held[p] for p in big}
+            loaded = self._listed_partitions(gen, big)
+        if loaded is not None:
+            return loaded
         return self._partitions(self._whole_at(snapshot))
+
+    def _listed_partitions(
+        self, gen: str, projects: Sequence[str]
+    ) -> dict[str, VectorIndex] | None:
+        """The partitions of `projects` for `gen`: those this object holds for it, else loaded one by
+        one from disk (and kept) while the manifest lists each as current; None when one is missing,
+        stale or unreadable. The caller holds `_index_lock`."""
+        if self._parts is not None and self._parts[0] == gen:
+            return self._parts[1]
+        if self._held[0] != gen:
+            self._held = (gen, {})
+        held = self._held[1]
+        missing = [p for p in projects if p not in held]
+        listed = self._current_listing(gen) if missing else {}
+        for project in missing:
+            path = self.partition_path(project)
+            index = VectorIndex(path, self.embedder.dim)
+            if not (listed.get(project) == path.name and index.is_current(gen) and index.load()):
+                return None
+            held[project] = index
+        return {p: held[p] for p in projects}
+
+    def manifest_parts(self, gen: str) -> dict[str, object] | None:
+        """The manifest's partition files by project when it was written for `gen` (an empty dict:
+        no project is over EXACT_THRESHOLD), else None (no manifest, or one of another generation)."""
+        manifest = self._read_manifest()
+        if manifest is None or manifest["generation"] != gen:
+            return None
+        parts = manifest["parts"]
+        return parts if isinstance(parts, dict) else None
+
+    def current_partitions(
+        self, gen: str, projects: Sequence[str]
+    ) -> dict[str, VectorIndex] | None:
+        """The partitions of `projects` for `gen`, held or loaded from disk; None when one is
+        missing, stale or unreadable (nothing is built here)."""
+        with self._index_lock:
+            return self._listed_partitions(gen, projects)
 
     def _current_listing(self, gen: str) -> dict[str, object]:
         """The manifest's partition files by project when it was written for `gen`, else nothing."""
@@ -441,6 +471,10 @@ class VectorCatalog:
         if limit < 1:
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if self._one_shot and self._snapshot is None:
+            found = nearest_from_files(self, self._conn(), query, scope, limit, min_score)
+            if found is not None:
+                return found
         return self._fresh(
             lambda snapshot: self._nearest(snapshot, query, scope, limit, min_score), scope
         )

@@ -53,3 +53,26 @@ def all_vectors(conn: sqlite3.Connection, embedder: str) -> dict[str, bytes]:
     """Every stored vector of `embedder`, by text hash."""
     cursor = conn.execute("SELECT sha256, vec FROM vectors WHERE embedder = ?", (embedder,))
     return {str(r[0]): bytes(r[1]) for r in cursor}
+
+
+def chunk_projects(conn: sqlite3.Connection) -> list[str]:
+    """Every project that has a chunk, sorted: one index probe per project (`chunks_project`), not a
+    scan of every chunk."""
+    rows = conn.execute(
+        "WITH RECURSIVE p(name) AS (SELECT MIN(project) FROM chunks UNION ALL "
+        "SELECT (SELECT MIN(project) FROM chunks WHERE project > p.name) FROM p "
+        "WHERE p.name IS NOT NULL) SELECT name FROM p WHERE name IS NOT NULL"
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def chunk_ids(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
+    """Chunk rowid -> chunk id, for those of `rowids` that exist."""
+    found: dict[int, str] = {}
+    distinct = list(dict.fromkeys(int(r) for r in rowids))
+    for lo in range(0, len(distinct), _BATCH):
+        part = distinct[lo : lo + _BATCH]
+        marks = ",".join("?" * len(part))
+        cursor = conn.execute(f"SELECT rowid, id FROM chunks WHERE rowid IN ({marks})", part)
+        found.update((int(r[0]), str(r[1])) for r in cursor)
+    return found

@@ -54,6 +54,10 @@ class Memory:
 
     `lexical_index` chooses how `lexical` is answered ("off", "sync" or "background"; see
     `engine.lexical_reads`); the results are identical in every mode.
+
+    `one_shot` is for a process that reads once or twice (a `recallbench search`): nearest reads come
+    straight from the on-disk index partitions while they are current (`engine.catalog_files`),
+    without first reading every chunk that has a vector; the hits are the same.
     """
 
     def __init__(
@@ -63,6 +67,7 @@ class Memory:
         *,
         busy_timeout_ms: int = store.BUSY_TIMEOUT_MS,
         lexical_index: LexicalMode = "off",
+        one_shot: bool = False,
     ) -> None:
         self.db_path = Path(db_path)
         self._embedder = embedder
@@ -76,7 +81,7 @@ class Memory:
         self._vectors = (
             None
             if embedder is None
-            else VectorCatalog(self.db_path, embedder, self._connections.get)
+            else VectorCatalog(self.db_path, embedder, self._connections.get, one_shot=one_shot)
         )
         self._query_vectors: OrderedDict[tuple[str, str], NDArray[np.float32]] = OrderedDict()
         self._query_lock = threading.Lock()

@@ -36,7 +36,6 @@ from engine.render import (
     render_block,
     tool_marker,
 )
-from engine.secrets import find_secrets
 from engine.transcript_files import StreamState
 
 # Bump when the same messages would sanitize to different text; corpus manifests record it.
@@ -123,6 +122,10 @@ def redact(text: str) -> tuple[str, Counter[str]]:
     (`"password": "[redacted:env_secret]"`). Plain hex such as a git commit hash, UUIDs and sha256
     digests match no rule.
     """
+    # Imported here: detect-secrets' plugins take a sixth of a second to import, and a process that
+    # only reads (a one-shot `recallbench search`) never redacts.
+    from engine.secrets import find_secrets
+
     counts: Counter[str] = Counter()
     pieces: list[str] = []
     last = 0

@@ -39,14 +39,14 @@ class Context:
 
     def memory(self, *, embedder: bool = True, few_texts: bool = False) -> Memory:
         """The database, opened once per invocation; `few_texts` when this command embeds only a
-        query (`config.make_embedder`)."""
+        query (`config.make_embedder`) and reads once (`Memory`'s `one_shot`)."""
         if self._memory is None:
             from engine.memory import Memory  # numpy and the import pipeline: only when used
 
             self.check_home()
             try:
                 emb = config.make_embedder(few_texts=few_texts) if embedder else None
-                self._memory = Memory(self.db, emb)
+                self._memory = Memory(self.db, emb, one_shot=few_texts)
             except STORE_ERRORS:
                 raise  # explained at the edge (`MainGroup`), with what to do about it
             except Exception as exc:
