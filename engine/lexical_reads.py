@@ -100,6 +100,15 @@ class LexicalReads:
             if index is None or not index.is_current(self._conn()):
                 self._cache[stem] = self._fresh(self._conn(), stem)
 
+    def wait(self, *, stem: bool = False, timeout: float | None = None) -> bool:
+        """Wait up to `timeout` seconds (None: as long as it takes) for a background build of one
+        index's snapshot, if one is running; True when a snapshot of that index is held."""
+        with self._lock:
+            builder = self._builder.get(bool(stem))
+        if builder is not None:
+            builder.join(timeout)
+        return self._cache.get(bool(stem)) is not None
+
     def snapshot(self, *, stem: bool = False) -> LexicalIndex | None:
         """The snapshot of one index held now, current or not (None before the first build)."""
         return self._cache.get(bool(stem))

@@ -220,6 +220,11 @@ class Memory:
         """
         self._lexical.warm(wait=wait, stem=stem)
 
+    def await_lexical(self, *, stem: bool = False, timeout: float | None = None) -> bool:
+        """Wait up to `timeout` seconds (None: as long as it takes) for the background build that
+        `warm_lexical(wait=False)` started; True when a lexical snapshot is held."""
+        return self._lexical.wait(stem=stem, timeout=timeout)
+
     def lexical_snapshot(self, *, stem: bool = False) -> LexicalIndex | None:
         """The in-memory lexical snapshot held now (current or not; None before the first build or
         in mode "off"): a `LexicalIndex`, or a `engine.lexical_layers.LayeredIndex` after a catch-up."""

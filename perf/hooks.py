@@ -126,8 +126,18 @@ def _time_hooks(
     return times, injected
 
 
-def start_server(env: dict[str, str], args: Sequence[str] = ()) -> subprocess.Popen[bytes]:
-    """`recallbench serve --no-background-embed ARGS`, once its socket listens (else RuntimeError)."""
+# What `recallbench serve` logs when its socket listens, and once its first lexical snapshot is held
+# (`recallbench.mcp_server.LEXICAL_READY`; until then FTS5 answers and the build shares the CPU).
+LISTENING = "listening on"
+LEXICAL_READY = "lexical snapshot ready"
+
+
+def start_server(
+    env: dict[str, str], args: Sequence[str] = (), ready: Sequence[str] = (LISTENING,)
+) -> subprocess.Popen[bytes]:
+    """`recallbench serve --no-background-embed ARGS`, once its log has said every line of `ready`
+    (else RuntimeError)."""
+    waiting = set(ready)
     proc = subprocess.Popen(
         [*recallbench_command(), "serve", "--no-background-embed", *args],
         stdin=subprocess.PIPE,
@@ -141,12 +151,13 @@ def start_server(env: dict[str, str], args: Sequence[str] = ()) -> subprocess.Po
         line = stderr.readline().decode(errors="replace")
         if not line:
             stop_server(proc)
-            msg = "recallbench serve exited before its embedding socket listened"
+            msg = f"recallbench serve exited before it logged {sorted(waiting)}"
             raise RuntimeError(msg)
-        if "listening on" in line:
+        waiting = {marker for marker in waiting if marker not in line}
+        if not waiting:
             return proc
     stop_server(proc)
-    msg = f"recallbench serve did not listen within {_SERVER_START_S:.0f} s"
+    msg = f"recallbench serve did not log {sorted(waiting)} within {_SERVER_START_S:.0f} s"
     raise RuntimeError(msg)
 
 

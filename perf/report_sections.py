@@ -63,7 +63,8 @@ def search_command_lines(report: Report) -> list[str]:
         f"{alone['peak_rss_bytes'] / MIB:.0f} MiB (p50 {alone['peak_rss_p50_bytes'] / MIB:.0f})",
         f"  with `recallbench serve`: p50 {served['p50_ms']:.0f} ms, p95 {served['p95_ms']:.0f} ms, "
         f"max {served['max_ms']:.0f} ms over {served['n']} runs ({served['answered_by_server']} "
-        f"answered by the server, which started in {cli['server_start_s']:.1f} s); peak RSS "
+        f"answered by the server, timed once it was warm: listening with its lexical snapshot "
+        f"held, {cli['server_start_s']:.1f} s after start); peak RSS "
         f"{served['peak_rss_bytes'] / MIB:.0f} MiB",
         "",
     ]

@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -46,6 +47,8 @@ from recallbench.shipped_model import ShippedModelError, build_arm
 log = logging.getLogger("recallbench.mcp")
 
 DEFAULT_ARM = "rrf"
+# What the server logs once its first lexical snapshot is held (`nox -s perf` waits for it).
+LEXICAL_READY = "lexical snapshot ready"
 INSTRUCTIONS = (
     "Long-term memory of earlier Claude Code sessions (recallbench). Use `search_memory` when the user "
     "refers to earlier work, or before re-deriving a decision, an error's cause, a command or a fix that "
@@ -143,6 +146,7 @@ def serve(db: Path, *, search_service: bool = True, background_embed: bool = Tru
         # rebuilt in the background after each change while FTS5 answers (same results).
         memory = Memory(db, embedder, lexical_index="background")
         memory.warm_lexical(wait=False)
+        _log_when_lexical_ready(memory)
     except Exception as exc:
         msg = f"cannot open the memory database {db}: {exc}"
         raise ServeError(msg) from exc
@@ -161,6 +165,18 @@ def serve(db: Path, *, search_service: bool = True, background_embed: bool = Tru
             background = BackgroundEmbedder(lambda: memory, config.home() / "embed.lock").start()
             stack.callback(background.stop)
         server.run("stdio")
+
+
+def _log_when_lexical_ready(memory: Memory) -> None:
+    """Log once the first lexical snapshot is held: until then FTS5 answers lexical reads (the same
+    hits, slower at scale) while the build shares the CPU, so searches answered before it are slower."""
+    started = time.monotonic()
+
+    def wait() -> None:
+        if memory.await_lexical():
+            log.info("%s %.1f s after start", LEXICAL_READY, time.monotonic() - started)
+
+    threading.Thread(target=wait, name="recallbench-lexical-ready", daemon=True).start()
 
 
 def _tidy_home(db: Path) -> None:

@@ -222,3 +222,19 @@ def test_background_mode_catches_up_in_its_thread(tmp_path: Path) -> None:
     got = [(s.chunk_id, s.score) for s in memory.lexical("apple", Scope.everywhere(), 5)]
     assert got == lexical(memory, "apple", Scope.everywhere(), 5)
     assert [c for c, _ in got] == ["a", "c"] or [c for c, _ in got] == ["c", "a"]
+
+
+def test_await_lexical_waits_for_the_background_build(tmp_path: Path) -> None:
+    memory = Memory(tmp_path / "m.db", lexical_index="background")
+    add_chunks(memory.conn, [("a", A, "apple pie"), ("b", A, "plum")])
+    assert memory.lexical_snapshot() is None
+    assert memory.await_lexical(timeout=0.0) is False  # nothing is being built, nothing held
+    memory.warm_lexical(wait=False)
+    assert memory.await_lexical(timeout=30.0) is True
+    snapshot = memory.lexical_snapshot()
+    assert snapshot is not None
+    assert snapshot.is_current(memory.conn)
+    # Control: a memory that keeps no snapshot never holds one, however long it waits.
+    off = Memory(tmp_path / "m.db")
+    off.warm_lexical(wait=False)
+    assert off.await_lexical(timeout=0.5) is False

@@ -165,7 +165,10 @@ def test_the_real_tier_is_printed_beside_the_largest_static_tier() -> None:
 def test_the_search_command_and_the_embedding_forms_read_as_sentences() -> None:
     search = "\n".join(search_command_lines(_report(search_command=CLI)))
     assert "p50 900 ms, p95 1200 ms, max 1300 ms over 8 runs; peak RSS 296 MiB" in search
-    assert "8 answered by the server, which started in 4.5 s" in search
+    assert (
+        "8 answered by the server, timed once it was warm: listening with its lexical snapshot "
+        "held, 4.5 s after start)" in search
+    )
     forms = "\n".join(embedding_lines(_report(embedding_forms=FORMS)))
     assert "import + model load 0.400 s" in forms
     assert "p50 16.00 ms" in forms

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import re
 import signal
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ from engine.memory import Memory
 from engine.scope import Scope
 from recallbench.background_embed import BackgroundEmbedder
 from recallbench.cli import main
-from recallbench.mcp_server import build_server
+from recallbench.mcp_server import LEXICAL_READY, build_server
 from recallbench.search_service import embed_via_socket, socket_path
 from tests.engine.fixtures_transcripts import write_jsonl
 from tests.recallbench.corpus import (
@@ -393,6 +394,13 @@ def test_recallbench_serve_removes_its_socket_when_terminated(db: Path, home: Pa
     try:
         assert str(sock) in lines[-1]  # the server announces its socket once it listens
         assert embed_via_socket(["still here"], 5.0, path=sock) is not None
+        # It also says when its first lexical snapshot is held (before or after it listens).
+        said = list(lines)
+        while not any(LEXICAL_READY in line for line in said):
+            line = proc.stderr.readline() if proc.stderr is not None else ""
+            assert line, f"the server exited without its lexical snapshot: {said}"
+            said.append(line)
+        assert re.search(rf"{LEXICAL_READY} \d+\.\d s after start", "".join(said))
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 128 + signal.SIGTERM
     finally:
