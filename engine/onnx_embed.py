@@ -99,6 +99,12 @@ class Variant:
         """The stamp `read_export` leaves once the file's sha256 matched its sidecar."""
         return f"{self.file_name}.verified"
 
+    @property
+    def sources_verified_name(self) -> str:
+        """The stamp `read_export` leaves once source files whose size or mtime differ from the
+        sidecar's (a reinstalled model package) were hashed and matched it."""
+        return f"{self.file_name}.sources.verified"
+
 
 FP32 = Variant(
     name="fp32",
@@ -184,18 +190,37 @@ def source_record(source: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _sources_changed(recorded: object, source: Path) -> list[str]:
-    """The source files whose content differs from the record (hashed only when their stat changed)."""
+def _sources_changed(recorded: object, source: Path, stamp: Path) -> list[str]:
+    """The source files whose content differs from the record.
+
+    A file is hashed only when its size and mtime are neither the record's nor those `stamp` holds
+    from an earlier match. After a reinstall of the model package (same bytes, new mtimes) the
+    first load hashes the sources and stamps their new stats, so later loads do not hash them again.
+    """
     if not isinstance(recorded, dict) or sorted(recorded) != sorted(SOURCE_FILES):
         return list(SOURCE_FILES)
-    changed = []
+    try:
+        seen = json.loads(stamp.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        seen = {}
+    if not isinstance(seen, dict):
+        seen = {}
+    changed, matched = [], {}
     for rel in SOURCE_FILES:
         entry, path = recorded[rel], source / rel
         if not isinstance(entry, dict) or not path.is_file():
             changed.append(rel)
             continue
-        if entry.get("stat") != _stat_key(path) and entry.get("sha256") != sha256_file(path):
+        stat = _stat_key(path)
+        if entry.get("stat") == stat or seen.get(rel) == [*stat, entry.get("sha256")]:
+            continue
+        if entry.get("sha256") != sha256_file(path):
             changed.append(rel)
+            continue
+        matched[rel] = [*stat, entry.get("sha256")]
+    if matched and not changed:
+        with contextlib.suppress(OSError):  # a cache that cannot be written is hashed next time
+            _replace(stamp, json.dumps({**seen, **matched}, sort_keys=True).encode())
     return changed
 
 
@@ -263,7 +288,9 @@ def read_export(variant: Variant, cache: Path, source: Path) -> Path:
     if not isinstance(sidecar, dict) or sidecar.get("settings") != export_settings(variant):
         msg = f"{path} was exported with other settings than {export_settings(variant)}"
         raise OnnxCacheError("stale", msg)
-    changed = _sources_changed(sidecar.get("sources"), source)
+    changed = _sources_changed(
+        sidecar.get("sources"), source, cache / variant.sources_verified_name
+    )
     if changed:
         msg = f"{path} was exported from other model files than {source} holds now ({', '.join(changed)})"
         raise OnnxCacheError("stale", msg)

@@ -401,3 +401,39 @@ def test_a_verified_export_is_not_hashed_again_until_the_file_changes(
         read_export(FP32, cache, source)
     assert err.value.kind == "damaged"
     assert hashed.count(model) == 1
+
+
+def test_reinstalled_sources_are_hashed_once_then_trusted_by_their_new_stat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, cache, exporter = _source(tmp_path), tmp_path / "cache", _FakeExporter()
+    ensure_export(FP32, cache, source, exporter=exporter, say=lambda _: None)
+    hashed: list[Path] = []
+    real_sha = onnx_embed.sha256_file
+
+    def counting(path: Path) -> str:
+        hashed.append(path)
+        return real_sha(path)
+
+    monkeypatch.setattr(onnx_embed, "sha256_file", counting)
+    weights = source / SOURCE_FILES[0]
+    read_export(FP32, cache, source)
+    assert hashed == []  # sizes and mtimes as the sidecar recorded them: nothing is hashed
+    # A reinstall: the same bytes with new mtimes. The first load hashes the two files once ...
+    os.utime(weights, ns=(10**18, 10**18))
+    os.utime(source / "tokenizer.json", ns=(10**18, 10**18))
+    read_export(FP32, cache, source)
+    assert sorted(hashed) == sorted([weights, source / "tokenizer.json"])
+    # ... and later loads trust their new stats.
+    read_export(FP32, cache, source)
+    read_export(FP32, cache, source)
+    assert len(hashed) == 2
+    assert (cache / FP32.sources_verified_name).is_file()
+    # Control: other bytes of the same size under a stamped stat's mtime are hashed and refused.
+    original = weights.read_bytes()
+    weights.write_bytes(bytes(len(original)))
+    os.utime(weights, ns=(10**18 + 1, 10**18 + 1))
+    with pytest.raises(OnnxCacheError) as err:
+        read_export(FP32, cache, source)
+    assert err.value.kind == "stale"
+    assert hashed.count(weights) == 2
