@@ -111,11 +111,13 @@ def measure_embed_rates(texts: Sequence[str], batch_size: int = 64) -> dict[str,
     return out
 
 
+# The embedder is built as `recallbench search` and the prompt hook build theirs (`few_texts`: a process
+# that embeds a query and exits; `OnnxMiniLMEmbedder`'s `prepack` is off there).
 _QUERY_SCRIPT = """
 import json, sys, time
 t0 = time.perf_counter()
-from engine.onnx_embed import DEFAULT_BATCH, OnnxMiniLMEmbedder
-embedder = OnnxMiniLMEmbedder(sys.argv[1])
+from engine.embed import get_embedder
+embedder = get_embedder(sys.argv[1], few_texts=True)
 embedder.load()
 load_s = time.perf_counter() - t0
 queries = json.loads(sys.stdin.read())
@@ -130,17 +132,22 @@ print(json.dumps({"load_s": load_s, "ms": times, "torch_imported": "torch" in sy
 
 
 def measure_query_load(queries: Sequence[str], variant: str = "fp32") -> dict[str, Any]:
-    """In a fresh process: seconds to import and load the ONNX model, then per-query milliseconds.
+    """In a fresh process: seconds to import and load the ONNX model, then per-query milliseconds,
+    with the embedder a one-shot command uses for `variant` (`minilm` for fp32, `minilm-int8`).
 
     The export must exist already (run `measure_embed_rates` or any embedding first).
 
     Raises:
         RuntimeError: the child process failed (its stderr is in the message).
     """
+    names = {form: name for name, form in ONNX_VARIANTS.items()}
+    if variant not in names:
+        msg = f"no embedder runs the ONNX variant {variant!r}; choose one of {sorted(names)}"
+        raise ValueError(msg)
     root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run(
-        [sys.executable, "-c", _QUERY_SCRIPT, variant],
+        [sys.executable, "-c", _QUERY_SCRIPT, names[variant]],
         input=json.dumps(list(queries)),
         env=env,
         capture_output=True,
