@@ -171,7 +171,7 @@ def _partition_problems(
     embedder = memory.embedder
     dim = embedder.dim if embedder is not None else 0
     index = VectorIndex(memory.index_path.with_name(listed), dim)
-    if not index.load():
+    if not index.load(full_check=True):
         return [f"the partition of {project} ({listed}) cannot be loaded: missing or damaged"]
     held = index.labels()
     if not np.array_equal(held, wanted):

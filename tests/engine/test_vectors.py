@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from engine import vectors
 from engine.vectors import (
     EXACT_THRESHOLD,
     FORMAT_VERSION,
@@ -193,6 +194,38 @@ def test_same_size_corruption_and_foreign_bytes_fail_to_load(tmp_path: Path) -> 
 
     path.write_bytes(b"not an hnsw index")
     assert VectorIndex(path, 16).load() is False
+
+
+def test_an_index_its_sidecar_wrote_loads_without_hashing_until_the_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "v.hnsw"
+    _built(path, n=200)
+    hashed: list[Path] = []
+    real_sha = vectors._sha256
+
+    def counting(file: Path) -> str:
+        hashed.append(file)
+        return real_sha(file)
+
+    monkeypatch.setattr(vectors, "_sha256", counting)
+    assert VectorIndex(path, 16).load() is True
+    assert hashed == []  # size, mtime and inode as the writer recorded them
+    assert VectorIndex(path, 16).load(full_check=True) is True
+    assert hashed == [path]  # control: a full check hashes it
+    # Same-size damage whose mtime is put back: the quick load cannot see it, the full check can.
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    data[100:140] = bytes(40)
+    with path.open("r+b") as handle:  # in place: the inode stays
+        handle.write(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert VectorIndex(path, 16).load(full_check=True) is False
+    # Any other write moves the mtime, and the quick load hashes and refuses it too.
+    path.write_bytes(bytes(data))
+    hashed.clear()
+    assert VectorIndex(path, 16).load() is False
+    assert hashed == [path]
 
 
 def test_unreadable_or_stale_sidecar_fails_to_load(tmp_path: Path) -> None:
