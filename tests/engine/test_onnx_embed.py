@@ -34,6 +34,7 @@ from engine.onnx_embed import (
     write_export,
 )
 from engine.onnx_export import main as export_main
+from tests.hashing import hashed_files
 
 
 @dataclass(frozen=True)
@@ -377,19 +378,18 @@ def test_each_single_text_form_shares_its_variants_id_and_names_it_in_its_settin
     assert "single_of" not in onnx_embed.export_settings(INT8)  # the control
 
 
+def _exported(tmp_path: Path) -> tuple[Path, Path]:
+    """(source folder, cache) after a fake fp32 export."""
+    source, cache = _source(tmp_path), tmp_path / "cache"
+    ensure_export(FP32, cache, source, exporter=_FakeExporter(), say=lambda _: None)
+    return source, cache
+
+
 def test_a_verified_export_is_not_hashed_again_until_the_file_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source, cache, exporter = _source(tmp_path), tmp_path / "cache", _FakeExporter()
-    ensure_export(FP32, cache, source, exporter=exporter, say=lambda _: None)
-    hashed: list[Path] = []
-    real_sha = onnx_embed.sha256_file
-
-    def counting(path: Path) -> str:
-        hashed.append(path)
-        return real_sha(path)
-
-    monkeypatch.setattr(onnx_embed, "sha256_file", counting)
+    source, cache = _exported(tmp_path)
+    hashed = hashed_files(monkeypatch, onnx_embed, "sha256_file")
     model = cache / FP32.file_name
     read_export(FP32, cache, source)
     read_export(FP32, cache, source)
@@ -406,16 +406,8 @@ def test_a_verified_export_is_not_hashed_again_until_the_file_changes(
 def test_reinstalled_sources_are_hashed_once_then_trusted_by_their_new_stat(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source, cache, exporter = _source(tmp_path), tmp_path / "cache", _FakeExporter()
-    ensure_export(FP32, cache, source, exporter=exporter, say=lambda _: None)
-    hashed: list[Path] = []
-    real_sha = onnx_embed.sha256_file
-
-    def counting(path: Path) -> str:
-        hashed.append(path)
-        return real_sha(path)
-
-    monkeypatch.setattr(onnx_embed, "sha256_file", counting)
+    source, cache = _exported(tmp_path)
+    hashed = hashed_files(monkeypatch, onnx_embed, "sha256_file")
     weights = source / SOURCE_FILES[0]
     read_export(FP32, cache, source)
     assert hashed == []  # sizes and mtimes as the sidecar recorded them: nothing is hashed

@@ -20,6 +20,7 @@ from engine.vectors import (
     VectorIndexError,
     exact_search,
 )
+from tests.hashing import hashed_files
 
 
 def _unit_rows(seed: int, n: int, dim: int) -> NDArray[np.float32]:
@@ -201,14 +202,7 @@ def test_an_index_its_sidecar_wrote_loads_without_hashing_until_the_file_changes
 ) -> None:
     path = tmp_path / "v.hnsw"
     _built(path, n=200)
-    hashed: list[Path] = []
-    real_sha = vectors._sha256
-
-    def counting(file: Path) -> str:
-        hashed.append(file)
-        return real_sha(file)
-
-    monkeypatch.setattr(vectors, "_sha256", counting)
+    hashed = hashed_files(monkeypatch, vectors, "_sha256")
     assert VectorIndex(path, 16).load() is True
     assert hashed == []  # size, mtime and inode as the writer recorded them
     assert VectorIndex(path, 16).load(full_check=True) is True
