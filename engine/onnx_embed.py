@@ -37,6 +37,7 @@ from engine.embed_common import (
     check_texts,
     minilm_model_dir,
 )
+from engine.onnx_sources import replace_bytes, sha256_file, source_record, sources_changed
 
 if TYPE_CHECKING:
     import numpy as np
@@ -49,15 +50,6 @@ OPSET = 17
 # The sentence-transformers pipeline of this model truncates to 256 word pieces (sentence_bert_config.json),
 # not to the 128 that the packaged tokenizer.json sets.
 MAX_TOKENS = 256
-# What the exported graph depends on, relative to the package's model folder.
-SOURCE_FILES = (
-    "config.json",
-    "model.safetensors",
-    "tokenizer.json",
-    "modules.json",
-    "sentence_bert_config.json",
-    "1_Pooling/config.json",
-)
 # Texts per ONNX Runtime call. One: a lone text needs no attention mask, so it runs through the
 # single-text graph (`SINGLE`), which skips the mask's addition to every layer's attention scores, and
 # an int8 text's vector no longer depends on its batch (dynamic quantisation takes one scale over the
@@ -156,74 +148,6 @@ def model_cache_dir() -> Path:
     return base / "recallbench" / "models"
 
 
-def sha256_file(path: Path) -> str:
-    """The sha256 of a file's bytes, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _stat_key(path: Path) -> list[int]:
-    """Size and modification time: when both are unchanged, the recorded sha256 is trusted."""
-    st = path.stat()
-    return [st.st_size, st.st_mtime_ns]
-
-
-def source_record(source: Path) -> dict[str, dict[str, Any]]:
-    """Each source file's sha256 with the size and mtime it had when hashed.
-
-    Raises:
-        EmbedderUnavailableError: a source file is missing (the message says to reinstall the package).
-    """
-    out: dict[str, dict[str, Any]] = {}
-    for rel in SOURCE_FILES:
-        path = source / rel
-        if not path.is_file():
-            msg = (
-                f"the model folder {source} has no {rel}, which the ONNX export needs; "
-                f"reinstall {MINILM_PACKAGE}"
-            )
-            raise EmbedderUnavailableError(msg)
-        out[rel] = {"sha256": sha256_file(path), "stat": _stat_key(path)}
-    return out
-
-
-def _sources_changed(recorded: object, source: Path, stamp: Path) -> list[str]:
-    """The source files whose content differs from the record.
-
-    A file is hashed only when its size and mtime are neither the record's nor those `stamp` holds
-    from an earlier match. After a reinstall of the model package (same bytes, new mtimes) the
-    first load hashes the sources and stamps their new stats, so later loads do not hash them again.
-    """
-    if not isinstance(recorded, dict) or sorted(recorded) != sorted(SOURCE_FILES):
-        return list(SOURCE_FILES)
-    try:
-        seen = json.loads(stamp.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        seen = {}
-    if not isinstance(seen, dict):
-        seen = {}
-    changed, matched = [], {}
-    for rel in SOURCE_FILES:
-        entry, path = recorded[rel], source / rel
-        if not isinstance(entry, dict) or not path.is_file():
-            changed.append(rel)
-            continue
-        stat = _stat_key(path)
-        if entry.get("stat") == stat or seen.get(rel) == [*stat, entry.get("sha256")]:
-            continue
-        if entry.get("sha256") != sha256_file(path):
-            changed.append(rel)
-            continue
-        matched[rel] = [*stat, entry.get("sha256")]
-    if matched and not changed:
-        with contextlib.suppress(OSError):  # a cache that cannot be written is hashed next time
-            _replace(stamp, json.dumps({**seen, **matched}, sort_keys=True).encode())
-    return changed
-
-
 def export_settings(variant: Variant) -> dict[str, object]:
     """What decides the exported bytes besides the sources; a change makes an export stale."""
     settings: dict[str, object] = {
@@ -259,15 +183,9 @@ def write_export(
         "sha256": hashlib.sha256(model).hexdigest(),
     }
     path = cache / variant.file_name
-    _replace(path, model)
-    _replace(cache / variant.sidecar_name, (json.dumps(sidecar, indent=2) + "\n").encode())
+    replace_bytes(path, model)
+    replace_bytes(cache / variant.sidecar_name, (json.dumps(sidecar, indent=2) + "\n").encode())
     return path
-
-
-def _replace(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
 
 
 def read_export(variant: Variant, cache: Path, source: Path) -> Path:
@@ -288,9 +206,7 @@ def read_export(variant: Variant, cache: Path, source: Path) -> Path:
     if not isinstance(sidecar, dict) or sidecar.get("settings") != export_settings(variant):
         msg = f"{path} was exported with other settings than {export_settings(variant)}"
         raise OnnxCacheError("stale", msg)
-    changed = _sources_changed(
-        sidecar.get("sources"), source, cache / variant.sources_verified_name
-    )
+    changed = sources_changed(sidecar.get("sources"), source, cache / variant.sources_verified_name)
     if changed:
         msg = f"{path} was exported from other model files than {source} holds now ({', '.join(changed)})"
         raise OnnxCacheError("stale", msg)
@@ -303,7 +219,7 @@ def read_export(variant: Variant, cache: Path, source: Path) -> Path:
             f"({size} bytes); the file is damaged"
         )
         raise OnnxCacheError("damaged", msg)
-    _replace(cache / variant.verified_name, json.dumps([*_file_key(path), actual]).encode())
+    replace_bytes(cache / variant.verified_name, json.dumps([*_file_key(path), actual]).encode())
     return path
 
 

@@ -15,13 +15,12 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from engine import onnx_embed
+from engine import onnx_embed, onnx_sources
 from engine.embed import Embedder, EmbedderUnavailableError, get_embedder
 from engine.onnx_embed import (
     FP32,
     INT8,
     SINGLE,
-    SOURCE_FILES,
     OnnxCacheError,
     OnnxMiniLMEmbedder,
     Variant,
@@ -34,6 +33,7 @@ from engine.onnx_embed import (
     write_export,
 )
 from engine.onnx_export import main as export_main
+from engine.onnx_sources import SOURCE_FILES
 from tests.hashing import hashed_files
 
 
@@ -407,7 +407,7 @@ def test_reinstalled_sources_are_hashed_once_then_trusted_by_their_new_stat(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source, cache = _exported(tmp_path)
-    hashed = hashed_files(monkeypatch, onnx_embed, "sha256_file")
+    hashed = hashed_files(monkeypatch, onnx_sources, "sha256_file")
     weights = source / SOURCE_FILES[0]
     read_export(FP32, cache, source)
     assert hashed == []  # sizes and mtimes as the sidecar recorded them: nothing is hashed
