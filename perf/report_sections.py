@@ -99,7 +99,9 @@ def embedding_lines(report: Report) -> list[str]:
     rates = forms.get("rates")
     if rates:
         lines.append(
-            f"encode rate over {rates['texts']} chunk texts (chunks/s; speed-up and min cosine to torch):"
+            f"encode rate over {rates['texts']} chunk texts (chunks/s, the median of "
+            f"{rates.get('rounds', 1)} passes taken in turns; speed-up, the median of the per-pass "
+            "ratios to torch, and min cosine to torch):"
         )
         for name in (
             "torch",
