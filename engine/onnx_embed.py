@@ -37,7 +37,8 @@ from engine.embed_common import (
     check_texts,
     minilm_model_dir,
 )
-from engine.onnx_sources import replace_bytes, sha256_file, source_record, sources_changed
+from engine.hashing import sha256_file
+from engine.onnx_sources import replace_bytes, source_record, sources_changed
 
 if TYPE_CHECKING:
     import numpy as np

@@ -7,13 +7,13 @@ trusts a file whose size and mtime are the recorded ones, and hashes any other.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
 from engine.embed_common import MINILM_PACKAGE, EmbedderUnavailableError
+from engine.hashing import sha256_file
 
 # What the exported graph depends on, relative to the package's model folder.
 SOURCE_FILES = (
@@ -24,15 +24,6 @@ SOURCE_FILES = (
     "sentence_bert_config.json",
     "1_Pooling/config.json",
 )
-
-
-def sha256_file(path: Path) -> str:
-    """The sha256 of a file's bytes, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def stat_key(path: Path) -> list[int]:

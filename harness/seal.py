@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.hashing import sha256_file
 from harness.roster import (
     Draft,
     RosterError,
@@ -90,15 +91,6 @@ class SealInfo:
 def canonical_json_bytes(obj: Any) -> bytes:
     """Sorted keys, indent 2, UTF-8, trailing newline: the same data always gives the same bytes."""
     return (json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's raw bytes, read in blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def seal_roster(
