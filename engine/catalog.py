@@ -408,11 +408,7 @@ class VectorCatalog:
 
     def _current_listing(self, gen: str) -> dict[str, object]:
         """The manifest's partition files by project when it was written for `gen`, else nothing."""
-        manifest = self._read_manifest()
-        if manifest is None or manifest["generation"] != gen:
-            return {}
-        parts = manifest["parts"]
-        return parts if isinstance(parts, dict) else {}
+        return self.manifest_parts(gen) or {}
 
     def _partitions(self, snapshot: CatalogSnapshot) -> dict[str, VectorIndex]:
         """Partitions for `snapshot`'s generation: kept, loaded from disk, or built from the snapshot."""

@@ -1,5 +1,6 @@
-"""The sha256 of a file, read in blocks: what the model cache, the sealed rosters and the artifacts
-record."""
+"""Files by content and by identity: the sha256 that the model cache, the vector index partitions and
+the sealed rosters record, and the stat key under which a recorded sha256 is trusted without reading
+the file again."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ from pathlib import Path
 
 
 def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's raw bytes, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
+    """Hex sha256 of a file's raw bytes."""
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def file_key(path: Path) -> list[int]:
+    """Size, modification time (ns) and inode: any write to the file or replacement of it changes one."""
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ino]

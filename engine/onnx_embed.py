@@ -37,7 +37,7 @@ from engine.embed_common import (
     check_texts,
     minilm_model_dir,
 )
-from engine.hashing import sha256_file
+from engine.hashing import file_key, sha256_file
 from engine.onnx_sources import replace_bytes, source_record, sources_changed
 
 if TYPE_CHECKING:
@@ -220,14 +220,8 @@ def read_export(variant: Variant, cache: Path, source: Path) -> Path:
             f"({size} bytes); the file is damaged"
         )
         raise OnnxCacheError("damaged", msg)
-    replace_bytes(cache / variant.verified_name, json.dumps([*_file_key(path), actual]).encode())
+    replace_bytes(cache / variant.verified_name, json.dumps([*file_key(path), actual]).encode())
     return path
-
-
-def _file_key(path: Path) -> list[int]:
-    """Size, modification time and inode: any write or replacement of the file changes one."""
-    st = path.stat()
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
 def _verified_before(variant: Variant, cache: Path, sha256: object) -> bool:
@@ -237,7 +231,7 @@ def _verified_before(variant: Variant, cache: Path, sha256: object) -> bool:
         stamp = json.loads((cache / variant.verified_name).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return False
-    return bool(stamp == [*_file_key(cache / variant.file_name), sha256])
+    return bool(stamp == [*file_key(cache / variant.file_name), sha256])
 
 
 Exporter = Callable[[Variant, Path, Path], None]

@@ -7,7 +7,6 @@ says it is missing, corrupt or built from another generation of the stored vecto
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 import os
@@ -21,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from engine.checks import is_int, is_number
+from engine.hashing import file_key, sha256_file
 from engine.private_files import private_file, write_private
 
 # At or below this many vectors a scoped search scans exactly instead of using the index.
@@ -135,17 +135,6 @@ def _check_generation(generation: str) -> None:
     if not isinstance(generation, str) or not generation:
         msg = f"generation must be a non-empty str naming the vectors' state, got {generation!r}"
         raise ValueError(msg)
-
-
-def _sha256(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
-def _file_key(path: Path) -> list[int]:
-    """Size, modification time (ns) and inode: a write to the file or its replacement changes one."""
-    st = path.stat()
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
 def _fsync_file(path: Path) -> None:
@@ -376,8 +365,8 @@ class VectorIndex:
             "embedder_id": self._embedder_id,
             "content_sha256": self._content,
             "index_bytes": self._path.stat().st_size,
-            "index_sha256": _sha256(self._path),
-            "index_stat": _file_key(self._path),
+            "index_sha256": sha256_file(self._path),
+            "index_stat": file_key(self._path),
         }
         tmp_meta = self.meta_path.with_name(f".{self.meta_path.name}.{os.getpid()}.tmp")
         try:
@@ -435,8 +424,8 @@ class VectorIndex:
         try:
             if self._path.stat().st_size != meta["index_bytes"]:
                 return False
-            unchanged = meta.get("index_stat") == _file_key(self._path)
-            if (full_check or not unchanged) and _sha256(self._path) != meta["index_sha256"]:
+            unchanged = meta.get("index_stat") == file_key(self._path)
+            if (full_check or not unchanged) and sha256_file(self._path) != meta["index_sha256"]:
                 return False
             index = hnswlib.Index(space=self._params.space, dim=self._dim)
             index.load_index(str(self._path), max_elements=max(meta["count"], 1))

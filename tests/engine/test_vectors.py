@@ -202,7 +202,7 @@ def test_an_index_its_sidecar_wrote_loads_without_hashing_until_the_file_changes
 ) -> None:
     path = tmp_path / "v.hnsw"
     _built(path, n=200)
-    hashed = hashed_files(monkeypatch, vectors, "_sha256")
+    hashed = hashed_files(monkeypatch, vectors, "sha256_file")
     assert VectorIndex(path, 16).load() is True
     assert hashed == []  # size, mtime and inode as the writer recorded them
     assert VectorIndex(path, 16).load(full_check=True) is True
