@@ -92,7 +92,8 @@ def _pairs(
             progress=progress,
         )
         try:
-            pairs, counts = training_pairs(memory, train)
+            hard = TuneParams.from_spec(enc.tune).hard
+            pairs, counts = training_pairs(memory, train, hard=hard)
         finally:
             memory.close()
     if not pairs:

@@ -226,6 +226,29 @@ def test_register_fine_tunes_on_training_pairs_only_and_locks_the_artifact(
     assert set(body["versions"]) >= {"torch", "sentence-transformers"}
 
 
+def test_an_encoder_asked_for_hard_negatives_trains_on_mined_ones_that_hold_no_evidence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: list[tuple[list[Pair], TuneParams, int]]
+) -> None:
+    root = repo(tmp_path, tune="tune(epochs=1,hard=3)")
+    monkeypatch.chdir(root)
+    cli("protocol", "register", "protocols/enc.toml")
+    ((pairs, params, _),) = fake
+    assert params == TuneParams(epochs=1, hard=3)
+    positives: dict[str, set[str]] = {}
+    for p in pairs:
+        positives.setdefault(p.qid, set()).add(p.chunk_id)
+    # The training corpus has two chunks: a question with evidence in one has the other as its only
+    # negative; q1 has evidence in both, so it has none.
+    assert len({p.chunk_id for p in pairs}) == 2
+    for p in pairs:
+        assert not {n.chunk_id for n in p.negatives} & positives[p.qid]
+        assert len(p.negatives) == 2 - len(positives[p.qid])
+    assert sum(bool(p.negatives) for p in pairs) == 5  # control: mined for every other question
+    body = json.loads(Path(_lock(root)["encoders"][ENC]["path"]).read_bytes())
+    assert body["tune"] == "tune(batch=16,epochs=1,hard=3,lr=2e-05,scale=20.0,threads=2,warmup=0.1)"
+    assert body["counts"]["negatives"] == 5
+
+
 def test_a_run_ranks_the_named_arm_by_the_encoder_and_a_changed_artifact_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: list[tuple[list[Pair], TuneParams, int]]
 ) -> None:

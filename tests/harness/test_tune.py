@@ -7,6 +7,8 @@ import json
 import math
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,18 +16,22 @@ import torch
 
 from arms.base import Query
 from arms.fitting import Example
+from engine.api import Scored
 from engine.embed import HashEmbedder
 from engine.embed_common import minilm_model_dir
 from engine.memory import Memory
 from engine.scope import Scope
 from engine.tuned_embed import TunedEmbedder, load_sentence_transformer, weights_sha256
 from harness.tune import (
+    Negative,
     Pair,
     TuneError,
     TuneParams,
     batch_loss,
     fine_tune,
     fit_encoder,
+    hard_negatives,
+    negative_mask,
     same_query_mask,
     training_pairs,
     warmup_factor,
@@ -73,10 +79,40 @@ def test_the_loss_refuses_mismatched_shapes_and_a_masked_positive() -> None:
     eye = torch.eye(2)
     off_diagonal = torch.tensor([[False, True], [True, False]])
     assert batch_loss(eye, eye, 1.0, off_diagonal).item() == pytest.approx(0.0, abs=1e-7)  # control
-    with pytest.raises(TuneError, match="one shape"):
+    with pytest.raises(TuneError, match="of the same width"):
         batch_loss(eye, torch.eye(3), 1.0, NO_MASK)
     with pytest.raises(TuneError, match=r"mask\[i, i\]"):
         batch_loss(eye, eye, 1.0, torch.eye(2, dtype=torch.bool))
+
+
+def test_extra_negative_rows_enter_every_query_s_softmax_unless_masked() -> None:
+    q = torch.eye(2)
+    d = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])  # row 2: a hard negative like d_0
+    # logits [[1, 0, 1], [0, 1, 0]]: row 0's CE is log((2e + 1) / e) = log(2 + e^-1) = 0.861995,
+    # row 1's log((e + 2) / e) = log(1 + 2e^-1) = 0.551444; the mean 0.706720.
+    no_mask = torch.zeros(2, 3, dtype=torch.bool)
+    assert batch_loss(q, d, 1.0, no_mask).item() == pytest.approx(0.706720, abs=1e-6)
+    assert batch_loss(q, d, 1.0, no_mask).item() == pytest.approx(
+        (math.log(2 + math.exp(-1)) + math.log(1 + 2 * math.exp(-1))) / 2, abs=1e-6
+    )
+    # Masked for row 0 (it holds row 0's evidence): row 0 is back to log(1 + e^-1) = 0.313262.
+    masked = torch.tensor([[False, False, True], [False, False, False]])
+    assert batch_loss(q, d, 1.0, masked).item() == pytest.approx(
+        (0.313262 + 0.551444) / 2, abs=1e-6
+    )
+    with pytest.raises(TuneError, match=r"m >= b"):
+        batch_loss(q, d[:1], 1.0, torch.zeros(2, 1, dtype=torch.bool))  # fewer texts than queries
+
+
+def test_a_drawn_negative_is_masked_only_for_the_questions_it_answers() -> None:
+    pairs = [pair("q1", "c1"), pair("q2", "c2"), pair("q1", "c3")]
+    drawn = [Negative("c3", "t"), Negative("c9", "t")]  # c3 holds q1's evidence (its second pair)
+    positives = {"q1": {"c1", "c3"}, "q2": {"c2"}}
+    assert negative_mask(pairs, drawn, positives).tolist() == [
+        [True, False],
+        [False, False],  # control: c3 is a fair negative for q2
+        [True, False],
+    ]
 
 
 def test_the_mask_marks_other_texts_of_the_same_question_and_repeats_of_the_same_chunk() -> None:
@@ -107,9 +143,25 @@ def test_the_default_spec_is_canonical_and_parses_back_to_the_defaults() -> None
     assert TuneParams.from_spec(DEFAULT_SPEC) == params
     assert TuneParams.from_spec("tune") == params
     assert TuneParams.from_spec(params.canonical()).canonical() == DEFAULT_SPEC
-    values = {"epochs": 2, "lr": 2e-05, "batch": 16, "scale": 20.0, "warmup": 0.1, "threads": 2}
+    values = {
+        "epochs": 2, "lr": 2e-05, "batch": 16, "scale": 20.0, "warmup": 0.1, "threads": 2, "hard": 0
+    }  # fmt: skip
     assert params.to_dict() == values
     assert json.loads(json.dumps(params.to_dict())) == values
+
+
+def test_hard_negatives_are_named_in_the_spec_only_when_asked_for() -> None:
+    assert (
+        TuneParams(hard=0).canonical() == DEFAULT_SPEC
+    )  # specs from before `hard` keep their text
+    hard = TuneParams.from_spec("tune(hard=5)")
+    assert hard.hard == 5
+    assert hard.canonical() == (
+        "tune(batch=16,epochs=2,hard=5,lr=2e-05,scale=20.0,threads=2,warmup=0.1)"
+    )
+    assert TuneParams.from_spec(hard.canonical()) == hard
+    with pytest.raises(TuneError, match="hard must be an int >= 0, got -1"):
+        TuneParams(hard=-1)
 
 
 def test_a_spec_may_give_some_keys_and_an_int_for_a_float() -> None:
@@ -123,7 +175,7 @@ def test_a_spec_with_an_unknown_key_or_another_name_is_refused() -> None:
     assert TuneParams.from_spec("tune(batch=4)").batch == 4  # control
     with pytest.raises(TuneError, match=r"unknown parameter.*momentum") as raised:
         TuneParams.from_spec("tune(momentum=0.9)")
-    assert "batch, epochs, lr, scale, threads, warmup" in str(raised.value)
+    assert "batch, epochs, hard, lr, scale, threads, warmup" in str(raised.value)
     with pytest.raises(TuneError, match="must be tune"):
         TuneParams.from_spec("rrf(batch=4)")
     with pytest.raises(TuneError, match="not valid syntax"):
@@ -208,6 +260,53 @@ def test_training_pairs_refuse_session_unit_examples(tmp_path: Path) -> None:
         training_pairs(memory, [example("t/b", {s1: 1}, unit="session")])
 
 
+class PoolReads:
+    """Stands in for a training memory with two fixed pools: BM25 finds a, b, c and the cosine c, d, a."""
+
+    def lexical(self, text: str, scope: Scope, limit: int) -> list[Scored]:
+        return [Scored(chunk_id=c, score=1.0) for c in ("a", "b", "c")][:limit]
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return np.zeros(2, dtype=np.float32)
+
+    def nearest(self, vector: np.ndarray, scope: Scope, limit: int) -> list[Scored]:
+        return [Scored(chunk_id=c, score=0.5) for c in ("c", "d", "a")][:limit]
+
+    def chunks(self, ids: list[str], scope: Scope) -> list[SimpleNamespace]:
+        return [SimpleNamespace(id=c, text=f"text {c}") for c in ids]
+
+
+def test_hard_negatives_are_the_fusion_s_best_chunks_that_hold_no_evidence() -> None:
+    # rrf with k = 60: a 1/61 + 1/63 = 0.032266, c 1/63 + 1/61 = 0.032266 (tie: a before c),
+    # b 1/62 = 0.016129, d 1/62 (tie: b before d). Order a, c, b, d.
+    reads: Any = PoolReads()
+    ex = example("t/q", {"1-u": 1})
+    assert [n.chunk_id for n in hard_negatives(reads, ex, set(), 4)] == ["a", "c", "b", "d"]
+    mined = hard_negatives(reads, ex, {"a"}, 2)  # a holds the evidence: never a negative
+    assert mined == (Negative("c", "text c"), Negative("b", "text b"))
+    assert [n.chunk_id for n in hard_negatives(reads, ex, {"a", "b"}, 10)] == ["c", "d"]
+
+
+def test_training_pairs_carry_their_question_s_negatives_when_asked(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    session(root, 1, 1, "why is the export late", "It waited on a lock.")
+    session(root, 2, 5, "when does the export run", "The export runs at two.")
+    session(root, 3, 9, "which port does staging use", "Staging listens on 6543.")
+    memory = Memory(tmp_path / "m.db", HashEmbedder(64))
+    memory.import_paths([root])
+    query = Query(text="export late", scope=Scope.everywhere(), now=NOW)
+    examples = [Example(qid="t/x", query=query, unit="message", relevant={"1-u": 1})]
+    plain, counts = training_pairs(memory, examples)
+    assert plain[0].negatives == ()
+    assert "negatives" not in counts
+    pairs, counts = training_pairs(memory, examples, hard=1)
+    ((only,),) = [p.negatives for p in pairs]
+    assert only.text == "when does the export run\n\nThe export runs at two."  # BM25 finds "export"
+    assert only.chunk_id != pairs[0].chunk_id
+    assert counts["negatives"] == 1
+    assert {p.chunk_id for p in plain} == {p.chunk_id for p in pairs}  # control: the same positives
+
+
 def test_fine_tuning_needs_two_pairs_before_it_loads_a_model() -> None:
     with pytest.raises(TuneError, match="at least 2 training pairs, got 1"):
         fine_tune([pair("q1", "c1")], TuneParams(), 0, base_dir=Path("/nonexistent"))
@@ -271,3 +370,26 @@ def test_a_fit_is_deterministic_and_pulls_each_question_towards_its_text(tmp_pat
     tuned = TunedEmbedder(sha, cache=tmp_path)
     after = own_cosine(tuned.embed(queries), tuned.embed(texts))
     assert after > before + 0.01
+
+
+@pytest.mark.model
+def test_a_fit_with_hard_negatives_is_deterministic_and_uses_them() -> None:
+    distractor = "The nightly export and the login page were both fine after the upgrade."
+    pairs = [
+        Pair(
+            qid=p.qid,
+            query=p.query,
+            chunk_id=p.chunk_id,
+            text=p.text,
+            negatives=(Negative(f"n{n}", distractor), Negative(f"m{n}", FIT_PAIRS[n - 1].text)),
+        )
+        for n, p in enumerate(FIT_PAIRS)
+    ]
+    hard = TuneParams(epochs=1, batch=3, threads=1, hard=2)
+    sha = weights_sha256(fine_tune(pairs, hard, 7))
+    assert (
+        weights_sha256(fine_tune(pairs, hard, 7)) == sha
+    )  # same pairs, params, seed: same weights
+    plain = TuneParams(epochs=1, batch=3, threads=1)
+    # Control: the same pairs without `hard` train on in-batch negatives alone, to other weights.
+    assert weights_sha256(fine_tune(pairs, plain, 7)) != sha
