@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -376,12 +377,8 @@ def test_a_fit_is_deterministic_and_pulls_each_question_towards_its_text(tmp_pat
 def test_a_fit_with_hard_negatives_is_deterministic_and_uses_them() -> None:
     distractor = "The nightly export and the login page were both fine after the upgrade."
     pairs = [
-        Pair(
-            qid=p.qid,
-            query=p.query,
-            chunk_id=p.chunk_id,
-            text=p.text,
-            negatives=(Negative(f"n{n}", distractor), Negative(f"m{n}", FIT_PAIRS[n - 1].text)),
+        replace(
+            p, negatives=(Negative(f"n{n}", distractor), Negative(f"m{n}", FIT_PAIRS[n - 1].text))
         )
         for n, p in enumerate(FIT_PAIRS)
     ]
