@@ -35,8 +35,9 @@ class LtrbParams(HopParams):
     its `rrf` feature, training objective); `depth`: how many of ltr's ranking and of the bridged list
     enter the fusion (and the bridge's lexical hits per file); `fuse_k`: the fusion's constant;
     `ltr_w`: the weight of ltr's list (`bridge_w` that of the bridged one); `sentences`: ltr's vector
-    channel is rescored by the person's sentence vectors (named in the spec only when True); the rest
-    is the hop's (`arms.bridge.HopParams`)."""
+    channel is rescored by the person's sentence vectors (named in the spec only when True); `dates`:
+    ltr also reads the date a question names (`arms.ltr_features.DATE_FEATURES`; named only when
+    True); the rest is the hop's (`arms.bridge.HopParams`)."""
 
     pool: int = 100
     min_score: float = 0.0
@@ -46,9 +47,11 @@ class LtrbParams(HopParams):
     fuse_k: int = 60
     ltr_w: float = 2.0
     sentences: bool = field(default=False, metadata={OMIT_DEFAULT: True})
+    dates: bool = field(default=False, metadata={OMIT_DEFAULT: True})
 
     def __post_init__(self) -> None:
         check_bool("ltrb", "sentences", self.sentences)
+        check_bool("ltrb", "dates", self.dates)
         for name in ("pool", "rrf_k", "depth", "fuse_k"):
             check_int("ltrb", name, getattr(self, name), minimum=1)
         check_float("ltrb", "min_score", self.min_score, low=-1.0, high=1.0)
@@ -66,6 +69,7 @@ class LtrbParams(HopParams):
             rrf_k=self.rrf_k,
             objective=self.objective,
             sentences=self.sentences,
+            dates=self.dates,
         )
 
     def bridge(self) -> BridgeParams:

@@ -96,6 +96,27 @@ def test_ltrbs_fit_is_ltrs_fit_for_the_same_ltr_params() -> None:
     assert ltrb.counts["used"] == 6  # the fit saw the examples (not an empty model)
 
 
+def test_ltrb_reads_named_dates_exactly_as_ltr_does() -> None:
+    mem = training_memory()
+    examples = tuple(example(i) for i in range(6))
+    dated = registry.fit("ltrb(dates=True,pool=50)", mem, examples, seed=3)
+    ltr = registry.fit("ltr(dates=True,pool=50)", mem, examples, seed=3)
+    assert json.dumps(dict(dated.model), sort_keys=True) == json.dumps(
+        dict(ltr.model), sort_keys=True
+    )
+    assert dated.model["features"] == [*LtrParams().features, "date_named", "date_close"]
+    plain = registry.fit("ltrb(pool=50)", mem, examples, seed=3)  # control: no date columns
+    assert plain.model["features"] == list(LtrParams().features)
+    assert LtrbParams(dates=True).ltr() == LtrParams(dates=True)
+    assert registry.full_canonical("ltrb(dates=True)").endswith(
+        "ltr_w=2.0,max_files=4,max_keys=3,min_score=0.0,objective='pointwise',pool=100,rrf_k=60,"
+        "seeds=3,sessions_per_file=50)"
+    )
+    assert "dates=True" in registry.full_canonical("ltrb(dates=True)")
+    with pytest.raises(SpecError, match="dates"):
+        LtrbParams(dates=1)  # type: ignore[arg-type]
+
+
 def test_parameters_are_checked_and_the_spec_is_canonical() -> None:
     with pytest.raises(SpecError, match="depth"):
         LtrbParams(depth=0)
