@@ -84,35 +84,29 @@ def test_ltrb_never_crosses_the_scope() -> None:
     assert "other-project" in both
 
 
-def test_ltrbs_fit_is_ltrs_fit_for_the_same_ltr_params() -> None:
+@pytest.mark.parametrize("dates", ["", "dates=True,"])
+def test_ltrbs_fit_is_ltrs_fit_for_the_same_ltr_params(dates: str) -> None:
     mem = training_memory()
     examples = tuple(example(i) for i in range(6))
-    ltrb = registry.fit("ltrb(pool=50)", mem, examples, seed=3)
-    ltr = registry.fit("ltr(pool=50)", mem, examples, seed=3)
+    ltrb = registry.fit(f"ltrb({dates}pool=50)", mem, examples, seed=3)
+    ltr = registry.fit(f"ltr({dates}pool=50)", mem, examples, seed=3)
     assert json.dumps(dict(ltrb.model), sort_keys=True) == json.dumps(
         dict(ltr.model), sort_keys=True
     )
     assert dict(ltrb.counts) == dict(ltr.counts)
     assert ltrb.counts["used"] == 6  # the fit saw the examples (not an empty model)
-
-
-def test_ltrb_reads_named_dates_exactly_as_ltr_does() -> None:
-    mem = training_memory()
-    examples = tuple(example(i) for i in range(6))
-    dated = registry.fit("ltrb(dates=True,pool=50)", mem, examples, seed=3)
-    ltr = registry.fit("ltr(dates=True,pool=50)", mem, examples, seed=3)
-    assert json.dumps(dict(dated.model), sort_keys=True) == json.dumps(
-        dict(ltr.model), sort_keys=True
+    # With dates=True the model reads the two date columns after the seventeen; control: without.
+    dated = (
+        [*LtrParams().features, "date_named", "date_close"] if dates else list(LtrParams().features)
     )
-    assert dated.model["features"] == [*LtrParams().features, "date_named", "date_close"]
-    plain = registry.fit("ltrb(pool=50)", mem, examples, seed=3)  # control: no date columns
-    assert plain.model["features"] == list(LtrParams().features)
+    assert ltrb.model["features"] == dated
+
+
+def test_ltrb_passes_dates_to_its_ltr_part_and_names_it_only_when_true() -> None:
     assert LtrbParams(dates=True).ltr() == LtrParams(dates=True)
-    assert registry.full_canonical("ltrb(dates=True)").endswith(
-        "ltr_w=2.0,max_files=4,max_keys=3,min_score=0.0,objective='pointwise',pool=100,rrf_k=60,"
-        "seeds=3,sessions_per_file=50)"
-    )
+    assert LtrbParams().ltr() == LtrParams()  # control
     assert "dates=True" in registry.full_canonical("ltrb(dates=True)")
+    assert "dates" not in registry.full_canonical("ltrb()")
     with pytest.raises(SpecError, match="dates"):
         LtrbParams(dates=1)  # type: ignore[arg-type]
 
