@@ -24,7 +24,7 @@ from arms.neighbors import NeighborsArm, NeighborsParams
 from arms.none import NoneArm, NoneParams
 from arms.rrf import RRFArm, RRFParams
 from arms.settled import SettledArm
-from arms.spec import OMIT_DEFAULT, ArmSpec, ParamValue, SpecError, canonical, parse_spec
+from arms.spec import ArmSpec, ParamValue, SpecError, canonical, omitted, parse_spec
 from arms.vector import VectorArm, VectorParams
 from arms.walk import WalkArm, WalkParams
 from engine.api import ReadAPI
@@ -159,15 +159,9 @@ def resolve(spec: ArmSpec | str) -> ArmSpec:
         params=tuple(
             (f.name, getattr(params, f.name))
             for f in dataclasses.fields(params)
-            if not _omitted(f, getattr(params, f.name))
+            if not omitted(f, getattr(params, f.name))
         ),
     )
-
-
-def _omitted(f: dataclasses.Field[Any], value: ParamValue) -> bool:
-    """Whether `value` of field `f` is a default that the canonical spec leaves out (`OMIT_DEFAULT`)."""
-    default = f.default
-    return bool(f.metadata.get(OMIT_DEFAULT)) and type(value) is type(default) and value == default
 
 
 def build(

@@ -12,8 +12,10 @@ It knows no arm: the defaults of a registered arm are the registry's (`arms.regi
 from __future__ import annotations
 
 import ast
+import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from engine.checks import is_int, is_number
 
@@ -137,6 +139,12 @@ def _check_value(arm: str, key: str, value: object) -> None:
 
 
 # --- checks shared by the params dataclasses' __post_init__ -------------------------------------
+
+
+def omitted(f: dataclasses.Field[Any], value: object) -> bool:
+    """Whether `value` of field `f` is a default that a canonical spec leaves out (`OMIT_DEFAULT`)."""
+    default = f.default
+    return bool(f.metadata.get(OMIT_DEFAULT)) and type(value) is type(default) and value == default
 
 
 def check_int(arm: str, field: str, value: object, *, minimum: int) -> None:

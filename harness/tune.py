@@ -19,12 +19,13 @@ import math
 import random
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arms.fitting import Example
-from arms.spec import SpecError, format_value, parse_spec
+from arms.rrf import RRFArm, RRFParams
+from arms.spec import OMIT_DEFAULT, SpecError, format_value, omitted, parse_spec
 from engine.checks import is_int, is_number
 from engine.embed_common import minilm_model_dir
 from engine.memory import Memory
@@ -52,10 +53,10 @@ __all__ = [
 
 SPEC_NAME = "tune"
 WEIGHT_DECAY = 0.01
-# Hard-negative mining (`hard_negatives`): hits per channel, and the rrf constant of their fusion
-# (the `rrf` arm's default). Not tuned.
+# Hard-negative mining (`hard_negatives`): the `rrf` arm with 100 hits per channel, no cosine floor and
+# its default constant. Not tuned.
 HARD_POOL = 100
-HARD_RRF_K = 60
+HARD_FUSION = RRFParams(pool=HARD_POOL, min_score=0.0, rrf_k=60)
 
 
 class TuneError(ValueError):
@@ -81,7 +82,7 @@ class TuneParams:
     threads: int = 2
     # Mined hard negatives per question (`training_pairs`); 0 trains on in-batch negatives alone and
     # is left out of the canonical spec, so specs written before it existed keep their text.
-    hard: int = 0
+    hard: int = field(default=0, metadata={OMIT_DEFAULT: True})
 
     def __post_init__(self) -> None:
         for name, minimum in (("epochs", 1), ("batch", 2), ("threads", 1), ("hard", 0)):
@@ -110,10 +111,10 @@ class TuneParams:
 
     def canonical(self) -> str:
         """``tune(k=v,...)`` with every key, sorted, floats as their shortest round-tripping repr."""
+        kept = (f for f in fields(self) if not omitted(f, getattr(self, f.name)))
         inner = ",".join(
-            f"{key}={format_value(value)}"
-            for key, value in sorted(self.to_dict().items())
-            if not (key == "hard" and value == 0)
+            f"{f.name}={format_value(getattr(self, f.name))}"
+            for f in sorted(kept, key=lambda f: f.name)
         )
         return f"{SPEC_NAME}({inner})"
 
@@ -231,20 +232,15 @@ def hard_negatives(
     """The `count` chunks a plain fusion ranks highest for the example's question, in its scope,
     that are not among `positives` (the chunks holding its evidence).
 
-    The fusion is the `rrf` arm's over the `memory`'s own channels: BM25 and the embedder's cosine,
-    `HARD_POOL` each, every chunk scoring Σ 1 / (`HARD_RRF_K` + rank) over the pools that hold it,
-    ties broken by chunk id. These are the texts a reranker over those pools has to put below the
-    evidence, so the encoder learns from the mistakes it will be asked to correct.
+    The fusion is the `rrf` arm (`HARD_FUSION`) over the `memory`'s own channels: BM25 and the
+    embedder's cosine, `HARD_POOL` each, every chunk scoring Σ 1 / (60 + rank) over the pools that
+    hold it, ties broken by chunk id. These are the texts a reranker over those pools has to put below
+    the evidence, so the encoder learns from the mistakes it will be asked to correct.
     """
-    query, scope = example.query.text, example.query.scope
-    lexical = memory.lexical(query, scope, HARD_POOL)
-    nearest = memory.nearest(memory.embed_query(query), scope, HARD_POOL)
-    fused: dict[str, float] = {}
-    for pool in (lexical, nearest):
-        for rank, scored in enumerate(pool, start=1):
-            fused[scored.chunk_id] = fused.get(scored.chunk_id, 0.0) + 1.0 / (HARD_RRF_K + rank)
-    ranked = sorted(fused, key=lambda cid: (-fused[cid], cid))
-    chosen = [cid for cid in ranked if cid not in positives][:count]
+    # k = both pools whole: every fused chunk, so `count` still fills after the positives are left out.
+    fused = RRFArm(memory, HARD_FUSION).search(replace(example.query, k=2 * HARD_POOL))
+    chosen = [hit.chunk_id for hit in fused if hit.chunk_id not in positives][:count]
+    scope = example.query.scope
     text = {record.id: record.text for record in memory.chunks(chosen, scope)}
     return tuple(Negative(chunk_id=cid, text=text[cid]) for cid in chosen if cid in text)
 

@@ -264,14 +264,20 @@ def test_training_pairs_refuse_session_unit_examples(tmp_path: Path) -> None:
 class PoolReads:
     """Stands in for a training memory with two fixed pools: BM25 finds a, b, c and the cosine c, d, a."""
 
-    def lexical(self, text: str, scope: Scope, limit: int) -> list[Scored]:
-        return [Scored(chunk_id=c, score=1.0) for c in ("a", "b", "c")][:limit]
+    def lexical(self, text: str, scope: Scope, limit: int, *, stem: bool = False) -> list[Scored]:
+        return [Scored(chunk_id=c, score=s) for c, s in (("a", 3.0), ("b", 2.0), ("c", 1.0))][
+            :limit
+        ]
 
     def embed_query(self, text: str) -> np.ndarray:
         return np.zeros(2, dtype=np.float32)
 
-    def nearest(self, vector: np.ndarray, scope: Scope, limit: int) -> list[Scored]:
-        return [Scored(chunk_id=c, score=0.5) for c in ("c", "d", "a")][:limit]
+    def nearest(
+        self, vector: np.ndarray, scope: Scope, limit: int, min_score: float = 0.0
+    ) -> list[Scored]:
+        return [Scored(chunk_id=c, score=s) for c, s in (("c", 0.9), ("d", 0.8), ("a", 0.7))][
+            :limit
+        ]
 
     def chunks(self, ids: list[str], scope: Scope) -> list[SimpleNamespace]:
         return [SimpleNamespace(id=c, text=f"text {c}") for c in ids]
