@@ -54,6 +54,7 @@ __all__ = [
     "FitRefusedError",
     "TrainingRoster",
     "check_fits",
+    "checked_inputs",
     "fit_all",
     "fit_bytes",
     "fit_one",
@@ -216,6 +217,22 @@ def check_inputs(protocol: Protocol, fit: FitSpec, *, progress: bool = False) ->
     return corpus_dir, manifest
 
 
+def checked_inputs(
+    protocol: Protocol, fit: FitSpec, *, test_corpus: Path, progress: bool = False
+) -> tuple[Path, str]:
+    """`check_inputs`, then refuse a training set that leaks the test (`leaks`): the training corpus
+    folder and manifest every fit starts from.
+
+    Raises:
+        FitRefusedError: the inputs are not the declared ones, or they leak the test.
+    """
+    corpus_dir, manifest = check_inputs(protocol, fit, progress=progress)
+    found = leaks(protocol, fit, test_corpus=test_corpus, train_corpus=corpus_dir)
+    if found:
+        raise FitRefusedError("refusing to fit: " + "; ".join(found))
+    return corpus_dir, manifest
+
+
 def fit_one(
     protocol: Protocol,
     fit: FitSpec,
@@ -231,10 +248,7 @@ def fit_one(
         FitRefusedError: the training inputs are not the declared ones, or they leak the test.
         arms.fitting.FitError: the arm cannot be fitted on these examples.
     """
-    corpus_dir, manifest = check_inputs(protocol, fit, progress=progress)
-    found = leaks(protocol, fit, test_corpus=test_corpus, train_corpus=corpus_dir)
-    if found:
-        raise FitRefusedError("refusing to fit: " + "; ".join(found))
+    corpus_dir, manifest = checked_inputs(protocol, fit, test_corpus=test_corpus, progress=progress)
     rosters = training_rosters(protocol, fit)
     data = fit_bytes(
         fit.arm,

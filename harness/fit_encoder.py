@@ -38,7 +38,7 @@ from harness.corpus_db import CorpusMissingError, materialise
 from harness.fit import (
     Artifact,
     FitRefusedError,
-    check_inputs,
+    checked_inputs,
     examples,
     fit_sha256,
     leaks,
@@ -159,10 +159,7 @@ def encoder_bytes(
     Raises:
         FitRefusedError: the training inputs are not the declared ones, or they leak the test.
     """
-    corpus_dir, manifest = check_inputs(protocol, enc, progress=progress)
-    found = leaks(protocol, enc, test_corpus=test_corpus, train_corpus=corpus_dir)
-    if found:
-        raise FitRefusedError("refusing to fit: " + "; ".join(found))
+    corpus_dir, manifest = checked_inputs(protocol, enc, test_corpus=test_corpus, progress=progress)
     sha, counts, qids, excluded = _train(
         protocol,
         enc,
