@@ -34,10 +34,10 @@ from harness.fit import (
     Artifact,
     FitRefusedError,
     check_inputs,
-    checked_inputs,
     examples,
     fit_one,
     fit_sha256,
+    leak_free_inputs,
     open_training,
     training_rosters,
     versions,
@@ -132,7 +132,9 @@ def cross_fit_one(
             questions cannot be dealt into folds.
         arms.registry.RegistryError: the arm cannot be fitted from parts.
     """
-    corpus_dir, manifest = checked_inputs(protocol, fit, test_corpus=test_corpus, progress=progress)
+    corpus_dir, manifest = leak_free_inputs(
+        protocol, fit, test_corpus=test_corpus, progress=progress
+    )
     enc_dir, enc_manifest = check_inputs(protocol, enc, progress=progress)
     pairs, enc_examples = training_pairs_of(
         protocol, enc, embedder, enc_dir, cache=cache, manifest=enc_manifest

@@ -54,10 +54,10 @@ __all__ = [
     "FitRefusedError",
     "TrainingRoster",
     "check_fits",
-    "checked_inputs",
     "fit_all",
     "fit_bytes",
     "fit_one",
+    "leak_free_inputs",
     "leaks",
     "load_json",
     "locked_bytes",
@@ -217,7 +217,7 @@ def check_inputs(protocol: Protocol, fit: FitSpec, *, progress: bool = False) ->
     return corpus_dir, manifest
 
 
-def checked_inputs(
+def leak_free_inputs(
     protocol: Protocol, fit: FitSpec, *, test_corpus: Path, progress: bool = False
 ) -> tuple[Path, str]:
     """`check_inputs`, then refuse a training set that leaks the test (`leaks`): the training corpus
@@ -248,7 +248,9 @@ def fit_one(
         FitRefusedError: the training inputs are not the declared ones, or they leak the test.
         arms.fitting.FitError: the arm cannot be fitted on these examples.
     """
-    corpus_dir, manifest = checked_inputs(protocol, fit, test_corpus=test_corpus, progress=progress)
+    corpus_dir, manifest = leak_free_inputs(
+        protocol, fit, test_corpus=test_corpus, progress=progress
+    )
     rosters = training_rosters(protocol, fit)
     data = fit_bytes(
         fit.arm,

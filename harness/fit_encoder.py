@@ -38,9 +38,9 @@ from harness.corpus_db import CorpusMissingError, materialise
 from harness.fit import (
     Artifact,
     FitRefusedError,
-    checked_inputs,
     examples,
     fit_sha256,
+    leak_free_inputs,
     leaks,
     load_json,
     locked_bytes,
@@ -159,7 +159,9 @@ def encoder_bytes(
     Raises:
         FitRefusedError: the training inputs are not the declared ones, or they leak the test.
     """
-    corpus_dir, manifest = checked_inputs(protocol, enc, test_corpus=test_corpus, progress=progress)
+    corpus_dir, manifest = leak_free_inputs(
+        protocol, enc, test_corpus=test_corpus, progress=progress
+    )
     sha, counts, qids, excluded = _train(
         protocol,
         enc,
