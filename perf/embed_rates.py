@@ -171,8 +171,12 @@ def measure_query_load(queries: Sequence[str], variant: str = "fp32") -> dict[st
     The export must exist already (run `measure_embed_rates` or any embedding first).
 
     Raises:
+        ValueError: no queries, or no embedder runs `variant`.
         RuntimeError: the child process failed (its stderr is in the message).
     """
+    if not queries:
+        msg = "measure_query_load needs at least one query"
+        raise ValueError(msg)
     names = {form: name for name, form in ONNX_VARIANTS.items()}
     if variant not in names:
         msg = f"no embedder runs the ONNX variant {variant!r}; choose one of {sorted(names)}"
@@ -254,18 +258,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     """`python -m perf.embed_rates [--texts N] [--queries N]`: print the measures as JSON."""
     parser = argparse.ArgumentParser(prog="python -m perf.embed_rates", description=__doc__)
     parser.add_argument("--texts", type=int, default=1000)
-    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument(
+        "--queries", type=int, default=50, help="queries per fresh-process load (0: none)"
+    )
     parser.add_argument("--batch-size", type=int, default=64)
     args = parser.parse_args(argv)
+    if args.texts < 1 or args.queries < 0:
+        parser.error(
+            f"--texts must be at least 1 and --queries at least 0, got {args.texts}, {args.queries}"
+        )
     with tempfile.TemporaryDirectory(prefix="embed-rates-") as work:
         texts = chunk_texts(Path(work), args.texts)
-    rates = measure_embed_rates(texts, args.batch_size)
+    report: dict[str, Any] = {"rates": measure_embed_rates(texts, args.batch_size)}
     queries = [" ".join(text.split()[:12]) for text in texts[: args.queries]]
-    report = {
-        "rates": rates,
-        "query_fp32": measure_query_load(queries, "fp32"),
-        "query_int8": measure_query_load(queries, "int8"),
-    }
+    if queries:  # --queries 0: the encode rates alone
+        report["query_fp32"] = measure_query_load(queries, "fp32")
+        report["query_int8"] = measure_query_load(queries, "int8")
     print(json.dumps(report, indent=2))
     return 0
 

@@ -3,6 +3,7 @@ of load on one pass changes neither a rate nor a speed-up."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import numpy as np
@@ -59,3 +60,31 @@ def test_rates_and_speedups_are_medians_of_passes_taken_in_turns(
     assert "speedup_vs_torch" not in out["torch"]
     with pytest.raises(ValueError, match="rounds must be at least 1"):
         embed_rates.measure_embed_rates(["a"], rounds=0, forms={"torch": torch})
+
+
+def test_main_with_no_queries_reports_the_rates_alone(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    texts = ["one two three", "four five six seven", "eight"]
+    loads: list[tuple[list[str], str]] = []
+    real_load = embed_rates.measure_query_load
+    monkeypatch.setattr(embed_rates, "chunk_texts", lambda work, count: texts[:count])
+    monkeypatch.setattr(embed_rates, "measure_embed_rates", lambda t, b: {"texts": len(t)})
+
+    def load(queries: Sequence[str], variant: str) -> dict[str, object]:
+        loads.append((list(queries), variant))
+        return {"queries": len(queries)}
+
+    monkeypatch.setattr(embed_rates, "measure_query_load", load)
+    assert embed_rates.main(["--texts", "3", "--queries", "0"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"rates": {"texts": 3}}
+    assert loads == []
+    # Control: two queries, the first 12 words of the first two texts, once per variant.
+    assert embed_rates.main(["--texts", "3", "--queries", "2"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["query_fp32"] == report["query_int8"] == {"queries": 2}
+    assert loads == [(texts[:2], "fp32"), (texts[:2], "int8")]
+    with pytest.raises(SystemExit):
+        embed_rates.main(["--texts", "3", "--queries", "-1"])
+    with pytest.raises(ValueError, match="at least one query"):
+        real_load([], "fp32")
