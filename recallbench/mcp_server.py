@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
+from typing import NoReturn
 
 from mcp.server import MCPServer
 
@@ -124,8 +125,9 @@ def _unknown_session() -> str:
     return f"{AGENT_PREFIX}mcp-{uuid.uuid4().hex[:16]}"
 
 
-def serve(db: Path, *, search_service: bool = True, background_embed: bool = True) -> None:
-    """Run the MCP server over the shipped arm on stdio until the client goes away or SIGTERM.
+def serve(db: Path, *, search_service: bool = True, background_embed: bool = True) -> NoReturn:
+    """Run the MCP server over the shipped arm on stdio until the client goes away or SIGTERM, stop
+    its helpers, then end the process (`_end_process`: exit status 0, or 128 + SIGTERM).
 
     Raises:
         ServeError: the home folder could be changed by another user, the embedder cannot be set up,
@@ -165,6 +167,7 @@ def serve(db: Path, *, search_service: bool = True, background_embed: bool = Tru
             background = BackgroundEmbedder(lambda: memory, config.home() / "embed.lock").start()
             stack.callback(background.stop)
         server.run("stdio")
+    _end_process(0)
 
 
 def _log_when_lexical_ready(memory: Memory) -> None:
@@ -251,10 +254,24 @@ def _exit_on_sigterm(cleanup: contextlib.ExitStack) -> None:
         try:
             cleanup.close()
         finally:
-            os._exit(128 + signum)
+            _end_process(128 + signum)
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, handler)
+
+
+def _end_process(status: int) -> NoReturn:
+    """Flush the standard streams and end the process without finalising the interpreter.
+
+    A client that goes away while the server warms up leaves daemon threads (the warm-up, the lexical
+    snapshot, an embedding) inside ONNX Runtime or hnswlib. Finalising the interpreter under them
+    aborted the process: "terminate called without an active exception", exit status 134, in 4 of 10
+    starts whose stdin was already closed. Everything `serve` started has stopped by now.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe, a closed file
+            stream.flush()
+    os._exit(status)
 
 
 def _configure_logging() -> None:

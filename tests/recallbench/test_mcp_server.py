@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import os
 import re
 import signal
 import sys
@@ -21,6 +22,7 @@ from engine.chunking import chunk_id
 from engine.embed import HashEmbedder
 from engine.memory import Memory
 from engine.scope import Scope
+from recallbench import mcp_server
 from recallbench.background_embed import BackgroundEmbedder
 from recallbench.cli import main
 from recallbench.mcp_server import LEXICAL_READY, build_server
@@ -386,6 +388,39 @@ def test_recallbench_serve_answers_over_stdio_and_removes_its_socket_on_exit(
     assert seen["status"]["arm"] == full_canonical("fts(pool=30)")
     assert seen["vector_shape"] == (1, 256)
     assert not sock.exists()
+
+
+class _ExitCalledError(Exception):
+    """Raised by the stand-in for os._exit, with the status it was given."""
+
+
+def test_serve_stops_its_helpers_then_ends_the_process_when_the_client_goes_away(
+    db: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Daemon threads may be inside ONNX Runtime or hnswlib when the client goes away; finalising the
+    # interpreter under them aborted the process (exit 134). serve ends it with os._exit instead.
+    events: list[object] = []
+
+    class Client:
+        def run(self, transport: str) -> None:
+            events.append(("run", transport))  # the client went away at once
+
+    stop_background = BackgroundEmbedder.stop
+
+    def stop_and_say(self: BackgroundEmbedder) -> None:
+        stop_background(self)
+        events.append("background stopped")
+
+    def exit_now(status: int) -> None:
+        events.append(("exit", status))
+        raise _ExitCalledError(status)
+
+    monkeypatch.setattr(mcp_server, "build_server", lambda memory, spec: Client())
+    monkeypatch.setattr(BackgroundEmbedder, "stop", stop_and_say)
+    monkeypatch.setattr(os, "_exit", exit_now)
+    with pytest.raises(_ExitCalledError):
+        mcp_server.serve(db, search_service=False)
+    assert events == [("run", "stdio"), "background stopped", ("exit", 0)]
 
 
 def test_recallbench_serve_removes_its_socket_when_terminated(db: Path, home: Path) -> None:
