@@ -127,7 +127,8 @@ def _unknown_session() -> str:
 
 def serve(db: Path, *, search_service: bool = True, background_embed: bool = True) -> NoReturn:
     """Run the MCP server over the shipped arm on stdio until the client goes away or SIGTERM, stop
-    its helpers, then end the process (`_end_process`: exit status 0, or 128 + SIGTERM).
+    its helpers, then end the process (`_end_process`: exit status 0, or 128 + the signal on SIGTERM
+    or SIGINT).
 
     Raises:
         ServeError: the home folder could be changed by another user, the embedder cannot be set up,
@@ -160,7 +161,7 @@ def serve(db: Path, *, search_service: bool = True, background_embed: bool = Tru
         msg = f"the shipped arm {spec!r} is not a valid arm spec ({exc}); run `recallbench ship` again"
         raise ServeError(msg) from exc
     with contextlib.ExitStack() as stack:
-        _exit_on_sigterm(stack)
+        _exit_on_signals(stack)
         if search_service:
             _start_search_service(stack, memory, embedder, spec or DEFAULT_ARM)
         if background_embed:
@@ -243,11 +244,13 @@ def _warm_partitions(memory: Memory) -> None:
         log.warning("vector partitions not warmed: %s", describe_error(exc))
 
 
-def _exit_on_sigterm(cleanup: contextlib.ExitStack) -> None:
-    """On SIGTERM, remove the socket file and stop the helpers, then exit at once.
+def _exit_on_signals(cleanup: contextlib.ExitStack) -> None:
+    """On SIGTERM or SIGINT (Ctrl-C at a terminal), remove the socket file and stop the helpers, then
+    exit at once.
 
-    Raising SystemExit instead is not enough: the stdio transport's reader thread blocks on stdin, and
-    the interpreter would wait for it forever (a zombie server).
+    Raising SystemExit or KeyboardInterrupt instead is not enough: the stdio transport's reader thread
+    blocks on stdin, and the interpreter would wait for it (a zombie server; after Ctrl-C, one that
+    exits only once its stdin closes).
     """
 
     def handler(signum: int, frame: FrameType | None) -> None:
@@ -257,7 +260,8 @@ def _exit_on_sigterm(cleanup: contextlib.ExitStack) -> None:
             _end_process(128 + signum)
 
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, handler)
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, handler)
 
 
 def _end_process(status: int) -> NoReturn:

@@ -418,12 +418,20 @@ def test_serve_stops_its_helpers_then_ends_the_process_when_the_client_goes_away
     monkeypatch.setattr(mcp_server, "build_server", lambda memory, spec: Client())
     monkeypatch.setattr(BackgroundEmbedder, "stop", stop_and_say)
     monkeypatch.setattr(os, "_exit", exit_now)
-    with pytest.raises(_ExitCalledError):
-        mcp_server.serve(db, search_service=False)
+    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        with pytest.raises(_ExitCalledError):
+            mcp_server.serve(db, search_service=False)
+    finally:  # serve installed its own for the signals; this process keeps pytest's
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
     assert events == [("run", "stdio"), "background stopped", ("exit", 0)]
 
 
-def test_recallbench_serve_removes_its_socket_when_terminated(db: Path, home: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_recallbench_serve_removes_its_socket_when_terminated(
+    db: Path, home: Path, sig: signal.Signals
+) -> None:
     sock = socket_path(home, HashEmbedder().id)
     proc, lines = start_serve(home)
     try:
@@ -436,8 +444,8 @@ def test_recallbench_serve_removes_its_socket_when_terminated(db: Path, home: Pa
             assert line, f"the server exited without its lexical snapshot: {said}"
             said.append(line)
         assert re.search(rf"{LEXICAL_READY} \d+\.\d s after start", "".join(said))
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+        proc.send_signal(sig)  # SIGINT: Ctrl-C at a terminal; stdin stays open either way
+        assert proc.wait(timeout=30) == 128 + sig
     finally:
         stop(proc, signal.SIGKILL)
     assert not sock.exists()
