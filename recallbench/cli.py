@@ -387,7 +387,18 @@ def search(
     spec = arm_spec or config.shipped_spec() or "rrf"
     now = datetime.now(UTC)
     with TextReads(ctx.db) as reads:
-        scope = resolve_scope(reads, project, all_projects, Path.cwd())
+        try:
+            scope = resolve_scope(reads, project, all_projects, Path.cwd())
+        except click.UsageError:
+            # A misspelt --arm is named first. Only here: parsing a spec imports the arms (about
+            # 60 ms), which a search answered by the server does not otherwise pay.
+            from arms.registry import full_canonical
+
+            try:
+                full_canonical(spec)
+            except ValueError as exc:
+                raise click.UsageError(str(exc)) from exc
+            raise
         served = None if in_process else ask_for(reads, scope, query, spec, limit, now, ctx.db)
         if served is not None:
             if verbose:

@@ -181,6 +181,22 @@ def test_unknown_arm_lists_the_registered_ones(projects: tuple[Path, Path, Path]
     assert "rrf" in result.output
 
 
+def test_a_bad_arm_spec_is_named_before_the_scope_is_resolved(
+    projects: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, _, _ = projects
+    invoke("import", str(root))
+    monkeypatch.chdir(tmp_path)  # a folder no session was recorded in
+    result = CliRunner().invoke(main, ["search", "x", "--arm", "rrf(poool=3)"])
+    assert result.exit_code == 2
+    assert "rrf: no parameter 'poool'" in result.output
+    assert "belongs to no project" not in result.output
+    # Control: a valid spec from the same folder gets as far as the scope.
+    result = CliRunner().invoke(main, ["search", "x", "--arm", "rrf(pool=3)"])
+    assert result.exit_code == 2
+    assert "belongs to no project" in result.output
+
+
 def test_arms_lists_each_arm_with_its_canonical_default_spec_and_description() -> None:
     from arms.registry import entry, names
 
