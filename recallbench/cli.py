@@ -390,14 +390,7 @@ def search(
         try:
             scope = resolve_scope(reads, project, all_projects, Path.cwd())
         except click.UsageError:
-            # A misspelt --arm is named first. Only here: parsing a spec imports the arms (about
-            # 60 ms), which a search answered by the server does not otherwise pay.
-            from arms.registry import full_canonical
-
-            try:
-                full_canonical(spec)
-            except ValueError as exc:
-                raise click.UsageError(str(exc)) from exc
+            _refuse_bad_spec(spec)  # a misspelt --arm is named first
             raise
         served = None if in_process else ask_for(reads, scope, query, spec, limit, now, ctx.db)
         if served is not None:
@@ -412,6 +405,18 @@ def search(
         click.echo(f"searching in this process ({why})", err=True)
     rows = search_in_process(ctx.memory(few_texts=True), query, spec, scope, limit, now)
     print_hits(rows, query, spec, scope, as_json)
+
+
+def _refuse_bad_spec(spec: str) -> None:
+    """Raise a UsageError naming what is wrong with arm `spec`, if anything. Called only when the
+    search is refused anyway: parsing a spec imports the arms (about 60 ms), which a search answered
+    by the server does not otherwise pay."""
+    from arms.registry import full_canonical
+
+    try:
+        full_canonical(spec)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
 
 
 @main.command(

@@ -126,9 +126,8 @@ def _unknown_session() -> str:
 
 
 def serve(db: Path, *, search_service: bool = True, background_embed: bool = True) -> NoReturn:
-    """Run the MCP server over the shipped arm on stdio until the client goes away or SIGTERM, stop
-    its helpers, then end the process (`_end_process`: exit status 0, or 128 + the signal on SIGTERM
-    or SIGINT).
+    """Run the MCP server over the shipped arm on stdio until the client goes away, SIGTERM or SIGINT,
+    stop its helpers, then end the process (`_end_process`: exit status 0, or 128 + the signal).
 
     Raises:
         ServeError: the home folder could be changed by another user, the embedder cannot be set up,
