@@ -23,6 +23,12 @@ Every stage is idempotent, so a forget that failed half-way is finished by runni
 raises `ForgetError` naming the stages left. Whole sessions (`--session`, `--project`) stay forgotten:
 lines a transcript adds to a forgotten session later are not imported either. Forgetting a chunk or a
 string removes the messages that held it; the rest of the session stays and its new lines import.
+
+A message is forgotten wherever it is kept. Claude Code writes a resumed or forked session to a new
+file under a new session id, holding a copy of every earlier line under the same line uuid (and API
+message id): every target also takes the stored copies of the messages it removes from the sessions
+that hold them (those sessions otherwise stay), and the message tombstones keep a copy imported later
+out too (`engine.tombstone_sql`).
 """
 
 from __future__ import annotations
@@ -166,6 +172,8 @@ def plan(conn: sqlite3.Connection, target: Target, *, snippets: int = 3, width: 
     `--match` is an exact, case-sensitive substring of a message's or a chunk's text (a chunk that holds
     the string across two of its messages takes all of its messages). `--chunk` takes every message
     the chunk packs, whole. `--session` and `--project` take whole sessions, subagent streams included.
+    Every target also takes the copies of its messages that other sessions hold (same uuid or API
+    message id), one by one.
     """
     with store.read(conn):
         if target.kind in ("session", "project"):
@@ -201,12 +209,25 @@ def _plan_sessions(conn: sqlite3.Connection, target: Target, snippets: int, widt
         )
         for sid in sessions
     )
+    # Copies of these sessions' messages that a resumed or forked session holds go too, one by one.
+    whole = set(streams)
+    own = forget_sql.stream_message_rows(conn, streams)
+    copied = [m for m in _copies(conn, own) if m.stream not in whole]
+    by_stream: dict[str, set[str]] = {}
+    for m in copied:
+        by_stream.setdefault(m.stream, set()).add(m.uuid)
+    copy_chunks = [
+        c
+        for stream, uuids in sorted(by_stream.items())
+        for c in forget_sql.chunks_of_messages(conn, stream, uuids)
+    ]
+    counts += _partial_counts(copied, copy_chunks)
     return Plan(
         target=target,
         sessions=tuple(sessions),
         streams=tuple(streams),
-        messages=(),
-        chunks=tuple(chunks),
+        messages=tuple(copied),
+        chunks=(*chunks, *copy_chunks),
         counts=_sorted(counts),
         snippets=_snippets(conn, chunks, None, snippets, width),
         state_paths=(),
@@ -228,21 +249,18 @@ def _plan_messages(conn: sqlite3.Connection, target: Target, snippets: int, widt
             held = by_stream.setdefault(c.stream, set())
             if held.isdisjoint(c.message_uuids):  # the string spans two of its messages
                 held.update(c.message_uuids)
+    chosen = [
+        m for s, u in sorted(by_stream.items()) for m in forget_sql.stream_messages(conn, s, u)
+    ]
+    # The same messages copied into resumed or forked sessions go with them.
+    for m in _copies(conn, chosen):
+        by_stream.setdefault(m.stream, set()).add(m.uuid)
     messages: list[MessageRow] = []
     chunks: list[ChunkRow] = []
     for stream, uuids in sorted(by_stream.items()):
         messages.extend(forget_sql.stream_messages(conn, stream, uuids))
         chunks.extend(forget_sql.chunks_of_messages(conn, stream, uuids))
-    counts = tuple(
-        SessionCount(
-            project=_chunk_project(chunks, sid),
-            session_id=sid,
-            chunks=sum(1 for c in chunks if c.session_id == sid),
-            messages=sum(1 for m in messages if m.session_id == sid),
-            whole=False,
-        )
-        for sid in sorted({m.session_id for m in messages} | {c.session_id for c in chunks})
-    )
+    counts = _partial_counts(messages, chunks)
     quoting = [] if text is None else [f.path for f in forget_sql.files(conn) if text in f.state]
     return Plan(
         target=target,
@@ -254,6 +272,30 @@ def _plan_messages(conn: sqlite3.Connection, target: Target, snippets: int, widt
         snippets=_snippets(conn, chunks, text, snippets, width),
         state_paths=tuple(quoting),
         edit_paths=0 if text is None else forget_sql.edit_paths_containing(conn, text),
+    )
+
+
+def _copies(conn: sqlite3.Connection, messages: Sequence[MessageRow]) -> list[MessageRow]:
+    """Every stored message sharing a uuid or an API message id with one of `messages`, wherever it is
+    (`forget_sql.copies`)."""
+    uuids = {m.uuid for m in messages}
+    api_ids = {m.api_message_id for m in messages if m.api_message_id is not None}
+    return forget_sql.copies(conn, uuids, api_ids)
+
+
+def _partial_counts(
+    messages: Sequence[MessageRow], chunks: Sequence[ChunkRow]
+) -> tuple[SessionCount, ...]:
+    """Per session, the chunks and messages a plan removes from it one by one."""
+    return tuple(
+        SessionCount(
+            project=_chunk_project(chunks, sid),
+            session_id=sid,
+            chunks=sum(1 for c in chunks if c.session_id == sid),
+            messages=sum(1 for m in messages if m.session_id == sid),
+            whole=False,
+        )
+        for sid in sorted({m.session_id for m in messages} | {c.session_id for c in chunks})
     )
 
 
@@ -409,7 +451,9 @@ def _tombstones(conn: sqlite3.Connection, p: Plan, spans: dict[str, FileRow], at
             forget_sql.add_tombstone(
                 conn, kind="session", session_id=sid, ref="", api_message_id=None, span=where, at=at
             )
-    for m in p.messages:
+    # A session forgotten whole also leaves a tombstone per message: a session resumed or forked from
+    # it later is written under a new session id, with copies of these messages under their uuids.
+    for m in [*forget_sql.stream_message_rows(conn, p.streams), *p.messages]:
         forget_sql.add_tombstone(
             conn,
             kind="message",

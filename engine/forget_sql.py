@@ -147,6 +147,47 @@ def stream_messages(
     return [m for _, m in sorted(out, key=lambda pair: pair[0])]
 
 
+def stream_message_rows(conn: sqlite3.Connection, streams: Iterable[str]) -> list[MessageRow]:
+    """Every stored message of `streams`, by stream and ordinal."""
+    out: list[tuple[str, int, MessageRow]] = []
+    for part, marks in _parts(streams):
+        rows = conn.execute(
+            "SELECT stream, ordinal, uuid, session_id, api_message_id FROM messages "
+            f"WHERE stream IN ({marks})",
+            part,
+        ).fetchall()
+        out.extend(
+            (
+                str(r[0]),
+                int(r[1]),
+                MessageRow(stream=r[0], uuid=r[2], session_id=r[3], api_message_id=r[4]),
+            )
+            for r in rows
+        )
+    return [m for _, _, m in sorted(out, key=lambda row: (row[0], row[1]))]
+
+
+def copies(conn: sqlite3.Connection, uuids: set[str], api_ids: set[str]) -> list[MessageRow]:
+    """Every stored message, in any stream, whose uuid is one of `uuids` or whose API message id is one
+    of `api_ids`, by stream and ordinal: the messages themselves and the copies of them that resumed or
+    forked sessions hold (Claude Code writes those under a new session id with the same line uuids).
+
+    One pass over the messages table (messages are indexed by stream, not by uuid alone); a forget is
+    rare and its own VACUUM costs far more.
+    """
+    if not uuids and not api_ids:
+        return []
+    rows = conn.execute(
+        "SELECT stream, ordinal, uuid, session_id, api_message_id FROM messages "
+        "ORDER BY stream, ordinal"
+    )
+    return [
+        MessageRow(stream=r[0], uuid=r[2], session_id=r[3], api_message_id=r[4])
+        for r in rows
+        if r[2] in uuids or (r[4] is not None and r[4] in api_ids)
+    ]
+
+
 def chunks_of_messages(conn: sqlite3.Connection, stream: str, uuids: set[str]) -> list[ChunkRow]:
     """The chunks of `stream` that pack any of `uuids`, by index."""
     rows = conn.execute(

@@ -329,7 +329,12 @@ def _write_batch(conn: sqlite3.Connection, resume: _Resume, batch: _Batch) -> in
     """Store one file's batch inside the caller's write transaction; returns chunk rows changed."""
     state, sid, stream = resume.state, batch.session_id, batch.stream
     # Read under the write lock: a forget that committed after this file was parsed still holds.
-    gone = tombstone_sql.forgotten(conn, {sid, *(m.session_id for m in batch.messages)})
+    gone = tombstone_sql.forgotten(
+        conn,
+        {sid, *(m.session_id for m in batch.messages)},
+        (m.uuid for m in batch.messages),
+        (a for a in batch.api_ids.values() if a is not None),
+    )
     clean = [
         m
         for m in batch.messages

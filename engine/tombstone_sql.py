@@ -7,6 +7,11 @@ tombstone must not keep what the forget removed. The import (`engine.ingest`) dr
 tombstone names, inside its own write transaction, so a re-import of the same transcript (from its
 last offset or from the start) never brings the text back, while new lines of the file still import.
 
+A forgotten message stays out wherever it turns up again: Claude Code writes a resumed or forked
+session to a new file under a new session id, holding a copy of every earlier line under the same line
+uuid (and API message id). So a message tombstone drops that uuid or API message id in any session, not
+only in the one it was forgotten from.
+
 Only `engine.forget` writes tombstones (through `engine.forget_sql`); this module holds the schema
 (`engine.store.MIGRATIONS`) and the read, so that the import, which the hooks reach, never imports
 the module that deletes.
@@ -37,22 +42,31 @@ CREATE TABLE tombstones (
 CREATE INDEX tombstones_session ON tombstones(session_id, kind);
 """
 
+# Applied by `engine.store.MIGRATIONS` after `SCHEMA`: the import looks a message's tombstone up by its
+# uuid or API message id, whatever session it was forgotten from.
+REF_INDEXES = """
+CREATE INDEX tombstones_ref ON tombstones(ref) WHERE kind = 'message';
+CREATE INDEX tombstones_api ON tombstones(api_message_id) WHERE kind = 'message';
+"""
+
 
 @dataclass(frozen=True, kw_only=True)
 class Forgotten:
-    """What the tombstones say about some sessions: forgotten whole, or message by message."""
+    """What the tombstones say about the messages of an import: sessions forgotten whole, and message
+    uuids and API message ids forgotten (in whichever session they were forgotten from)."""
 
     sessions: frozenset[str]
-    messages: frozenset[tuple[str, str]]  # (session id, message uuid)
-    api_messages: frozenset[tuple[str, str]]  # (session id, API message id)
+    messages: frozenset[str]  # message uuids
+    api_messages: frozenset[str]  # API message ids
 
     def drops(self, stream_session: str, session_id: str, uuid: str, api_id: str | None) -> bool:
-        """Whether a message of `session_id` (in a stream of `stream_session`) was forgotten."""
+        """Whether a message of `session_id` (in a stream of `stream_session`) was forgotten: its
+        session whole, or the message itself, here or as the copy of one forgotten elsewhere."""
         return (
             stream_session in self.sessions
             or session_id in self.sessions
-            or (session_id, uuid) in self.messages
-            or (api_id is not None and (session_id, api_id) in self.api_messages)
+            or uuid in self.messages
+            or (api_id is not None and api_id in self.api_messages)
         )
 
     @property
@@ -60,27 +74,35 @@ class Forgotten:
         return not (self.sessions or self.messages or self.api_messages)
 
 
-def forgotten(conn: sqlite3.Connection, session_ids: Iterable[str]) -> Forgotten:
-    """The tombstones of `session_ids` (read in the caller's transaction)."""
-    ids = sorted(set(session_ids))
+def forgotten(
+    conn: sqlite3.Connection,
+    session_ids: Iterable[str],
+    uuids: Iterable[str] = (),
+    api_ids: Iterable[str] = (),
+) -> Forgotten:
+    """The tombstones that bear on an import (read in the caller's transaction): those of
+    `session_ids`, and the message tombstones of any session that name one of `uuids` or `api_ids`."""
     sessions: set[str] = set()
-    messages: set[tuple[str, str]] = set()
-    api: set[tuple[str, str]] = set()
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        marks = ",".join("?" * len(part))
-        rows = conn.execute(
-            "SELECT kind, session_id, ref, api_message_id FROM tombstones "
-            f"WHERE kind IN ('session', 'message') AND session_id IN ({marks})",
-            part,
-        ).fetchall()
-        for kind, sid, ref, api_id in rows:
-            if kind == "session":
-                sessions.add(str(sid))
-                continue
-            messages.add((str(sid), str(ref)))
-            if api_id is not None:
-                api.add((str(sid), str(api_id)))
+    messages: set[str] = set()
+    api: set[str] = set()
+    select = "SELECT kind, session_id, ref, api_message_id FROM tombstones WHERE "
+    lookups = (
+        ("kind IN ('session', 'message') AND session_id IN ({marks})", session_ids),
+        ("kind = 'message' AND ref IN ({marks})", uuids),
+        ("kind = 'message' AND api_message_id IN ({marks})", api_ids),
+    )
+    for where, values in lookups:
+        ids = sorted(set(values))
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows = conn.execute(select + where.format(marks=",".join("?" * len(part))), part)
+            for kind, sid, ref, api_id in rows.fetchall():
+                if kind == "session":
+                    sessions.add(str(sid))
+                    continue
+                messages.add(str(ref))
+                if api_id is not None:
+                    api.add(str(api_id))
     return Forgotten(
         sessions=frozenset(sessions), messages=frozenset(messages), api_messages=frozenset(api)
     )

@@ -230,9 +230,13 @@ def forget_command(
       --chunk ID      the messages a chunk packs (the rest of its session stays)
       --match TEXT    every message whose text contains TEXT (exact, case-sensitive)
 
+    A resumed or forked session starts with a copy of the earlier lines (same line ids): those
+    copies go too, from the sessions holding them (which otherwise stay).
+
     It shows what will go and asks you to type the target back; without a terminal it refuses
     unless --confirm repeats the target. Tombstones (ids only) keep a re-import of the same
-    transcript from bringing the text back, while new lines of the file still import. Every stage
+    transcript, or a session resumed or forked from it later, from bringing the text back, while
+    new lines still import. Every stage
     is recorded in `recallbench audit` (ids and counts, never text). If a stage fails, the command
     exits 1 naming what is left; running the same command again finishes it. A running
     `recallbench serve` notices the change on its next read.

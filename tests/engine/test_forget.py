@@ -295,10 +295,18 @@ def test_forget_session_removes_it_whole_and_its_later_lines_stay_out(
     assert chunk_rows(db, SID_A1) == []
     with raw(db) as conn:
         kinds = conn.execute(
-            "SELECT kind, ref FROM tombstones WHERE session_id = ? ORDER BY kind", (SID_A1,)
+            "SELECT kind, ref FROM tombstones WHERE session_id = ? ORDER BY kind, ref", (SID_A1,)
         ).fetchall()
-    # the session, and for the record the id of its one chunk
-    assert kinds == [("chunk", plan.chunks[0].id), ("session", "")]
+    # the session; a tombstone per message it held (four stored: u1, a1 with a2 merged under their
+    # API message, r1, a3), for a resumed or forked copy of them; and the id of its one chunk
+    assert kinds == [
+        ("chunk", plan.chunks[0].id),
+        ("message", "a1-a1"),
+        ("message", "a1-a3"),
+        ("message", "a1-r1"),
+        ("message", "a1-u1"),
+        ("session", ""),
+    ]
 
 
 def test_forget_project_removes_every_session_of_it_and_no_other(db: Path) -> None:
