@@ -11,6 +11,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 _PART = 500  # ids bound per statement (SQLite allows 32766; small parts keep each statement quick)
 
@@ -147,24 +148,25 @@ def stream_messages(
     return [m for _, m in sorted(out, key=lambda pair: pair[0])]
 
 
+def _stream_rows(
+    conn: sqlite3.Connection, select: str, order: str, streams: Iterable[str]
+) -> list[tuple[Any, ...]]:
+    """`select` (a query without WHERE) over the rows of `streams`, `order`ed within each part of
+    streams (the parts come in stream order, so the whole is in that order)."""
+    out: list[tuple[Any, ...]] = []
+    for part, marks in _parts(streams):
+        sql = f"{select} WHERE stream IN ({marks}) ORDER BY {order}"
+        out.extend(conn.execute(sql, part).fetchall())
+    return out
+
+
 def stream_message_rows(conn: sqlite3.Connection, streams: Iterable[str]) -> list[MessageRow]:
     """Every stored message of `streams`, by stream and ordinal."""
-    out: list[tuple[str, int, MessageRow]] = []
-    for part, marks in _parts(streams):
-        rows = conn.execute(
-            "SELECT stream, ordinal, uuid, session_id, api_message_id FROM messages "
-            f"WHERE stream IN ({marks})",
-            part,
-        ).fetchall()
-        out.extend(
-            (
-                str(r[0]),
-                int(r[1]),
-                MessageRow(stream=r[0], uuid=r[2], session_id=r[3], api_message_id=r[4]),
-            )
-            for r in rows
-        )
-    return [m for _, _, m in sorted(out, key=lambda row: (row[0], row[1]))]
+    select = "SELECT stream, uuid, session_id, api_message_id FROM messages"
+    return [
+        MessageRow(stream=r[0], uuid=r[1], session_id=r[2], api_message_id=r[3])
+        for r in _stream_rows(conn, select, "stream, ordinal", streams)
+    ]
 
 
 def copies(conn: sqlite3.Connection, uuids: set[str], api_ids: set[str]) -> list[MessageRow]:
@@ -200,15 +202,8 @@ def chunks_of_messages(conn: sqlite3.Connection, stream: str, uuids: set[str]) -
 
 def stream_chunks(conn: sqlite3.Connection, streams: Iterable[str]) -> list[ChunkRow]:
     """Every chunk of `streams`, by stream and index."""
-    out: list[ChunkRow] = []
-    for part, marks in _parts(streams):
-        rows = conn.execute(
-            "SELECT id, stream, session_id, project, message_uuids FROM chunks "
-            f"WHERE stream IN ({marks}) ORDER BY stream, idx",
-            part,
-        ).fetchall()
-        out.extend(_chunk(r) for r in rows)
-    return out
+    select = "SELECT id, stream, session_id, project, message_uuids FROM chunks"
+    return [_chunk(r) for r in _stream_rows(conn, select, "stream, idx", streams)]
 
 
 def message_counts(conn: sqlite3.Connection, streams: Iterable[str]) -> dict[str, int]:
