@@ -24,11 +24,8 @@ raises `ForgetError` naming the stages left. Whole sessions (`--session`, `--pro
 lines a transcript adds to a forgotten session later are not imported either. Forgetting a chunk or a
 string removes the messages that held it; the rest of the session stays and its new lines import.
 
-A message is forgotten wherever it is kept. Claude Code writes a resumed or forked session to a new
-file under a new session id, holding a copy of every earlier line under the same line uuid (and API
-message id): every target also takes the stored copies of the messages it removes from the sessions
-that hold them (those sessions otherwise stay), and the message tombstones keep a copy imported later
-out too (`engine.tombstone_sql`).
+A resumed or forked session's file starts with copies of the earlier lines (same uuids): every target
+also takes the stored copies of what it removes, and tombstones keep later copies out (tombstone_sql).
 """
 
 from __future__ import annotations
@@ -212,7 +209,7 @@ def _plan_sessions(conn: sqlite3.Connection, target: Target, snippets: int, widt
     # Copies of these sessions' messages that a resumed or forked session holds go too, one by one.
     whole = set(streams)
     own = forget_sql.stream_message_rows(conn, streams)
-    copied = [m for m in _copies(conn, own) if m.stream not in whole]
+    copied = [m for m in forget_sql.copies(conn, own) if m.stream not in whole]
     by_stream: dict[str, set[str]] = {}
     for m in copied:
         by_stream.setdefault(m.stream, set()).add(m.uuid)
@@ -253,7 +250,7 @@ def _plan_messages(conn: sqlite3.Connection, target: Target, snippets: int, widt
         m for s, u in sorted(by_stream.items()) for m in forget_sql.stream_messages(conn, s, u)
     ]
     # The same messages copied into resumed or forked sessions go with them.
-    for m in _copies(conn, chosen):
+    for m in forget_sql.copies(conn, chosen):
         by_stream.setdefault(m.stream, set()).add(m.uuid)
     messages: list[MessageRow] = []
     chunks: list[ChunkRow] = []
@@ -273,14 +270,6 @@ def _plan_messages(conn: sqlite3.Connection, target: Target, snippets: int, widt
         state_paths=tuple(quoting),
         edit_paths=0 if text is None else forget_sql.edit_paths_containing(conn, text),
     )
-
-
-def _copies(conn: sqlite3.Connection, messages: Sequence[MessageRow]) -> list[MessageRow]:
-    """Every stored message sharing a uuid or an API message id with one of `messages`, wherever it is
-    (`forget_sql.copies`)."""
-    uuids = {m.uuid for m in messages}
-    api_ids = {m.api_message_id for m in messages if m.api_message_id is not None}
-    return forget_sql.copies(conn, uuids, api_ids)
 
 
 def _partial_counts(

@@ -169,15 +169,17 @@ def stream_message_rows(conn: sqlite3.Connection, streams: Iterable[str]) -> lis
     ]
 
 
-def copies(conn: sqlite3.Connection, uuids: set[str], api_ids: set[str]) -> list[MessageRow]:
-    """Every stored message, in any stream, whose uuid is one of `uuids` or whose API message id is one
-    of `api_ids`, by stream and ordinal: the messages themselves and the copies of them that resumed or
+def copies(conn: sqlite3.Connection, of: Sequence[MessageRow]) -> list[MessageRow]:
+    """Every stored message, in any stream, that shares a uuid or an API message id with one of `of`,
+    by stream and ordinal: the messages themselves and the copies of them that resumed or
     forked sessions hold (Claude Code writes those under a new session id with the same line uuids).
 
     One pass over the messages table (messages are indexed by stream, not by uuid alone); a forget is
     rare and its own VACUUM costs far more.
     """
-    if not uuids and not api_ids:
+    uuids = {m.uuid for m in of}
+    api_ids = {m.api_message_id for m in of if m.api_message_id is not None}
+    if not uuids:
         return []
     rows = conn.execute(
         "SELECT stream, ordinal, uuid, session_id, api_message_id FROM messages "

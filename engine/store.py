@@ -15,10 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from engine import audit_sql, sentence_sql, trust_sql
+from engine import audit_sql, sentence_sql, tombstone_sql, trust_sql
 from engine.model import Author, Chunk, CleanMessage
-from engine.tombstone_sql import REF_INDEXES as TOMBSTONE_REF_INDEXES
-from engine.tombstone_sql import SCHEMA as TOMBSTONE_SCHEMA
 
 if TYPE_CHECKING:
     import numpy as np
@@ -141,9 +139,9 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     audit_sql.SCHEMA,  # 3: the append-only audit trail (engine.audit_sql, engine.audit)
     trust_sql.SCHEMA,  # 4: settlements, typed corrections by id (engine.trust_sql, engine.trust)
-    TOMBSTONE_SCHEMA,  # 5: what `forget` removed, by ids (engine.tombstone_sql, engine.forget)
+    tombstone_sql.SCHEMA,  # 5: what `forget` removed, by ids (engine.tombstone_sql, engine.forget)
     sentence_sql.SCHEMA,  # 6: sentence vectors of a person's chunk texts (engine.sentence_sql)
-    TOMBSTONE_REF_INDEXES,  # 7: a forgotten message looked up by uuid in any session (tombstone_sql)
+    tombstone_sql.REF_INDEXES,  # 7: a forgotten message looked up by uuid in any session (tombstone_sql)
 )
 
 
