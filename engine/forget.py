@@ -249,13 +249,12 @@ def _plan_messages(conn: sqlite3.Connection, target: Target, snippets: int, widt
     chosen = [
         m for s, u in sorted(by_stream.items()) for m in forget_sql.stream_messages(conn, s, u)
     ]
-    # The same messages copied into resumed or forked sessions go with them.
-    for m in forget_sql.copies(conn, chosen):
+    # These messages and the copies resumed or forked sessions hold of them (`copies` returns both).
+    messages = forget_sql.copies(conn, chosen)
+    for m in messages:
         by_stream.setdefault(m.stream, set()).add(m.uuid)
-    messages: list[MessageRow] = []
     chunks: list[ChunkRow] = []
     for stream, uuids in sorted(by_stream.items()):
-        messages.extend(forget_sql.stream_messages(conn, stream, uuids))
         chunks.extend(forget_sql.chunks_of_messages(conn, stream, uuids))
     counts = _partial_counts(messages, chunks)
     quoting = [] if text is None else [f.path for f in forget_sql.files(conn) if text in f.state]
