@@ -21,9 +21,10 @@ imports neither numpy nor SQL, so the prompt hook can use it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Protocol, TypeVar, cast
 
+from engine import copies
 from engine.api import ChunkRecord, Settlement
 from engine.scope import Scope
 
@@ -61,16 +62,35 @@ def missing_partners(present: Collection[str], settles: Sequence[Settlement]) ->
 
 
 def settle_ranked(items: list[T], reader: SettleReader, scope: Scope) -> list[T]:
-    """`items` (best first, all in `scope`) with the active settles of their chunks applied; `items`
-    itself when no settle touches them. Nothing is cut: the caller keeps as many as it wants."""
+    """`items` (best first, all in `scope`) without the copies a resumed or forked session holds of a
+    higher-ranked item (`engine.copies`), then with the active settles of their chunks applied; a
+    settle of a dropped copy applies to the item that stands for it. `items` itself when nothing is
+    dropped and no settle touches them. Nothing is cut: the caller keeps as many as it wants."""
     if not items:
         return items
-    settles = reader.settlements_of([i.chunk_id for i in items], scope)
+    ids = [i.chunk_id for i in items]
+    kept, stands_for = copies.collapse(items, reader.chunks(ids, scope))
+    settles = reader.settlements_of(ids, scope)
+    if stands_for:
+        settles = _onto_keepers(settles, stands_for)
     if not settles:
-        return items
+        return kept if stands_for else items
+    items = kept
     wanted = missing_partners({i.chunk_id for i in items}, settles)
     records = reader.chunks(wanted, scope) if wanted else []
     return arrange(items, settles=settles, bringable={r.id for r in records if not r.corrected})
+
+
+def _onto_keepers(settles: Sequence[Settlement], stands_for: Mapping[str, str]) -> list[Settlement]:
+    """`settles` with each dropped copy's id read as the id of the item that stands for it; a settle
+    between an item and its own copy says nothing about which to show, and is left out."""
+    out: list[Settlement] = []
+    for s in settles:
+        old, new = stands_for.get(s.old, s.old), stands_for.get(s.new, s.new)
+        if old == new:
+            continue
+        out.append(s if (old, new) == (s.old, s.new) else dataclasses.replace(s, old=old, new=new))
+    return out
 
 
 def _bring(chunk: str, anchor: T, via: str) -> T:

@@ -41,8 +41,16 @@ END;
 """
 
 # The ids an active `corrected` settle hides from every search; a sub-select the read statements of
-# `engine.reads` use as `AND c.id NOT IN (...)`.
-CORRECTED_IDS = "SELECT old FROM settlements WHERE kind = 'corrected' AND undone IS NULL"
+# `engine.reads` use as `AND c.id NOT IN (...)`. The corrected chunk, and its exact copies: a chunk of
+# another session with the same text and the same messages, as a resumed or forked session holds of the
+# lines it copied (`engine.copies`); found through the `chunks_sha` index.
+CORRECTED_IDS = (
+    "SELECT old FROM settlements WHERE kind = 'corrected' AND undone IS NULL "
+    "UNION SELECT copy.id FROM settlements s JOIN chunks o ON o.id = s.old "
+    "JOIN chunks copy ON copy.sha256 = o.sha256 AND copy.message_uuids = o.message_uuids "
+    "AND copy.session_id != o.session_id "
+    "WHERE s.kind = 'corrected' AND s.undone IS NULL"
+)
 
 SettlementRow = tuple[int, str, str, str, str, str, str, str | None, str | None]
 _COLUMNS = "s.id, s.old, s.new, s.kind, s.reason, s.actor, s.created, s.undone, s.undone_by"
