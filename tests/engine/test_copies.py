@@ -60,7 +60,7 @@ def test_an_exact_copy_in_another_session_is_dropped_below_its_original() -> Non
     assert (ids(kept), stands_for) == (["fork"], {"orig": "fork"})
 
 
-def test_the_forks_chunk_that_adds_its_own_lines_is_kept_and_stands_for_the_original() -> None:
+def test_the_forks_chunk_that_adds_its_own_lines_is_shown_in_place_of_the_original() -> None:
     records = [
         record("orig-last", "s1", ["m5", "m6"], "t5\n\nt6"),
         record("fork-edge", "s2", ["m5", "m6", "f7"], "t5\n\nt6\n\nt7 of the fork"),
@@ -68,9 +68,24 @@ def test_the_forks_chunk_that_adds_its_own_lines_is_kept_and_stands_for_the_orig
     # The fork's chunk holds all of the original's, so the original below it is the copy dropped...
     kept, stands_for = collapse([Item("fork-edge"), Item("orig-last")], records)
     assert (ids(kept), stands_for) == (["fork-edge"], {"orig-last": "fork-edge"})
-    # ...but the fork's chunk below the original holds a line the original lacks, and stays.
-    kept, stands_for = collapse([Item("orig-last"), Item("fork-edge")], records)
-    assert (ids(kept), stands_for) == (["orig-last", "fork-edge"], {})
+    # ...and ranked below the original, the fork's chunk takes its place: it says all of it, and more.
+    kept, stands_for = collapse([Item("orig-last"), Item("x"), Item("fork-edge")], records)
+    assert (ids(kept), stands_for) == (["fork-edge", "x"], {"orig-last": "fork-edge"})
+
+
+def test_a_holder_below_two_shown_chunks_takes_the_first_place_and_stands_for_their_copies() -> (
+    None
+):
+    records = [
+        record("a", "s1", ["m1"], "t1"),
+        record("a-copy", "s2", ["m1"], "t1"),
+        record("b", "s3", ["m2"], "t2"),
+        record("both", "s4", ["m1", "m2"], "t1\n\nt2"),
+    ]
+    order = [Item("a"), Item("a-copy"), Item("x"), Item("b"), Item("both")]
+    kept, stands_for = collapse(order, records)
+    assert ids(kept) == ["both", "x"]
+    assert stands_for == {"a-copy": "both", "a": "both", "b": "both"}
 
 
 def test_what_is_not_a_copy_stays() -> None:
