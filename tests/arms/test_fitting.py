@@ -14,28 +14,15 @@ from arms.base import Hit, Query
 from arms.fitting import Example, FitError, Fitted
 from arms.registry import RegistryError
 from engine.api import ChunkRecord, ReadAPI
-from engine.model import Author
 from engine.scope import Scope
 from tests.arms.fake_memory import FakeMemory
+from tests.engine.records import chunk_record
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def record(cid: str, session: str, uuids: tuple[str, ...]) -> ChunkRecord:
-    return ChunkRecord(
-        id=cid,
-        session_id=session,
-        stream=session,
-        index=0,
-        project="/p",
-        text="words",
-        author=Author.USER,
-        message_uuids=uuids,
-        ts_start=None,
-        ts_end=None,
-        session_start=None,
-        sha256="0" * 64,
-    )
+    return chunk_record(cid, session, uuids)
 
 
 def test_a_chunk_is_graded_by_its_session_or_its_best_message() -> None:

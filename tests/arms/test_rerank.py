@@ -10,6 +10,7 @@ from arms.rerank import POLICIES, Reranked, RerankWeights, is_mechanic, rerank
 from engine.api import ChunkRecord
 from engine.markers import CONTEXT_OPEN
 from engine.model import Author
+from tests.engine.records import chunk_record
 
 NO_PRIMACY = RerankWeights(primacy=0.0)
 
@@ -22,20 +23,7 @@ def rec(
     session: str = "s1",
     start: str | None = "2025-01-01T00:00:00Z",
 ) -> ChunkRecord:
-    return ChunkRecord(
-        id=cid,
-        session_id=session,
-        stream=session,
-        index=0,
-        project="/p",
-        text=text,
-        author=author,
-        message_uuids=(f"{cid}-m",),
-        ts_start=start,
-        ts_end=start,
-        session_start=start,
-        sha256="0" * 64,
-    )
+    return chunk_record(cid, session, (f"{cid}-m",), text, author=author, start=start)
 
 
 def adjusted(out: Sequence[Reranked]) -> dict[str, float]:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from engine.api import ChunkRecord, Settlement, SettlementKind
 from engine.copies import collapse
-from engine.model import Author
 from engine.scope import Scope
 from engine.trust_order import REPLACES, settle_ranked
+from tests.engine.records import chunk_record
 
 SCOPE = Scope.of("/home/dev/alpha")
 
@@ -26,20 +26,7 @@ class Item:
 
 
 def record(cid: str, session: str, uuids: Sequence[str], text: str) -> ChunkRecord:
-    return ChunkRecord(
-        id=cid,
-        session_id=session,
-        stream=session,
-        index=0,
-        project="/home/dev/alpha",
-        text=text,
-        author=Author.USER,
-        message_uuids=tuple(uuids),
-        ts_start=None,
-        ts_end=None,
-        session_start=None,
-        sha256="",
-    )
+    return chunk_record(cid, session, uuids, text, project="/home/dev/alpha")
 
 
 def ids(items: Sequence[Item]) -> list[str]:
