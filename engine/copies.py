@@ -68,9 +68,9 @@ def collapse(items: Sequence[T], records: Sequence[ChunkRecord]) -> tuple[list[T
             if keeper_id in gone:
                 stands_for[was] = record.id
         stands_for.update(dict.fromkeys(gone, record.id))
-        first = min(held)
+        first, *rest = sorted(held)
         kept[first], shown[first] = item, record
-        for i in sorted(held, reverse=True)[:-1]:
+        for i in reversed(rest):
             del kept[i], shown[i]
     return kept, stands_for
 
