@@ -53,6 +53,11 @@ class TextReads:
         """Active settles in which a chunk of `ids` that lies in `scope` is old or new, oldest first."""
         return reads.settlements_of(self._conn, ids, scope)
 
+    def held_messages(self, session_id: str, uuids: Sequence[str]) -> set[str] | None:
+        """Which of `uuids` the session's stored messages hold; None when the session is not stored
+        (`engine.reads.held_messages`)."""
+        return reads.held_messages(self._conn, session_id, uuids)
+
     def close(self) -> None:
         self._conn.close()
 

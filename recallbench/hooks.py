@@ -8,7 +8,7 @@ Handlers (stdin: the hook's JSON):
   character budget. The running MCP server computes them on its socket (it holds the model, the vector
   index and the lexical snapshot warm; `recallbench.prompt_search` is its side); when nothing answers in
   time the lexical read (FTS5, through `engine.text_reads`) is used alone. This process imports neither
-  torch nor numpy.
+  torch nor numpy. Hits the session already holds are left out (`recallbench.running_session`).
 
 A hook must never break the user's session: every handler catches everything, exits 0, prints nothing on
 Stop, and logs failures to `$RECALLBENCH_HOME/hooks.log`. Everything printed is wrapped in the context
@@ -51,6 +51,7 @@ from recallbench.home_trust import (
     open_private,
 )
 from recallbench.present import HitRow, clip, entry_label, hit_rows, minute, one_line
+from recallbench.running_session import not_in_context
 from recallbench.search_service import search_via_socket, socket_path
 
 if TYPE_CHECKING:
@@ -500,7 +501,7 @@ def _inject(
         return ""
     scope = Scope.of(project)
     settings = ctx.settings
-    # One more than needed, since hits from the running session itself are dropped below.
+    # One more than needed, since what the running session already holds is dropped below.
     wanted = settings.limit + 1
     hits = _served_hits(prompt, project, wanted, ctx, log)
     if hits is None:  # the served arm's hits are settled already (arms.settled); these, here
@@ -510,16 +511,14 @@ def _inject(
         ]
         hits = settle_ranked(lexical, reads, scope)
     cosines = {h.chunk_id: h.cosine for h in hits}
-    current = _text_field(payload, "session_id")
-    records = [r for r in reads.chunks(list(cosines), scope) if r.session_id != current]
-    records = records[: settings.limit]
+    records = not_in_context(reads.chunks(list(cosines), scope), reads, payload)[: settings.limit]
     terms = content_terms(prompt)
     kept = [
         record
         for record in records
         if _relevant(cosines.get(record.id), coverage(terms, record.text), settings)
     ]
-    log.info(f"{len(hits)} hit(s), {len(records)} from other sessions, {len(kept)} relevant")
+    log.info(f"{len(hits)} hit(s), {len(records)} not in this session, {len(kept)} relevant")
     return format_context(hit_rows(hits, kept), settings)
 
 

@@ -1,0 +1,175 @@
+"""The prompt hook in a resumed session: what the running session already holds is not injected again.
+
+Claude Code writes a resumed session to a new file under a new session id, starting with a copy of the
+earlier lines under the same line uuids. Here ORIG asked why the retry test fails and got an answer
+(two lines, one chunk); RESUMED starts with those two lines under their uuids, then a turn of its own;
+OTHER asked about the same test in its own words. Every prompt below is ORIG's question, so ORIG's
+chunk is the first lexical hit and OTHER's is relevant too (its coverage is 5/6 of the content words).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine.scope import Scope
+from engine.text_reads import TextReads
+from recallbench.running_session import not_in_context, transcript_uuids
+from recallbench.serve_cli import hook_command
+from tests.engine.fixtures_transcripts import Line, write_jsonl
+from tests.recallbench.corpus import ALPHA, chat_session, import_corpus
+
+ORIG = "0a0a0a0a-0000-4000-8000-000000000001"
+RESUMED = "0a0a0a0a-0000-4000-8000-000000000002"
+OTHER = "0a0a0a0a-0000-4000-8000-000000000003"
+FRESH = "0a0a0a0a-0000-4000-8000-000000000009"  # a new session: neither stored nor on disk
+PROMPT = "Why does the flaky retry test in the importer fail on CI?"
+ORIG_ANSWER = "The retry decorator swallowed the timeout error."
+OTHER_TEXT = "Did the flaky retry test in the importer fail on the nightly build too?"
+
+
+def orig_lines() -> list[Line]:
+    return chat_session(ORIG, ALPHA, [(PROMPT, ORIG_ANSWER)], minute=0)
+
+
+def resumed_lines(copied: int) -> list[Line]:
+    """The first `copied` of ORIG's lines under their uuids, then RESUMED's own turn."""
+    lines = [copy.deepcopy(line) for line in orig_lines()[:copied]]
+    for line in lines:
+        line["sessionId"] = RESUMED
+    own = chat_session(RESUMED, ALPHA, [("Add a changelog entry for the rename", "Added.")], 30)
+    return lines + own
+
+
+def write(root: Path, *, copied: int = 2) -> dict[str, Path]:
+    folder = root / "-home-dev-alpha"
+    return {
+        ORIG: write_jsonl(folder / f"{ORIG}.jsonl", orig_lines()),
+        OTHER: write_jsonl(
+            folder / f"{OTHER}.jsonl",
+            chat_session(OTHER, ALPHA, [(OTHER_TEXT, "Yes, twice this week.")], minute=60),
+        ),
+        RESUMED: write_jsonl(folder / f"{RESUMED}.jsonl", resumed_lines(copied)),
+    }
+
+
+def import_only(db: Path, root: Path, sessions: list[str]) -> None:
+    """Import the corpus less the sessions not in `sessions` (moved aside, then back)."""
+    folder = root / "-home-dev-alpha"
+    aside = root.parent / "aside"
+    aside.mkdir(exist_ok=True)
+    moved = [p for p in folder.glob("*.jsonl") if p.stem not in sessions]
+    for path in moved:
+        path.rename(aside / path.name)
+    import_corpus(db, root).close()
+    for path in moved:
+        (aside / path.name).rename(path)
+
+
+def prompt(home: Path, session: str, transcript: Path | str) -> str:
+    stdin = {
+        "session_id": session,
+        "transcript_path": str(transcript),
+        "cwd": ALPHA,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": PROMPT,
+    }
+    result = CliRunner().invoke(
+        hook_command, ["UserPromptSubmit"], input=json.dumps(stdin), catch_exceptions=False
+    )
+    assert result.exit_code == 0
+    return result.stdout
+
+
+def test_a_resumed_session_not_yet_imported_is_not_given_the_lines_its_transcript_holds(
+    tmp_path: Path, home: Path
+) -> None:
+    files = write(tmp_path / "projects")
+    import_only(home / "memory.db", tmp_path / "projects", [ORIG, OTHER])
+    resumed = prompt(home, RESUMED, files[RESUMED])
+    assert ORIG_ANSWER not in resumed
+    assert OTHER_TEXT in resumed  # positive control: the other session's chunk is injected
+    # controls: a fresh session, and the resumed one when its transcript cannot be read, get ORIG's
+    assert ORIG_ANSWER in prompt(home, FRESH, tmp_path / "missing.jsonl")
+    assert ORIG_ANSWER in prompt(home, RESUMED, "")
+
+
+def test_a_resumed_session_once_imported_is_not_given_its_own_lines(
+    tmp_path: Path, home: Path
+) -> None:
+    write(tmp_path / "projects")
+    import_only(home / "memory.db", tmp_path / "projects", [ORIG, OTHER, RESUMED])
+    # the transcript path is not read once the session is stored: a missing file changes nothing
+    resumed = prompt(home, RESUMED, tmp_path / "missing.jsonl")
+    assert ORIG_ANSWER not in resumed
+    assert OTHER_TEXT in resumed
+    assert ORIG_ANSWER in prompt(home, FRESH, tmp_path / "missing.jsonl")  # control
+
+
+def test_a_chunk_with_a_line_the_resumed_session_lacks_is_still_injected(
+    tmp_path: Path, home: Path
+) -> None:
+    # RESUMED copied ORIG's question only: ORIG's chunk also holds the answer, which it lacks
+    files = write(tmp_path / "projects", copied=1)
+    import_only(home / "memory.db", tmp_path / "projects", [ORIG, OTHER])
+    assert ORIG_ANSWER in prompt(home, RESUMED, files[RESUMED])
+
+
+def test_not_in_context_reads_the_store_first_then_the_transcript(
+    tmp_path: Path, home: Path
+) -> None:
+    files = write(tmp_path / "projects")
+    import_only(home / "memory.db", tmp_path / "projects", [ORIG, OTHER, RESUMED])
+    with TextReads(home / "memory.db") as reads:
+        found = {s.chunk_id for s in reads.lexical(PROMPT, Scope.of(ALPHA), 10)}
+        records = reads.chunks(sorted(found), Scope.of(ALPHA))
+        by_session = {r.session_id: r for r in records}
+        assert set(by_session) == {ORIG, OTHER, RESUMED}
+        orig = by_session[ORIG]
+        assert orig.message_uuids == (f"{ORIG}-u0", f"{ORIG}-a0")
+        assert reads.held_messages(RESUMED, [*orig.message_uuids, f"{OTHER}-u0"]) == set(
+            orig.message_uuids
+        )
+        assert reads.held_messages(OTHER, orig.message_uuids) == set()
+        assert reads.held_messages(FRESH, orig.message_uuids) is None
+        # the running session's own chunk and ORIG's copy of its lines go; OTHER's stays
+        kept = not_in_context(records, reads, {"session_id": RESUMED})
+        assert [r.session_id for r in kept] == [OTHER]
+        # a session that is not stored: its transcript says which lines it holds (here RESUMED's
+        # file, which holds every line of ORIG's chunk and of RESUMED's)
+        unstored = {"session_id": FRESH, "transcript_path": str(files[RESUMED])}
+        assert [r.session_id for r in not_in_context(records, reads, unstored)] == [OTHER]
+        # control: without a transcript nothing but the session's own chunks is left out
+        assert len(not_in_context(records, reads, {"session_id": FRESH})) == 3
+
+
+def test_transcript_uuids_reads_each_lines_uuid_and_nothing_else(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    quoted = json.dumps({"note": '{"uuid":"u-inside"}'})  # a uuid inside a string value
+    path.write_text(
+        '{"parentUuid":"u-parent","uuid":"u-compact","type":"user"}\n'
+        '{"type": "assistant", "uuid": "u-spaced", "leafUuid": "u-leaf"}\n' + quoted + "\n",
+        encoding="utf-8",
+    )
+    assert transcript_uuids(path) == {"u-compact", "u-spaced"}
+    size = path.stat().st_size
+    assert transcript_uuids(path, max_bytes=size) == {"u-compact", "u-spaced"}
+    assert transcript_uuids(path, max_bytes=size - 1) is None  # too large to read in a hook
+    assert transcript_uuids(tmp_path / "missing.jsonl") is None
+
+
+@pytest.mark.parametrize("payload", [{}, {"session_id": 7}, {"session_id": ""}])
+def test_without_a_session_id_nothing_is_left_out(
+    tmp_path: Path, home: Path, payload: dict[str, object]
+) -> None:
+    write(tmp_path / "projects")
+    import_only(home / "memory.db", tmp_path / "projects", [ORIG, OTHER, RESUMED])
+    with TextReads(home / "memory.db") as reads:
+        ids = [s.chunk_id for s in reads.lexical(PROMPT, Scope.of(ALPHA), 10)]
+        records = reads.chunks(ids, Scope.of(ALPHA))
+        assert len(records) == 3
+        assert not_in_context(records, reads, payload) == records
