@@ -30,6 +30,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -256,13 +257,27 @@ def _load(line: bytes, text: str) -> object:
     if line.count(b"[") + line.count(b"{") > MAX_NESTING and _nesting(line) > MAX_NESTING:
         raise _UnusableLineError("nested_too_deep")
     try:
-        obj = json.loads(text)
+        # A byte order mark (a file saved by a Windows editor) is not JSON; the line after it is.
+        obj = json.loads(text.removeprefix("\ufeff"))
     except RecursionError:
         # Reached only when the stack is already deep; the explicit bound above is the rule.
         raise _UnusableLineError("nested_too_deep") from None
     if _SURROGATE_ESCAPE.search(line) and _holds_surrogate(obj):
         raise _UnusableLineError("lone_surrogate")
     return obj
+
+
+def _timestamp(value: object) -> str | None:
+    """A line's `timestamp` when it reads as an ISO-8601 time, else None: the message is kept, undated,
+    since a session's start and end are the least and greatest of its messages' times as text, and a
+    string that is not a time would stand for either."""
+    if not isinstance(value, str):
+        return None
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return value
 
 
 def _nesting(line: bytes) -> int:
@@ -418,7 +433,7 @@ class _Parser:
             parent_uuid=parent if isinstance(parent, str) else None,
             kind=kind,
             blocks=blocks,
-            timestamp=ts if isinstance(ts, str) else None,
+            timestamp=_timestamp(ts),
             cwd=cwd if isinstance(cwd, str) and cwd else None,
             is_sidechain=obj.get("isSidechain") is True,
             agent_id=agent if isinstance(agent, str) and agent else None,

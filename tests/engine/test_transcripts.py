@@ -279,6 +279,43 @@ def test_dangling_parents_several_roots_and_out_of_order_timestamps_keep_file_or
     ]
 
 
+def test_a_timestamp_that_is_not_a_time_leaves_its_message_undated(tmp_path: Path) -> None:
+    lines = [
+        user_line("dated", uuid="u1", timestamp=ts(0)),
+        user_line("garbage", uuid="u2", parent="u1") | {"timestamp": "not a time"},
+        user_line("a number", uuid="u3", parent="u2") | {"timestamp": 1767225600},
+        user_line("offset", uuid="u4", parent="u3") | {"timestamp": "2026-01-01T09:00:00.5+02:00"},
+    ]
+    result = parse_file(write_jsonl(tmp_path / "s.jsonl", lines))
+    # every message is kept; only the two stamps that are not ISO-8601 times are dropped
+    assert [(m.uuid, m.timestamp) for m in result.messages] == [
+        ("u1", ts(0)),
+        ("u2", None),
+        ("u3", None),
+        ("u4", "2026-01-01T09:00:00.5+02:00"),
+    ]
+    assert result.skipped == Counter()
+
+
+def test_a_byte_order_mark_before_the_first_line_is_not_a_malformed_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(
+        b"\xef\xbb\xbf"
+        + encode(user_line("after the mark", uuid="u1"))
+        + b"\n"
+        + encode(user_line("second", uuid="u2", parent="u1"))
+        + b"\n"
+    )
+    result = parse_file(path)
+    assert [m.uuid for m in result.messages] == ["u1", "u2"]
+    assert result.skipped == Counter()
+    # control: a line that is not JSON after the mark is still counted as malformed
+    path.write_bytes(b"\xef\xbb\xbf{not json\n" + encode(user_line("second", uuid="u2")) + b"\n")
+    result = parse_file(path)
+    assert [m.uuid for m in result.messages] == ["u2"]
+    assert result.skipped == Counter({"malformed_json": 1})
+
+
 def test_cwd_comes_from_the_lines_not_from_the_lossy_folder_name(tmp_path: Path) -> None:
     lines = [
         snapshot_line("u1"),
