@@ -18,7 +18,9 @@ kept: it says something the context does not.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -57,13 +59,21 @@ def not_in_context(
 
 
 def transcript_uuids(path: Path, max_bytes: int = MAX_TRANSCRIPT_BYTES) -> set[str] | None:
-    """The line uuids of the transcript at `path`; None when it is missing, unreadable or larger
-    than `max_bytes`."""
+    """The line uuids of the transcript at `path`; None when it is missing, unreadable, not a
+    regular file (a FIFO would block the hook, a device never end) or larger than `max_bytes`."""
     try:
-        if path.stat().st_size > max_bytes:
-            return None
-        data = path.read_bytes()
+        # O_NONBLOCK: opening a FIFO for reading would wait for a writer (no effect on a file).
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
+            data = fh.read(max_bytes + 1)  # a file still growing is cut here too
+    except OSError:
+        return None
+    if len(data) > max_bytes:
         return None
     return {m.decode("utf-8", "replace") for m in _LINE_UUID.findall(data)}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,11 @@ def test_transcript_uuids_reads_each_lines_uuid_and_nothing_else(tmp_path: Path)
     assert transcript_uuids(path, max_bytes=size) == {"u-compact", "u-spaced"}
     assert transcript_uuids(path, max_bytes=size - 1) is None  # too large to read in a hook
     assert transcript_uuids(tmp_path / "missing.jsonl") is None
+    assert transcript_uuids(tmp_path) is None  # a folder
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert transcript_uuids(fifo) is None  # returns at once: no writer is waited for
+    assert transcript_uuids(Path("/dev/zero")) is None  # a device that never ends is not read
 
 
 @pytest.mark.parametrize("payload", [{}, {"session_id": 7}, {"session_id": ""}])
