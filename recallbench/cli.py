@@ -251,10 +251,13 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
 def _index_note(info: dict[str, object]) -> str:
     from engine.vectors import EXACT_THRESHOLD
 
-    vectors = info["vectors"]
-    if info["index"] == "missing" and is_int(vectors) and vectors <= EXACT_THRESHOLD:
+    vectors, state = info["vectors"], info["index"]
+    if state not in ("missing", "stale") or not is_int(vectors) or vectors == 0:
+        return ""
+    if vectors <= EXACT_THRESHOLD:
         return f" (not needed: up to {EXACT_THRESHOLD} vectors are scanned exactly)"
-    return ""
+    # the index is built lazily: `import` stores vectors, the first vector search builds the index
+    return " (the first search by meaning builds it from the stored vectors)"
 
 
 # --- search and arms -----------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from mcp.client import Client
 
 from engine.embed import HashEmbedder
 from engine.memory import Memory
-from recallbench.cli import main
+from recallbench.cli import _index_note, main
 from recallbench.mcp_server import build_server
 from tests.engine.fixtures_transcripts import simple_session, write_jsonl
 from tests.recallbench.pinning import pin_embedder
@@ -79,6 +79,23 @@ def test_import_prints_counts_and_status_shows_them(projects: tuple[Path, Path, 
     assert "index: missing (not needed: up to 256 vectors are scanned exactly)" in status
     again = invoke("import", str(root))
     assert "0 imported, 2 unchanged" in again
+
+
+@pytest.mark.parametrize(
+    ("state", "vectors", "note"),
+    [
+        ("missing", 257, " (the first search by meaning builds it from the stored vectors)"),
+        ("stale", 257, " (the first search by meaning builds it from the stored vectors)"),
+        ("missing", 256, " (not needed: up to 256 vectors are scanned exactly)"),
+        ("stale", 1, " (not needed: up to 256 vectors are scanned exactly)"),
+        ("missing", 0, ""),  # nothing to index
+        ("current", 257, ""),
+    ],
+)
+def test_status_says_what_a_missing_or_stale_index_means(
+    state: str, vectors: int, note: str
+) -> None:
+    assert _index_note({"index": state, "vectors": vectors}) == note
 
 
 def test_import_defaults_to_claude_config_dir_projects(projects: tuple[Path, Path, Path]) -> None:
