@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,10 @@ Line = dict[str, Any]
 
 
 def ts(minute: int, second: int = 0) -> str:
-    """An ISO-8601 UTC timestamp on a fixed day, as Claude Code writes it."""
-    return f"2026-03-01T10:{minute:02d}:{second:02d}.000Z"
+    """An ISO-8601 UTC timestamp `minute` minutes and `second` seconds after 10:00 on a fixed day, as
+    Claude Code writes it (60 minutes and more run into the next hours: "10:60" is not a time)."""
+    moment = datetime(2026, 3, 1, 10, tzinfo=UTC) + timedelta(minutes=minute, seconds=second)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 # --- blocks -----------------------------------------------------------------------------------------------
