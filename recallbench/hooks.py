@@ -52,7 +52,7 @@ from recallbench.home_trust import (
 )
 from recallbench.present import HitRow, clip, entry_label, hit_rows, minute, one_line
 from recallbench.running_session import not_in_context
-from recallbench.search_service import search_via_socket, socket_path
+from recallbench.search_service import MAX_SEARCH_K, search_via_socket, socket_path
 
 if TYPE_CHECKING:
     from engine.memory import Memory
@@ -501,8 +501,9 @@ def _inject(
         return ""
     scope = Scope.of(project)
     settings = ctx.settings
-    # One more than needed, since what the running session already holds is dropped below.
-    wanted = settings.limit + 1
+    # Four times what is shown (within the server's cap): the running session's own chunks (and,
+    # resumed, the lines it copied) are dropped below, and on its own topic they can fill the top.
+    wanted = min(settings.limit * 4, MAX_SEARCH_K)
     hits = _served_hits(prompt, project, wanted, ctx, log)
     if hits is None:  # the served arm's hits are settled already (arms.settled); these, here
         lexical = [

@@ -52,7 +52,7 @@ def write(root: Path, *, copied: int = 2) -> dict[str, Path]:
         ORIG: write_jsonl(folder / f"{ORIG}.jsonl", orig_lines()),
         OTHER: write_jsonl(
             folder / f"{OTHER}.jsonl",
-            chat_session(OTHER, ALPHA, [(OTHER_TEXT, "Yes, twice this week.")], minute=60),
+            chat_session(OTHER, ALPHA, [(OTHER_TEXT, "Yes, twice this week.")], minute=40),
         ),
         RESUMED: write_jsonl(folder / f"{RESUMED}.jsonl", resumed_lines(copied)),
     }
@@ -179,3 +179,45 @@ def test_without_a_session_id_nothing_is_left_out(
         records = reads.chunks(ids, Scope.of(ALPHA))
         assert len(records) == 3
         assert not_in_context(records, reads, payload) == records
+
+
+# --- a long session on its own topic --------------------------------------------------------------
+
+LONG = "0b0b0b0b-0000-4000-8000-000000000001"
+EARLIER = "0b0b0b0b-0000-4000-8000-000000000002"
+TOPIC = "flaky retry importer timeout"
+EARLIER_TEXT = "Why does the flaky retry test in the importer hit the timeout on CI?"
+
+
+def test_a_long_session_on_its_own_topic_does_not_crowd_out_earlier_sessions(
+    tmp_path: Path, home: Path
+) -> None:
+    # LONG: six prompts of 600 characters, each the topic's four words over and over (one chunk each,
+    # every one ranked above EARLIER's short chunk by BM25); EARLIER: the topic asked once.
+    turns = [((f"{TOPIC} " * 30)[:600] + f" part {n}", "Noted.") for n in range(6)]
+    folder = tmp_path / "projects" / "-home-dev-alpha"
+    write_jsonl(folder / f"{LONG}.jsonl", chat_session(LONG, ALPHA, turns, minute=0))
+    write_jsonl(
+        folder / f"{EARLIER}.jsonl",
+        chat_session(EARLIER, ALPHA, [(EARLIER_TEXT, "The decorator swallowed it.")], minute=30),
+    )
+    import_corpus(home / "memory.db", tmp_path / "projects").close()
+    with TextReads(home / "memory.db") as reads:
+        ranked = reads.chunks(
+            [s.chunk_id for s in reads.lexical(TOPIC, Scope.of(ALPHA), 20)], Scope.of(ALPHA)
+        )
+    # the scenario: LONG holds the six best hits, EARLIER's chunk is the seventh
+    assert [r.session_id for r in ranked] == [LONG] * 6 + [EARLIER]
+
+    def ask(session: str) -> str:
+        stdin = {"session_id": session, "cwd": ALPHA, "prompt": TOPIC}
+        result = CliRunner().invoke(hook_command, ["UserPromptSubmit"], input=json.dumps(stdin))
+        assert result.exit_code == 0
+        return result.stdout
+
+    # asked from LONG itself, whose six chunks are left out, the earlier session's chunk is found
+    assert EARLIER_TEXT in ask(LONG)
+    # control: from another session LONG's chunks are relevant and fill the five places first
+    other = ask(FRESH)
+    assert f"{TOPIC} {TOPIC}" in other
+    assert EARLIER_TEXT not in other
