@@ -27,7 +27,6 @@ from recallbench import forget_cli
 from recallbench.cli import main
 from recallbench.hooks import HookLog
 from recallbench.mcp_server import build_server
-from recallbench.serve_cli import hook_command
 from tests.engine.fixtures_transcripts import append_jsonl, assistant_lines, text_block, ts
 from tests.engine.forget_corpus import (
     KEPT,
@@ -43,6 +42,7 @@ from tests.engine.forget_corpus import (
     write_forget_corpus,
 )
 from tests.recallbench.corpus import ALPHA, BETA, SID_A1, SID_B1
+from tests.recallbench.prompt_hook import inject
 from tests.recallbench.serving import start_serve, stop
 from tests.recallbench.test_mcp_server import call
 
@@ -56,18 +56,8 @@ def cli(*args: str, stdin: str | None = None) -> Result:
 
 def hook(prompt: str) -> str:
     """What the prompt hook injects for `prompt` in project alpha."""
-    payload = {
-        "session_id": CURRENT,
-        "transcript_path": f"/home/dev/.claude/projects/-home-dev-alpha/{CURRENT}.jsonl",
-        "cwd": ALPHA,
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": prompt,
-    }
-    result = CliRunner().invoke(
-        hook_command, ["UserPromptSubmit"], input=json.dumps(payload), catch_exceptions=False
-    )
-    assert result.exit_code == 0
-    return result.stdout
+    transcript = f"/home/dev/.claude/projects/-home-dev-alpha/{CURRENT}.jsonl"
+    return inject(prompt, session=CURRENT, cwd=ALPHA, transcript=transcript)
 
 
 @pytest.fixture

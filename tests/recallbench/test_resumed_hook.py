@@ -15,14 +15,13 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from engine.scope import Scope
 from engine.text_reads import TextReads
 from recallbench.running_session import not_in_context, transcript_uuids
-from recallbench.serve_cli import hook_command
 from tests.engine.fixtures_transcripts import Line, write_jsonl
 from tests.recallbench.corpus import ALPHA, chat_session, import_corpus
+from tests.recallbench.prompt_hook import inject
 
 ORIG = "0a0a0a0a-0000-4000-8000-000000000001"
 RESUMED = "0a0a0a0a-0000-4000-8000-000000000002"
@@ -72,18 +71,7 @@ def import_only(db: Path, root: Path, sessions: list[str]) -> None:
 
 
 def prompt(home: Path, session: str, transcript: Path | str) -> str:
-    stdin = {
-        "session_id": session,
-        "transcript_path": str(transcript),
-        "cwd": ALPHA,
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": PROMPT,
-    }
-    result = CliRunner().invoke(
-        hook_command, ["UserPromptSubmit"], input=json.dumps(stdin), catch_exceptions=False
-    )
-    assert result.exit_code == 0
-    return result.stdout
+    return inject(PROMPT, session=session, cwd=ALPHA, transcript=str(transcript))
 
 
 def test_a_resumed_session_not_yet_imported_is_not_given_the_lines_its_transcript_holds(
@@ -210,10 +198,7 @@ def test_a_long_session_on_its_own_topic_does_not_crowd_out_earlier_sessions(
     assert [r.session_id for r in ranked] == [LONG] * 6 + [EARLIER]
 
     def ask(session: str) -> str:
-        stdin = {"session_id": session, "cwd": ALPHA, "prompt": TOPIC}
-        result = CliRunner().invoke(hook_command, ["UserPromptSubmit"], input=json.dumps(stdin))
-        assert result.exit_code == 0
-        return result.stdout
+        return inject(TOPIC, session=session, cwd=ALPHA)
 
     # asked from LONG itself, whose six chunks are left out, the earlier session's chunk is found
     assert EARLIER_TEXT in ask(LONG)
