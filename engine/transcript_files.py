@@ -74,6 +74,12 @@ def stored_stream(tf: TranscriptFile, project: str, resolved_path: str) -> str:
     return f"{tf.stream}@{digest}"
 
 
+def is_main_stream(stored: str, session_id: str) -> bool:
+    """Whether `stored` (a `stored_stream` key) is the main transcript of `session_id`, not a
+    subagent's."""
+    return stored.rpartition("@")[0] == session_id
+
+
 def discover(
     paths: Sequence[Path], unreadable: list[Path] | None = None
 ) -> tuple[list[TranscriptFile], Counter[str]]:

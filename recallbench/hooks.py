@@ -8,7 +8,8 @@ Handlers (stdin: the hook's JSON):
   character budget. The running MCP server computes them on its socket (it holds the model, the vector
   index and the lexical snapshot warm; `recallbench.prompt_search` is its side); when nothing answers in
   time the lexical read (FTS5, through `engine.text_reads`) is used alone. This process imports neither
-  torch nor numpy. Hits the session already holds are left out (`recallbench.running_session`).
+  torch nor numpy. Hits already in the session's context (its own lines since its last compaction,
+  and other sessions' copies of them) are left out (`recallbench.running_session`).
 
 A hook must never break the user's session: every handler catches everything, exits 0, prints nothing on
 Stop, and logs failures to `$RECALLBENCH_HOME/hooks.log`. Everything printed is wrapped in the context
@@ -519,8 +520,8 @@ def _inject(
         for record in records
         if _relevant(cosines.get(record.id), coverage(terms, record.text), settings)
     ]
-    log.info(f"{len(hits)} hit(s), {len(records)} not in this session, {len(kept)} relevant")
-    return format_context(hit_rows(hits, kept), settings)
+    log.info(f"{len(hits)} hit(s), {len(records)} not in context, {len(kept)} relevant")
+    return format_context(hit_rows(hits, kept), settings, _text_field(payload, "session_id"))
 
 
 def _relevant(cosine: float | None, covered: float, settings: InjectSettings) -> bool:
@@ -575,12 +576,15 @@ def _parse_hits(raw: object, arm: object) -> list[_Hit] | None:
     return hits
 
 
-def format_context(rows: Sequence[HitRow], settings: InjectSettings) -> str:
-    """Hit rows as numbered entries under a header, wrapped in the sentinels, within `budget_chars`."""
+def format_context(rows: Sequence[HitRow], settings: InjectSettings, running: str = "") -> str:
+    """Hit rows as numbered entries under a header, wrapped in the sentinels, within `budget_chars`
+    (`running`: the running session, whose rows come from before its last compaction)."""
     if not rows:
         return ""
+    own = running and any(row.session_id == running for row in rows)
+    whence = "this session before its last compaction and " if own else ""
     header = (
-        "Possibly relevant memory from earlier sessions in this project "
+        f"Possibly relevant memory from {whence}earlier sessions in this project "
         "(recallbench; the `search_memory` tool finds more):"
     )
     room = settings.budget_chars - _WRAP_CHARS

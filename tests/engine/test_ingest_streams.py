@@ -16,7 +16,7 @@ from engine.chunking import chunk_id
 from engine.embed import HashEmbedder
 from engine.memory import Memory
 from engine.scope import Scope
-from engine.transcript_files import TranscriptFile, stored_stream
+from engine.transcript_files import TranscriptFile, is_main_stream, stored_stream
 from tests.engine.fixtures_transcripts import append_jsonl, simple_session, user_line, write_jsonl
 
 A = "/home/dev/alpha"
@@ -79,6 +79,16 @@ def test_the_stream_key_names_the_project_and_the_resolved_file(tmp_path: Path) 
     assert key == stored_stream(tf, A, "/x/s.jsonl")  # the same file keeps its key
     assert stored_stream(tf, B, "/x/s.jsonl") != key  # another project: another stream
     assert stored_stream(tf, A, "/y/s.jsonl") != key  # another file: another stream
+
+
+def test_a_stream_key_tells_a_main_transcript_from_a_subagents(tmp_path: Path) -> None:
+    main = TranscriptFile(path=tmp_path / "s.jsonl", session_id="s", agent_id=None, stream="s")
+    agent = TranscriptFile(
+        path=tmp_path / "s" / "agent-x.jsonl", session_id="s", agent_id="x", stream="s/agent-x"
+    )
+    assert is_main_stream(stored_stream(main, A, "/x/s.jsonl"), "s")
+    assert not is_main_stream(stored_stream(agent, A, "/x/s/agent-x.jsonl"), "s")
+    assert not is_main_stream(stored_stream(main, A, "/x/s.jsonl"), "t")  # another session's
 
 
 def test_chunk_ids_are_stable_across_reimports_of_the_same_file(tmp_path: Path) -> None:

@@ -347,7 +347,7 @@ def test_weakly_related_hits_are_not_injected(corpus: Path, home: Path) -> None:
     )
     assert result.stdout == ""
     # both alpha chunks matched a word ("the" of "Rename the config"), neither was relevant enough
-    assert "2 hit(s), 2 not in this session, 0 relevant" in log_text(home)
+    assert "2 hit(s), 2 not in context, 0 relevant" in log_text(home)
     strong = run("UserPromptSubmit", json.dumps(sample("user_prompt_submit", cwd=ALPHA)))
     assert "retry decorator" in strong.stdout
 

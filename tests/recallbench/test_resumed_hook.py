@@ -92,7 +92,7 @@ def test_a_resumed_session_once_imported_is_not_given_its_own_lines(
 ) -> None:
     write(tmp_path / "projects")
     import_only(home / "memory.db", tmp_path / "projects", [ORIG, OTHER, RESUMED])
-    # the transcript path is not read once the session is stored: a missing file changes nothing
+    # once the session is stored, the store says which lines it holds: a missing file changes nothing
     resumed = prompt(home, RESUMED, tmp_path / "missing.jsonl")
     assert ORIG_ANSWER not in resumed
     assert OTHER_TEXT in resumed
@@ -144,9 +144,9 @@ def test_transcript_uuids_reads_each_lines_uuid_and_nothing_else(tmp_path: Path)
         '{"type": "assistant", "uuid": "u-spaced", "leafUuid": "u-leaf"}\n' + quoted + "\n",
         encoding="utf-8",
     )
-    assert transcript_uuids(path) == {"u-compact", "u-spaced"}
+    assert transcript_uuids(path) == frozenset({"u-compact", "u-spaced"})
     size = path.stat().st_size
-    assert transcript_uuids(path, max_bytes=size) == {"u-compact", "u-spaced"}
+    assert transcript_uuids(path, max_bytes=size) == frozenset({"u-compact", "u-spaced"})
     assert transcript_uuids(path, max_bytes=size - 1) is None  # too large to read in a hook
     assert transcript_uuids(tmp_path / "missing.jsonl") is None
     assert transcript_uuids(tmp_path) is None  # a folder
