@@ -22,14 +22,10 @@ from recallbench.running_session import compaction_lines, not_in_context, transc
 from tests.engine.fixtures_transcripts import Line, system_line, ts, user_line, write_jsonl
 from tests.engine.records import chunk_record
 from tests.recallbench.corpus import ALPHA, chat_session, import_corpus
-from tests.recallbench.prompt_hook import inject
+from tests.recallbench.prompt_hook import ANSWER, FRESH, OTHER_TEXT, PROMPT, inject, write_other
 
 COMPACTED = "0c0c0c0c-0000-4000-8000-000000000001"
 OTHER = "0c0c0c0c-0000-4000-8000-000000000002"
-FRESH = "0c0c0c0c-0000-4000-8000-000000000009"  # a new session: neither stored nor on disk
-PROMPT = "Why does the flaky retry test in the importer fail on CI?"
-ANSWER = "The retry decorator swallowed the timeout error."
-OTHER_TEXT = "Did the flaky retry test in the importer fail on the nightly build too?"
 RELEASE = "Bump the release version number in pyproject for the candidate build"
 # 810 characters: with the first turn's 105 it passes the 900-character chunk budget, so the second
 # turn starts a chunk of its own
@@ -59,10 +55,7 @@ def write(root: Path) -> dict[str, Path]:
     folder = root / "-home-dev-alpha"
     return {
         COMPACTED: write_jsonl(folder / f"{COMPACTED}.jsonl", compacted_lines()),
-        OTHER: write_jsonl(
-            folder / f"{OTHER}.jsonl",
-            chat_session(OTHER, ALPHA, [(OTHER_TEXT, "Yes, twice this week.")], minute=40),
-        ),
+        OTHER: write_other(folder, OTHER),
     }
 
 

@@ -21,15 +21,12 @@ from engine.text_reads import TextReads
 from recallbench.running_session import not_in_context, transcript_uuids
 from tests.engine.fixtures_transcripts import Line, write_jsonl
 from tests.recallbench.corpus import ALPHA, chat_session, import_corpus
-from tests.recallbench.prompt_hook import inject
+from tests.recallbench.prompt_hook import ANSWER as ORIG_ANSWER
+from tests.recallbench.prompt_hook import FRESH, OTHER_TEXT, PROMPT, inject, write_other
 
 ORIG = "0a0a0a0a-0000-4000-8000-000000000001"
 RESUMED = "0a0a0a0a-0000-4000-8000-000000000002"
 OTHER = "0a0a0a0a-0000-4000-8000-000000000003"
-FRESH = "0a0a0a0a-0000-4000-8000-000000000009"  # a new session: neither stored nor on disk
-PROMPT = "Why does the flaky retry test in the importer fail on CI?"
-ORIG_ANSWER = "The retry decorator swallowed the timeout error."
-OTHER_TEXT = "Did the flaky retry test in the importer fail on the nightly build too?"
 
 
 def orig_lines() -> list[Line]:
@@ -49,10 +46,7 @@ def write(root: Path, *, copied: int = 2) -> dict[str, Path]:
     folder = root / "-home-dev-alpha"
     return {
         ORIG: write_jsonl(folder / f"{ORIG}.jsonl", orig_lines()),
-        OTHER: write_jsonl(
-            folder / f"{OTHER}.jsonl",
-            chat_session(OTHER, ALPHA, [(OTHER_TEXT, "Yes, twice this week.")], minute=40),
-        ),
+        OTHER: write_other(folder, OTHER),
         RESUMED: write_jsonl(folder / f"{RESUMED}.jsonl", resumed_lines(copied)),
     }
 
