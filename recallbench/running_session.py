@@ -133,10 +133,17 @@ def _opened(path: Path, max_bytes: int | None) -> Iterator[tuple[BinaryIO, int] 
     block the hook, a device never end) or is larger than `max_bytes` (when given). Raises OSError."""
     # O_NONBLOCK: opening a FIFO for reading would wait for a writer (no effect on a file).
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as fh:
+    try:
         info = os.fstat(fd)
-        regular = stat.S_ISREG(info.st_mode) and (max_bytes is None or info.st_size <= max_bytes)
-        yield (fh, info.st_size) if regular else None
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(info.st_mode) or (max_bytes is not None and info.st_size > max_bytes):
+        os.close(fd)  # a folder, FIFO or device is never wrapped in a file object
+        yield None
+        return
+    with os.fdopen(fd, "rb") as fh:
+        yield fh, info.st_size
 
 
 def _last_boundary(data: bytes) -> int | None:
