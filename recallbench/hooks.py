@@ -31,14 +31,14 @@ import re
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from engine.checks import is_int, is_number
-from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_SERVER
+from engine.checks import is_number
+from engine.markers import OWN_SERVER
 from engine.scope import Scope, resolve_project
 from engine.text_reads import TextReads, is_lock_error, is_lock_message
 from engine.trust_order import settle_ranked
@@ -51,7 +51,16 @@ from recallbench.home_trust import (
     make_private_dir,
     open_private,
 )
-from recallbench.present import HitRow, clip, entry_label, hit_rows, minute, one_line
+from recallbench.inject import (
+    WRAP_CHARS,
+    InjectSettings,
+    content_terms,
+    coverage,
+    format_context,
+    relevant,
+    wrap,
+)
+from recallbench.present import clip, hit_rows, minute, one_line
 from recallbench.running_session import not_in_context
 from recallbench.search_service import MAX_SEARCH_K, search_via_socket, socket_path
 
@@ -71,56 +80,9 @@ HOOK_BUSY_TIMEOUT_MS = 2000
 _LOCK_RETRIES = 5
 _IMPORT_LOCK_WAIT_S = 20.0
 _MAX_STDIN_BYTES = 4 << 20
-_TERM = re.compile(r"[\w-]+", re.UNICODE)
 # What a log may quote of the input: an event name, a session id (a UUID). Anything else is counted.
 _EVENT_NAME = re.compile(r"[A-Za-z]{1,40}")
 _SESSION_ID = re.compile(r"[0-9A-Fa-f-]{1,64}")
-# Function words carry no evidence that a memory is about the prompt.
-_STOPWORD_TEXT = """the and for are but not you all any can had her was one our out has him his how man new now
-    old see two way who boy did its let put say she too use that with have this will your from they
-    know want been good much some time very when come here just like long make many more only over
-    such take than them well were what where which while would there their about into could should
-    does doing done why also then these those because please still again"""
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-
-
-@dataclass(frozen=True, kw_only=True)
-class InjectSettings:
-    """What UserPromptSubmit injects.
-
-    A hit is relevant when its stored vector's cosine to the prompt is at least `min_cosine`, or when at
-    least `min_coverage` of the prompt's content words (3+ characters, not function words) occur in it.
-    """
-
-    min_prompt_chars: int = 15
-    budget_chars: int = 2000
-    limit: int = 5
-    min_cosine: float = 0.35
-    min_coverage: float = 0.5
-    search_timeout_s: float = 1.0
-    min_entry_chars: int = 120
-
-    def __post_init__(self) -> None:
-        for name in ("min_prompt_chars", "budget_chars", "limit", "min_entry_chars"):
-            value = getattr(self, name)
-            if not is_int(value) or value < 1:
-                msg = f"InjectSettings.{name} must be a positive int, got {value!r}"
-                raise ValueError(msg)
-        if not -1.0 <= self.min_cosine <= 1.0:
-            msg = f"InjectSettings.min_cosine must be in [-1, 1], got {self.min_cosine!r}"
-            raise ValueError(msg)
-        if not 0.0 <= self.min_coverage <= 1.0:
-            msg = f"InjectSettings.min_coverage must be in [0, 1], got {self.min_coverage!r}"
-            raise ValueError(msg)
-        if self.search_timeout_s <= 0:
-            msg = f"InjectSettings.search_timeout_s must be > 0 seconds, got {self.search_timeout_s!r}"
-            raise ValueError(msg)
-        if self.budget_chars < len(CONTEXT_OPEN) + len(CONTEXT_CLOSE) + self.min_entry_chars:
-            msg = (
-                f"InjectSettings.budget_chars={self.budget_chars} cannot hold the sentinels and one "
-                f"entry of {self.min_entry_chars} characters; raise it"
-            )
-            raise ValueError(msg)
 
 
 class HookInputError(LoggableError, ValueError):
@@ -434,32 +396,13 @@ def _brief(memory: Memory, payload: Mapping[str, Any], ctx: HookContext, log: Ho
         f"`{OWN_SERVER}` MCP server with a short description of what you need; `get_memory` shows a "
         "whole chunk with its neighbours."
     )
-    return _wrap(clip("\n".join(lines), ctx.settings.budget_chars - _WRAP_CHARS))
-
-
-_WRAP_CHARS = len(CONTEXT_OPEN) + len(CONTEXT_CLOSE) + 2  # two newlines
-
-
-def _wrap(body: str) -> str:
-    return f"{CONTEXT_OPEN}\n{body}\n{CONTEXT_CLOSE}" if body else ""
+    return wrap(clip("\n".join(lines), ctx.settings.budget_chars - WRAP_CHARS))
 
 
 # --- UserPromptSubmit ---------------------------------------------------------------------------
 
 # `via` of a hit the hook found itself: FTS5's BM25, as the `fts` arm labels its hits.
 LEXICAL_VIA = "fts"
-
-
-def content_terms(text: str) -> set[str]:
-    """Lower-cased words of 3+ characters that are not function words."""
-    return {t for t in _TERM.findall(text.lower()) if len(t) >= 3 and t not in _STOPWORDS}
-
-
-def coverage(prompt_terms: set[str], text: str) -> float:
-    """The fraction of the prompt's content words that occur in `text`."""
-    if not prompt_terms:
-        return 0.0
-    return len(prompt_terms & content_terms(text)) / len(prompt_terms)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -518,16 +461,10 @@ def _inject(
     kept = [
         record
         for record in records
-        if _relevant(cosines.get(record.id), coverage(terms, record.text), settings)
+        if relevant(cosines.get(record.id), coverage(terms, record.text), settings)
     ]
     log.info(f"{len(hits)} hit(s), {len(records)} not in context, {len(kept)} relevant")
     return format_context(hit_rows(hits, kept), settings, _text_field(payload, "session_id"))
-
-
-def _relevant(cosine: float | None, covered: float, settings: InjectSettings) -> bool:
-    return (
-        cosine is not None and cosine >= settings.min_cosine
-    ) or covered >= settings.min_coverage
 
 
 def _served_hits(
@@ -574,27 +511,3 @@ def _parse_hits(raw: object, arm: object) -> list[_Hit] | None:
             )
         )
     return hits
-
-
-def format_context(rows: Sequence[HitRow], settings: InjectSettings, running: str = "") -> str:
-    """Hit rows as numbered entries under a header, wrapped in the sentinels, within `budget_chars`
-    (`running`: the running session, whose rows come from before its last compaction)."""
-    if not rows:
-        return ""
-    own = running and any(row.session_id == running for row in rows)
-    whence = "this session before its last compaction and " if own else ""
-    header = (
-        f"Possibly relevant memory from {whence}earlier sessions in this project "
-        "(recallbench; the `search_memory` tool finds more):"
-    )
-    room = settings.budget_chars - _WRAP_CHARS
-    body = header
-    entries = 0
-    for row in rows:
-        label = f"\n{entry_label(row)}\n"
-        space = room - len(body) - len(label)
-        if space < settings.min_entry_chars:
-            break
-        body += label + clip(one_line(row.text), space)
-        entries += 1
-    return _wrap(body) if entries else ""

@@ -20,6 +20,7 @@ from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN
 from engine.memory import Memory
 from engine.scope import Scope
 from recallbench import hooks
+from recallbench.inject import InjectSettings
 from recallbench.prompt_search import PromptSearch
 from recallbench.search_service import SearchService, socket_path
 from recallbench.serve_cli import hook_command
@@ -393,8 +394,8 @@ def test_every_recorded_sample_exits_zero_through_the_command(
 
 def test_inject_settings_refuse_a_budget_that_cannot_hold_one_entry() -> None:
     with pytest.raises(ValueError, match="budget_chars=100"):
-        hooks.InjectSettings(budget_chars=100)
-    assert hooks.InjectSettings(budget_chars=2000).budget_chars == 2000
+        InjectSettings(budget_chars=100)
+    assert InjectSettings(budget_chars=2000).budget_chars == 2000
 
 
 def test_the_hook_process_never_imports_torch(corpus: Path, home: Path) -> None:
