@@ -61,6 +61,8 @@ __all__ = [
 # Bump when the messages or rendered text produced from the same bytes change; corpus manifests record it.
 PARSER_VERSION = "1"
 
+# The agent id of Claude Code's compaction agent (its transcript: `agent-acompact-<hex>.jsonl`).
+COMPACTION_AGENT_PREFIX = "acompact"
 # Line types that carry no conversation text; counted under their own name.
 SKIPPED_TYPES = frozenset(
     {"summary", "file-history-snapshot", "progress", "queue-operation", "ai-title", "system"}
@@ -153,7 +155,8 @@ def parse_bytes(
     Complete lines (ending in a newline) are consumed; a last line without one is consumed only when it is
     valid JSON, otherwise left for the next call and counted `truncated_tail`. Skip reasons counted in
     `skipped`: the line types `summary`, `file-history-snapshot`, `progress`, `queue-operation`,
-    `ai-title`, `system`; `is_meta`, `compact_summary`, `transcript_only` user lines; `malformed_json`,
+    `ai-title`, `system`; `is_meta`, `compact_summary`, `transcript_only` user lines, and the
+    compaction agent's `compaction_input` (`_compaction_input`); `malformed_json`,
     `not_object`, `no_envelope`, `unknown_type`; blocks left out: `thinking_block`,
     `redacted_thinking_block`, `image_block`, `document_block`, `unknown_block`; `empty_message` for a
     message with no block left. `invalid_utf8` counts lines decoded with replacement characters and kept.
@@ -311,6 +314,22 @@ def _holds_surrogate(obj: object) -> bool:
     return False
 
 
+def _compaction_input(obj: dict[str, Any], message: dict[str, Any]) -> bool:
+    """A user line of Claude Code's compaction agent (`agentId` "acompact-…") that carries text, not tool
+    results: Claude Code's instructions to summarize the conversation, or the hook output it hands the
+    summarizer. Neither was said in the conversation, and the instructions are the same in every
+    compaction. (Its tool results, where a compaction replays the calls, are kept.)"""
+    agent = obj.get("agentId")
+    if not (isinstance(agent, str) and agent.startswith(COMPACTION_AGENT_PREFIX)):
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return True
+    return isinstance(content, list) and not any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
+
+
 def _decode(line: bytes) -> tuple[str, bool]:
     """UTF-8 text of a line, and whether replacement characters had to be used."""
     try:
@@ -359,6 +378,9 @@ class _Parser:
             if obj.get(flag) is True:
                 self.skipped[reason] += 1
                 return
+        if kind == "user" and _compaction_input(obj, message):
+            self.skipped["compaction_input"] += 1
+            return
         self._envelope(obj)
         blocks = self._blocks(message.get("content"))
         if kind == "assistant":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,6 +131,36 @@ def test_subagent_lines_keep_agent_id_and_sidechain_flag(tmp_path: Path) -> None
         ("a0f", True, SESSION),
         ("a0f", True, SESSION),
     ]
+
+
+@pytest.mark.parametrize("agent", ["acompact-fffbd0", "a0f"])
+def test_the_compaction_agents_text_input_is_skipped_and_its_summary_kept(
+    tmp_path: Path, agent: str
+) -> None:
+    # Claude Code's compaction agent: the hook output it is handed, its instructions (a string and
+    # blocks), a replayed tool result, and the summary it writes
+    env: dict[str, Any] = {"sidechain": True, "agent_id": agent}
+    lines = [
+        user_line("<system-reminder>PostToolUse hook output</system-reminder>", uuid="c1", **env),
+        user_line("Your task is to create a detailed summary of the conversation", uuid="c2", **env),
+        user_line([text_block("Summarize the pending tasks too.")], uuid="c3", **env),
+        tool_result_line("toolu_1", "[main 1a2b3c4] Fix the retry", uuid="c4", **env),
+        *assistant_lines(
+            [text_block("<summary>We fixed the retry test.</summary>")],
+            message_id="msg_c", uuids=["c5"], parent="c4", **env,
+        ),
+    ]  # fmt: skip
+    path = write_jsonl(tmp_path / SESSION / "subagents" / f"agent-{agent}.jsonl", lines)
+
+    result = parse_file(path, session_id=SESSION)
+
+    kept = [m.uuid for m in result.messages]
+    if agent.startswith("acompact"):
+        assert kept == ["c4", "c5"]
+        assert result.skipped["compaction_input"] == 3
+    else:  # control: an ordinary subagent's prompts are its conversation, all kept
+        assert kept == ["c1", "c2", "c3", "c4", "c5"]
+        assert result.skipped["compaction_input"] == 0
 
 
 # --- merging ----------------------------------------------------------------------------------------------
