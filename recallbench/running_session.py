@@ -154,7 +154,7 @@ def _last_boundary(data: bytes) -> int | None:
         stop = data.find(b"\n", at)
         if _BOUNDARY.search(data, start, len(data) if stop < 0 else stop):
             return start
-        end = at
+        end = start  # the whole line was searched: go on before it
     return None
 
 
