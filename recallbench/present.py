@@ -92,9 +92,21 @@ def status_line(record: ChunkRecord) -> str | None:
     return "; ".join(s.describe() for s in record.settled) or None
 
 
+# What a terminal would act on instead of showing: ANSI control sequences (CSI `ESC [ ... final` or
+# its one-character form U+009B, OSC `ESC ] ... BEL` or `ESC ] ... ESC \`, two-character escapes) and
+# the other C0 and C1 control characters, whitespace aside. Tool output in transcripts carries them.
+_TERMINAL_CONTROL = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[@-_]?"
+    r"|[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f]"
+)
+
+
 def one_line(text: str) -> str:
-    """`text` with every run of whitespace (newlines included) collapsed to one space."""
-    return " ".join(text.split())
+    """`text` without terminal control sequences or control characters, and with every run of
+    whitespace (newlines included) collapsed to one space: what a terminal or the model is shown."""
+    return " ".join(_TERMINAL_CONTROL.sub("", text).split())
 
 
 def clip(text: str, size: int) -> str:

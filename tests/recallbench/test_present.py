@@ -66,6 +66,14 @@ def test_the_row_fields_are_the_mcp_search_hit_fields() -> None:
 
 def test_text_helpers_collapse_clip_and_show_minutes() -> None:
     assert one_line("a\n  b\tc ") == "a b c"
+    # what a terminal would act on is left out: colours, a window title, a link, other controls
+    shown = (
+        "\x1b[2mCompacted\x1b[22m\r\n\x1b]0;title\x07done \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"
+    )
+    assert one_line(shown + "\x00\x7f\x9b31mred") == "Compacted done linkred"
+    assert (
+        one_line("[2m is text without its ESC; naïve ✓") == "[2m is text without its ESC; naïve ✓"
+    )
     assert clip("abcdef", 6) == "abcdef"
     assert clip("abc def", 5) == "abc…"
     assert len(clip("x" * 50, 10)) == 10
