@@ -41,6 +41,16 @@ _FIELD_TOOLS = {
     "Agent": "description",
 }
 
+# What a terminal would act on instead of showing: ANSI control sequences (CSI `ESC [ ... final` or
+# its one-character form U+009B, OSC `ESC ] ... BEL` or `ESC ] ... ESC \`, two-character escapes) and
+# the other C0 and C1 control characters, whitespace aside. Tool output carries them (colours, titles).
+_TERMINAL_CONTROL = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[@-_]?"
+    r"|[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f]"
+)
+
 # Command wrappers (slash commands, local command output) are not typed prose.
 _COMMAND_WRAPPER_PREFIXES = (
     "<command-name>",
@@ -53,7 +63,7 @@ _COMMAND_WRAPPER_PREFIXES = (
 def render_message(msg: Message, state: StreamState) -> tuple[str, Author]:
     """The message as text (unsanitized) and its author.
 
-    Text blocks verbatim; a marker per tool call (`[Bash: git status]`, `[Edit: src/store.py]`,
+    Text blocks verbatim (less terminal control sequences: `strip_terminal_control`); a marker per tool call (`[Bash: git status]`, `[Edit: src/store.py]`,
     `[Tool: name]` for tools without a known argument); each tool result as a header naming the paired
     tool (`[Bash result: git status]`, `[Bash error: …]`, `[tool result]` when unpaired) above its body
     capped at `TOOL_RESULT_CAP` characters. Pieces are joined with newlines; thinking is never present.
@@ -68,8 +78,13 @@ def render_block(
     transform: Callable[[str], str] | None = None,
     cap: int = TOOL_RESULT_CAP,
 ) -> str:
-    """One block as text; `transform` is applied to raw text before any truncation (the sanitizer's hook)."""
-    tf = transform if transform is not None else _identity
+    """One block as text, without terminal control sequences; `transform` is applied to the raw text
+    before any truncation (the sanitizer's hook)."""
+    given = transform if transform is not None else _identity
+
+    def tf(text: str) -> str:
+        return given(strip_terminal_control(text))
+
     if isinstance(block, TextBlock):
         return tf(block.text)
     if isinstance(block, ToolUse):
@@ -159,6 +174,13 @@ def short_path(path: str) -> str:
 def cap_body(text: str, cap: int = TOOL_RESULT_CAP) -> str:
     """A tool result body cut to `cap` characters, with ` […]` marking the cut."""
     return text if len(text) <= cap else text[:cap] + " […]"
+
+
+def strip_terminal_control(text: str) -> str:
+    """`text` without terminal control sequences and control characters other than whitespace: the
+    colour codes of a test runner's output are not words (FTS5 would read `\x1b[0mWaiting` as the
+    token `0mwaiting`), and a terminal showing a hit would act on them."""
+    return _TERMINAL_CONTROL.sub("", text)
 
 
 def is_command_wrapper(text: str) -> bool:

@@ -19,7 +19,8 @@ injected context all show hits as `HitRow`s, with these fields and no other name
   2026-05-01 (replaced by <id>, settle 3)`` or ``open since 2026-05-01: disputed with <id> (settle
   4)``, several joined with "; "; None for a chunk no settle touches (almost all).
 
-Only the standard library is imported at run time: the prompt hook renders rows without numpy.
+Only the standard library and `engine.render` (itself free of numpy) are imported at run time: the
+prompt hook renders rows without numpy.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
+
+from engine.render import strip_terminal_control
 
 if TYPE_CHECKING:
     from engine.api import ChunkRecord
@@ -92,21 +95,10 @@ def status_line(record: ChunkRecord) -> str | None:
     return "; ".join(s.describe() for s in record.settled) or None
 
 
-# What a terminal would act on instead of showing: ANSI control sequences (CSI `ESC [ ... final` or
-# its one-character form U+009B, OSC `ESC ] ... BEL` or `ESC ] ... ESC \`, two-character escapes) and
-# the other C0 and C1 control characters, whitespace aside. Tool output in transcripts carries them.
-_TERMINAL_CONTROL = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[@-_]?"
-    r"|[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f]"
-)
-
-
 def one_line(text: str) -> str:
     """`text` without terminal control sequences or control characters, and with every run of
     whitespace (newlines included) collapsed to one space: what a terminal or the model is shown."""
-    return " ".join(_TERMINAL_CONTROL.sub("", text).split())
+    return " ".join(strip_terminal_control(text).split())
 
 
 def clip(text: str, size: int) -> str:

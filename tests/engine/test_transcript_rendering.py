@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from engine.model import Author, Message, ToolResult, ToolUse
+from engine.model import Author, Message, TextBlock, ToolResult, ToolUse
 from engine.render import TOOL_RESULT_CAP, compact, render_message
 from engine.transcripts import ParseResult, StreamState, file_edits, parse_file
 from tests.engine.fixtures_transcripts import (
@@ -149,6 +149,28 @@ def test_tool_result_body_is_capped_at_4000_characters() -> None:
 
     assert text == "[Bash result]\n" + "y" * 4000 + " […]"
     assert author == Author.TOOL_RESULT
+
+
+def test_terminal_control_sequences_are_left_out_of_text_and_tool_results() -> None:
+    colored = "\x1b[0mWaiting for lock\x1b[32m passed\x1b[39m \x1b]0;title\x07done\x00"
+    msg = Message(
+        uuid="r1",
+        session_id=SESSION,
+        parent_uuid=None,
+        kind="user",
+        blocks=[
+            ToolResult(tool_use_id="t1", content=colored),
+            TextBlock(text="see \x1b[1mbold\x1b[22m, and [2m without its ESC\r\n\tindented"),
+        ],
+        timestamp=None,
+    )
+
+    text, _ = render_message(msg, StreamState(tool_names={"t1": "Bash"}))
+
+    # control: "[2m" without its ESC is text, and newlines and tabs stay
+    assert text == (
+        "[Bash result]\nWaiting for lock passed done\nsee bold, and [2m without its ESC\r\n\tindented"
+    )
 
 
 def test_file_edits_lists_edited_paths_in_order_with_repeats_and_not_reads(tmp_path: Path) -> None:
