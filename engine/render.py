@@ -63,10 +63,11 @@ _COMMAND_WRAPPER_PREFIXES = (
 def render_message(msg: Message, state: StreamState) -> tuple[str, Author]:
     """The message as text (unsanitized) and its author.
 
-    Text blocks verbatim (less terminal control sequences: `strip_terminal_control`); a marker per tool call (`[Bash: git status]`, `[Edit: src/store.py]`,
+    Text blocks verbatim; a marker per tool call (`[Bash: git status]`, `[Edit: src/store.py]`,
     `[Tool: name]` for tools without a known argument); each tool result as a header naming the paired
     tool (`[Bash result: git status]`, `[Bash error: …]`, `[tool result]` when unpaired) above its body
-    capped at `TOOL_RESULT_CAP` characters. Pieces are joined with newlines; thinking is never present.
+    capped at `TOOL_RESULT_CAP` characters. Terminal control sequences are left out of all three
+    (`strip_terminal_control`). Pieces are joined with newlines; thinking is never present.
     """
     pieces = [render_block(block, state) for block in msg.blocks]
     return "\n".join(p for p in pieces if p.strip()), message_author(msg)
