@@ -49,6 +49,11 @@ class TextReads:
         """Records for `ids` in the order given; ids unknown or outside `scope` are omitted."""
         return reads.chunks(self._conn, ids, scope)
 
+    def recent_sessions(self, scope: Scope, limit: int) -> list[dict[str, object]]:
+        """Most recently started sessions in scope with their chunk counts and opening chunk, as
+        `Memory.recent_sessions` (`engine.reads.recent_sessions`)."""
+        return reads.recent_sessions(self._conn, scope, limit)
+
     def settlements_of(self, ids: Sequence[str], scope: Scope) -> list[Settlement]:
         """Active settles in which a chunk of `ids` that lies in `scope` is old or new, oldest first."""
         return reads.settlements_of(self._conn, ids, scope)

@@ -74,8 +74,8 @@ pass_ctx = click.make_pass_decorator(Context)
 
 # The commands whose database is the memory (`--db`); the harness's commands use databases of their own.
 _MEMORY_COMMANDS = frozenset(
-    {"import", "status", "search", "serve", "doctor", "rebuild", "correct", "corrections", "forget"}
-)
+    {"import", "status", "search", "serve", "doctor", "rebuild", "correct"}
+) | {"corrections", "forget", "sessions", "show"}
 
 
 class MainGroup(LazyGroup):
@@ -532,6 +532,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "recallbench correct --undo 3",
     ),
     "corrections": ("recallbench corrections --pending", "recallbench corrections --project ."),
+    "sessions": ("recallbench sessions", "recallbench sessions --all-projects --limit 5 --json"),
+    "show": (
+        "recallbench show 2d1c88f7-a1d1-5ded-842d-fe7b28184a34",
+        "recallbench show 2d1c88f7-a1d1-5ded-842d-fe7b28184a34 --context 1 --all-projects",
+    ),
 }
 
 
@@ -555,6 +560,8 @@ def _attach() -> None:
         "correct": ("recallbench.correct_cli", "correct_command"),
         "corrections": ("recallbench.correct_cli", "corrections_command"),
         "forget": ("recallbench.forget_cli", "forget_command"),
+        "sessions": ("recallbench.browse_cli", "sessions_command"),
+        "show": ("recallbench.browse_cli", "show_command"),
         # `ship` imports the harness's statistics (scipy, over a second).
         "ship": ("recallbench.ship", "ship_command"),
     }

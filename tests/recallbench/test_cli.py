@@ -338,7 +338,7 @@ def test_no_command_summary_is_cut_off_in_any_groups_help() -> None:
     top = " ".join(invoke("--help").split())
     # control: a summary longer than a line is there whole, wrapped
     assert "Ship the arm that RESULTS_DIR's pre-registered ship rule chose (written to" in top
-    assert "read by `search`, `serve` and the hooks). status" in top
+    assert "read by `search`, `serve` and the hooks). show" in top
 
 
 def test_every_command_has_an_example_and_every_option_has_help() -> None:

@@ -129,7 +129,12 @@ def test_a_damaged_database_gets_a_clear_message_and_exit_2_never_a_traceback(
     db = imported(home / "memory.db", root)
     assert invoke("--db", str(db), "status").exit_code == 0  # positive control: the sound store
     damage_the_middle(db)
-    for args in (["status"], ["search", "--all-projects", "retry"], ["import", str(root)]):
+    for args in (
+        ["status"],
+        ["search", "--all-projects", "retry"],
+        ["sessions", "--all-projects"],
+        ["import", str(root)],
+    ):
         run = recallbench(home, *args)
         assert run.returncode == 2, (args, run.stdout, run.stderr)
         assert "Traceback" not in run.stderr + run.stdout
