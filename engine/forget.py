@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from engine import audit, forget_sql, store, tombstone_sql
+from engine import audit, checkout_sql, forget_sql, store, tombstone_sql
 from engine.chunking import chunk_stream
 from engine.forget_sql import ChunkRow, FileRow, MessageRow
 
@@ -408,6 +408,7 @@ def _remove_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str
         owners = {s: forget_sql.stream_owner(conn, s) for s in sorted(touched)}
         removed = forget_sql.delete_streams(conn, p.streams)
         forget_sql.delete_sessions(conn, p.sessions)
+        checkout_sql.delete_orphans(conn)  # a project's place in git goes with its last session
         rewritten = 0
         for stream, owner in owners.items():
             uuids = [m.uuid for m in p.messages if m.stream == stream]

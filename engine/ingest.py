@@ -17,6 +17,7 @@ an embedder is never embedded again.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -27,10 +28,11 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import reads, sentence_sql, store, tombstone_sql
+from engine import checkout_sql, reads, sentence_sql, store, tombstone_sql
 from engine.checks import is_int
 from engine.chunking import chunk_stream
 from engine.embed import Embedder
+from engine.git_repo import checkout_of
 from engine.model import CleanMessage, Message, ToolUse
 from engine.render import MAX_MESSAGE_BYTES, cap_message, precut_text_blocks
 from engine.sanitize import redact_paths, sanitize
@@ -232,6 +234,8 @@ def _import_file_once(
         report.files_unchanged += 1
         return
     batch = _read_batch(tf, resume, max_bytes)
+    # Read while the folder exists: a task's worktree is often gone by the next import.
+    checkout = checkout_of(batch.project) if os.path.isabs(batch.project) else None
     with store.write(conn):
         # The file was parsed outside the write lock; if another process stored its lines since,
         # writing ours too would duplicate its messages' file edits. Roll back and read again.
@@ -241,6 +245,8 @@ def _import_file_once(
             store.forget_stream(conn, resume.key, resume.record.stream)
             report.files_reimported += 1
         report.chunks_written += _write_batch(conn, resume, batch)
+        if checkout is not None:
+            checkout_sql.put(conn, batch.project, checkout)
     report.files_imported += 1
     report.messages += len(batch.messages)
     report.skipped.update(batch.skipped)

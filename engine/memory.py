@@ -28,10 +28,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import message_chunks_sql, reads, sentence_sql, store, trust, trust_sql
+from engine import checkout_sql, message_chunks_sql, reads, sentence_sql, store, trust, trust_sql
 from engine.api import ChunkRecord, Scored, Settlement
 from engine.catalog import VectorCatalog
 from engine.embed import Embedder
+from engine.git_repo import Checkout
 from engine.lexical_index import LexicalIndex
 from engine.lexical_reads import LexicalMode, LexicalReads
 from engine.render import MAX_MESSAGE_BYTES
@@ -395,10 +396,30 @@ class Memory:
             self.embed_pending()
         return carried
 
+    def carry_checkouts(self, old_db: Path) -> int:
+        """Copy the database at `old_db`'s record of where each project sat in git (a rebuild), for
+        the projects this one's import found no folder for; returns how many were copied.
+
+        Raises:
+            One of engine.health.STORE_ERRORS: `old_db` cannot be opened or read.
+        """
+        old = store.connect(Path(old_db))
+        try:
+            records = checkout_sql.checkouts(old)
+        finally:
+            old.close()
+        with store.write(self.conn):
+            return checkout_sql.put_missing(self.conn, records)
+
     # --- listing and status ------------------------------------------------------------------
     def projects(self) -> list[str]:
         """Every project with a recorded session, sorted."""
         return reads.projects(self.conn)
+
+    def project_checkouts(self) -> dict[str, Checkout]:
+        """Where each recorded project's folder sat in git when it was imported
+        (`engine.checkout_sql`); scope resolution joins worktrees with them."""
+        return checkout_sql.checkouts(self.conn)
 
     def recent_sessions(self, scope: Scope, limit: int) -> list[dict[str, object]]:
         """Most recently started sessions in scope with their chunk counts."""

@@ -8,9 +8,11 @@ hooks all call it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from engine.git_repo import Checkout, checkout_of
 
 
 class ScopeError(ValueError):
@@ -81,6 +83,16 @@ class Resolution:
     project: str | None
     reason: str
     parent: str | None = None
+    # The recorded projects that are this folder in other worktrees of its git repository (found only
+    # when the caller passed the checkouts), and whether they join the scope (`scope.worktrees`).
+    worktrees: tuple[str, ...] = ()
+    joined: bool = False
+
+    @property
+    def projects(self) -> tuple[str, ...]:
+        """The projects a read from this directory may see: its own, and the worktrees it joined."""
+        own = () if self.project is None else (self.project,)
+        return own + (self.worktrees if self.joined else ())
 
 
 def resolve_project(
@@ -95,6 +107,49 @@ def resolve_project(
 
 
 def explain_project(
+    projects: Iterable[str],
+    directory: Path | str,
+    *,
+    inherit_parent: bool = False,
+    home: Path | str | None = None,
+    checkouts: Mapping[str, Checkout] | None = None,
+    join_worktrees: bool = False,
+) -> Resolution:
+    """The recorded project `directory` belongs to, with the reason; with `checkouts` (each recorded
+    project's place in git, `engine.checkout_sql`), also the recorded projects that are the same
+    folder of the same git repository in other worktrees, joined to the scope when `join_worktrees`
+    (an opt-in). See `_explain_folder` for the rule of the folder itself.
+    """
+    found = _explain_folder(projects, directory, inherit_parent=inherit_parent, home=home)
+    return found if checkouts is None else _with_worktrees(found, checkouts, join_worktrees)
+
+
+def _with_worktrees(found: Resolution, checkouts: Mapping[str, Checkout], join: bool) -> Resolution:
+    """`found` with the other worktrees' projects of the same folder of the same repository.
+
+    The folder is the resolved project (its recorded checkout, else where it sits on disk), or the
+    directory itself when it resolved to none: a fresh worktree has no sessions yet. Two worktrees
+    match only at the same path below their roots, so the subprojects of one repository stay apart.
+    """
+    base = found.project
+    mine = checkouts.get(base) if base is not None else None
+    if mine is None:
+        mine = checkout_of(base if base is not None else found.directory)
+    if mine is None:
+        return found
+    others = tuple(sorted(p for p, c in checkouts.items() if c == mine and p != base))
+    if not others:
+        return found
+    if not join:
+        return replace(found, worktrees=others)
+    where = "worktree" if len(others) == 1 else "worktrees"
+    joined = f"{len(others)} other {where} of its git repository ({mine.repository})"
+    first = found.reason if base is not None else "no sessions were recorded in this folder"
+    reason = f"{first}; joined with the same folder in {joined}"
+    return replace(found, worktrees=others, joined=True, reason=reason, parent=None)
+
+
+def _explain_folder(
     projects: Iterable[str],
     directory: Path | str,
     *,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from engine import audit_sql, sentence_sql, tombstone_sql, trust_sql
+from engine import audit_sql, checkout_sql, sentence_sql, tombstone_sql, trust_sql
 from engine.model import Author, Chunk, CleanMessage
 
 if TYPE_CHECKING:
@@ -142,6 +142,7 @@ MIGRATIONS: tuple[str, ...] = (
     tombstone_sql.SCHEMA,  # 5: what `forget` removed, by ids (engine.tombstone_sql, engine.forget)
     sentence_sql.SCHEMA,  # 6: sentence vectors of a person's chunk texts (engine.sentence_sql)
     tombstone_sql.REF_INDEXES,  # 7: a forgotten message looked up by uuid in any session (tombstone_sql)
+    checkout_sql.SCHEMA,  # 8: where each project's folder sat in git (engine.checkout_sql)
 )
 
 
@@ -565,8 +566,7 @@ def vector_catalog(
     """One consistent snapshot of the chunks with a vector for `embedder`, by rowid.
 
     Returns (generation, rowids, chunk ids, projects, session ids, float32 matrix, text sha256s); the
-    generation and the rows are read in one read transaction, so they describe the same state of the
-    database.
+    generation and the rows are read in one read transaction, so they describe one state of the store.
     """
     import numpy as np
 

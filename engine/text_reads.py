@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
-from engine import reads, store
+from engine import checkout_sql, reads, store
 from engine.api import ChunkRecord, Scored, Settlement
+from engine.git_repo import Checkout
 from engine.scope import Scope
 
 
@@ -48,6 +49,11 @@ class TextReads:
     def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]:
         """Records for `ids` in the order given; ids unknown or outside `scope` are omitted."""
         return reads.chunks(self._conn, ids, scope)
+
+    def project_checkouts(self) -> dict[str, Checkout]:
+        """Where each recorded project's folder sat in git when it was imported
+        (`engine.checkout_sql`); scope resolution joins worktrees with them."""
+        return checkout_sql.checkouts(self._conn)
 
     def recent_sessions(self, scope: Scope, limit: int) -> list[dict[str, object]]:
         """Most recently started sessions in scope with their chunk counts and opening chunk, as

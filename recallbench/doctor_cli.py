@@ -146,6 +146,7 @@ def rebuild_command(ctx: click.Context, paths: tuple[Path, ...], no_embed: bool)
     try:
         report = memory.import_paths(sources, embed=not no_embed, progress=config.show_progress())
         _carry_trust(path, memory)
+        _carry_checkouts(path, memory)
     except BaseException:
         memory.close()
         new.unlink(missing_ok=True)
@@ -181,6 +182,18 @@ def _carry_trust(old: Path, memory: Memory) -> None:
         return
     if notes or settles:
         click.echo(f"carried over {notes} notes and {settles} settles (`recallbench corrections`)")
+
+
+def _carry_checkouts(old: Path, memory: Memory) -> None:
+    """Keep where each project sat in git (its worktree may be gone), or say it stays behind."""
+    try:
+        memory.carry_checkouts(old)
+    except STORE_ERRORS as exc:
+        click.echo(
+            f"warning: cannot read which git worktrees the projects of {old} were in ({exc}); "
+            "`scope.worktrees` joins only those whose folders still exist",
+            err=True,
+        )
 
 
 def _carry_tombstones(db: Path, new: Path) -> None:

@@ -1,0 +1,62 @@
+"""Where each project's folder sat in git when its sessions were imported (`engine.git_repo.Checkout`).
+
+The import records it while the folder still exists: a worktree made for one task is usually removed
+once the task is merged, and with it the only way to tell which repository it belonged to. Scope
+resolution reads the records to join the worktrees of one repository, when the person turns
+`scope.worktrees` on (`engine.scope.explain_project`). A record holds paths only, like the sessions
+table; `recallbench forget` deletes a project's record with its last session, and `recallbench
+rebuild` carries the records into the new database (the folders may be gone by then).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from engine.git_repo import Checkout
+
+# Applied by `engine.store.MIGRATIONS` (number 8).
+SCHEMA = """
+CREATE TABLE project_checkouts (
+    project TEXT PRIMARY KEY,
+    repository TEXT NOT NULL,
+    folder TEXT NOT NULL
+);
+"""
+
+
+def put(conn: sqlite3.Connection, project: str, checkout: Checkout) -> None:
+    """Record (or update) where `project`'s folder sits; the caller holds the write transaction."""
+    conn.execute(
+        "INSERT INTO project_checkouts(project, repository, folder) VALUES (?, ?, ?) "
+        "ON CONFLICT(project) DO UPDATE SET repository = excluded.repository, "
+        "folder = excluded.folder",
+        (project, checkout.repository, checkout.folder),
+    )
+
+
+def checkouts(conn: sqlite3.Connection) -> dict[str, Checkout]:
+    """The record of every project that still has a session (others are not projects any more)."""
+    rows = conn.execute(
+        "SELECT project, repository, folder FROM project_checkouts c "
+        "WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.project = c.project) ORDER BY project"
+    ).fetchall()
+    return {str(p): Checkout(repository=str(r), folder=str(f)) for p, r, f in rows}
+
+
+def delete_orphans(conn: sqlite3.Connection) -> int:
+    """Delete the records of projects left without a session (after a forget); returns how many."""
+    return conn.execute(
+        "DELETE FROM project_checkouts WHERE project NOT IN (SELECT project FROM sessions)"
+    ).rowcount
+
+
+def put_missing(conn: sqlite3.Connection, records: dict[str, Checkout]) -> int:
+    """Record each of `records` whose project has none yet (a rebuild carrying them over: what its
+    import found on disk stands); returns how many were added. The caller holds the write."""
+    added = 0
+    for project, checkout in records.items():
+        added += conn.execute(
+            "INSERT OR IGNORE INTO project_checkouts(project, repository, folder) VALUES (?, ?, ?)",
+            (project, checkout.repository, checkout.folder),
+        ).rowcount
+    return added

@@ -1,0 +1,95 @@
+"""Which git repository a folder is checked out from, read from the files git writes, never by running git.
+
+A repository can be checked out in several working trees (`git worktree add`): one per task is a common
+way to run Claude Code, and every worktree's sessions record a `cwd` of their own. `checkout_of` names
+what those folders share: the repository's common git directory (the `.git` folder of the main working
+tree, which every linked worktree points back to) and the folder's path inside its working tree. Two
+folders with the same `Checkout` are the same folder of the same repository in two worktrees.
+
+The layout read here is git's own (git-worktree(1), gitrepository-layout(5)): a working tree's root holds
+`.git`, a folder (the main working tree) or a file `gitdir: PATH` (a linked worktree or a submodule).
+A linked worktree's git directory holds `commondir`, the path of the common directory (relative to
+the git directory unless absolute). A submodule's has none: its git directory is its repository.
+Standard library only, a few `stat` calls and two reads of at most `MAX_POINTER_BYTES`: the prompt
+hook calls it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+# `.git` and `commondir` files hold one path; anything longer is not one git wrote.
+MAX_POINTER_BYTES = 4096
+GITDIR_PREFIX = "gitdir:"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Checkout:
+    """Where a folder sits in git: `repository`, the physical path of the repository's common git
+    directory, and `folder`, the folder's path below its working tree's root ("." for the root, "/"
+    between parts)."""
+
+    repository: str
+    folder: str
+
+
+def checkout_of(directory: str) -> Checkout | None:
+    """The repository and in-tree folder of `directory` (resolved physically), or None when it lies
+    in no git working tree, or its git files cannot be read or are not what git writes."""
+    here = os.path.realpath(directory)
+    if not os.path.isdir(here):
+        return None
+    root = here
+    while True:
+        marker = os.path.join(root, ".git")
+        if os.path.lexists(marker):
+            repository = _repository(marker)
+            if repository is None:
+                return None
+            relative = os.path.relpath(here, root)
+            return Checkout(repository=repository, folder=relative.replace(os.sep, "/"))
+        parent = os.path.dirname(root)
+        if parent == root:
+            return None
+        root = parent
+
+
+def _repository(marker: str) -> str | None:
+    """The common git directory a working tree's `.git` entry leads to."""
+    if os.path.isdir(marker) and not os.path.islink(marker):
+        return os.path.realpath(marker)
+    pointer = _read_pointer(marker)
+    if pointer is None or not pointer.startswith(GITDIR_PREFIX):
+        return None
+    gitdir = _joined(os.path.dirname(marker), pointer[len(GITDIR_PREFIX) :].strip())
+    if not os.path.isdir(gitdir):
+        return None
+    common = _read_pointer(os.path.join(gitdir, "commondir"))
+    if common is None:  # a submodule, or a linked worktree git no longer knows
+        return os.path.realpath(gitdir)
+    found = _joined(gitdir, common.strip())
+    return os.path.realpath(found) if os.path.isdir(found) else None
+
+
+def _read_pointer(path: str) -> str | None:
+    """The first line of a small regular file, or None."""
+    try:
+        if not os.path.isfile(path):
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_POINTER_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_POINTER_BYTES:
+        return None
+    try:
+        lines = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        return None
+    return lines[0] if lines else None
+
+
+def _joined(base: str, path: str) -> str:
+    """`path`, relative to `base` unless it is absolute."""
+    return path if os.path.isabs(path) else os.path.normpath(os.path.join(base, path))
