@@ -22,8 +22,9 @@ from engine.chunking import chunk_id as make_chunk_id
 from engine.render import strip_terminal_control
 from engine.scope import Scope
 from engine.text_reads import TextReads
-from recallbench.cli import Context, pass_ctx, resolve_scope
+from recallbench.cli import Context, pass_ctx
 from recallbench.cli_options import db_option
+from recallbench.cli_scope import resolve_scope
 from recallbench.present import clip, minute, one_line, status_line
 
 F = TypeVar("F", bound=Callable[..., Any])

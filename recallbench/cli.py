@@ -7,16 +7,16 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from engine.checks import is_int
 from engine.render import MAX_MESSAGE_BYTES
-from engine.scope import Resolution, Scope, explain_project, resolve_project
 from engine.store_errors import STORE_ERRORS, is_damage_report
 from recallbench import config
 from recallbench.cli_options import LazyGroup, chosen_db, db_option
+from recallbench.cli_scope import explain, resolve_here, resolve_scope
 from recallbench.home_trust import UntrustedHomeError, check_home
 from recallbench.present import hit_rows
 from recallbench.store_failure import store_failure, warn_loose
@@ -223,7 +223,13 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
     info = memory.status()
     warn_loose(ctx.db)
     here = resolve_here(memory, directory or Path.cwd())
-    info["resolves"] = {"directory": here.directory, "project": here.project, "why": explain(here)}
+    info["resolves"] = {
+        "directory": here.directory,
+        "project": here.project,
+        "worktrees": list(here.worktrees),
+        "joined": here.joined,
+        "why": explain(here),
+    }
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
@@ -245,7 +251,8 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
     click.echo(f"index: {info['index']}{_index_note(info)}")
     _echo_counts("skipped", info["skipped"])
     _echo_counts("scrubbed", info["scrubbed"])
-    click.echo(f"project here: {here.project or 'none'} for {here.directory} ({explain(here)})")
+    read = ", ".join(here.projects) or "none"
+    click.echo(f"project here: {read} for {here.directory} ({explain(here)})")
 
 
 def _index_note(info: dict[str, object]) -> str:
@@ -261,59 +268,6 @@ def _index_note(info: dict[str, object]) -> str:
 
 
 # --- search and arms -----------------------------------------------------------------------------
-
-
-class Projects(Protocol):
-    """What scope resolution reads: the recorded projects (`Memory` or `engine.text_reads.TextReads`)."""
-
-    def projects(self) -> list[str]: ...
-
-
-def resolve_scope(
-    memory: Projects, project: tuple[str, ...], all_projects: bool, cwd: Path
-) -> Scope:
-    """--project P (repeatable), --all-projects, or the project holding the current directory.
-
-    A `--project` with no recorded sessions is searched all the same (it finds nothing), with a
-    one-line warning on stderr: a typo must not look like "nothing relevant".
-    """
-    if all_projects and project:
-        raise click.UsageError("use either --project or --all-projects, not both")
-    if all_projects:
-        return Scope.everywhere()
-    if project:
-        # A folder given by any path (`..`, a symlink) names the recorded project it physically is.
-        recorded = memory.projects()
-        resolved = [resolve_project(recorded, p) or p for p in project]
-        known = set(recorded)
-        for name in resolved:
-            if name not in known:
-                click.echo(
-                    f"warning: no sessions are recorded for project {name}; "
-                    "`recallbench status` counts the projects that are",
-                    err=True,
-                )
-        return Scope.of(resolved)
-    found = resolve_here(memory, cwd)
-    if found.project is None:
-        raise click.UsageError(
-            f"{found.directory} belongs to no project: {explain(found)}; "
-            "pass --project PATH or --all-projects"
-        )
-    return Scope.of(found.project)
-
-
-def resolve_here(memory: Projects, directory: Path) -> Resolution:
-    """The recorded project `directory` belongs to, under the person's `scope.inherit_parent`."""
-    inherit = config.read_settings().scope_inherit_parent
-    return explain_project(memory.projects(), directory, inherit_parent=inherit)
-
-
-def explain(found: Resolution) -> str:
-    """Why a directory resolves as it does, with the setting that would change it."""
-    if found.parent is None:
-        return found.reason
-    return f"{found.reason}; `recallbench config set scope.inherit_parent true` would use it"
 
 
 @main.command(

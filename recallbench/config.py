@@ -144,6 +144,12 @@ SETTINGS: Mapping[str, Setting] = {
             help="Let a folder without sessions of its own use the memory of its nearest recorded "
             "parent folder (never / or your home folder).",
         ),
+        Setting(
+            key="scope.worktrees",
+            default=False,
+            help="Let a folder use the memory of the same folder in the other git worktrees of its "
+            "repository (recorded when their sessions were imported).",
+        ),
     )
 }
 TRUE_WORDS = ("true", "on", "yes", "1")
@@ -160,6 +166,7 @@ class Settings:
 
     mcp_all_projects: bool = False
     scope_inherit_parent: bool = False
+    scope_worktrees: bool = False
 
 
 def setting(key: str) -> Setting:
@@ -238,6 +245,7 @@ def read_settings(home_dir: Path | None = None) -> Settings:
     return Settings(
         mcp_all_projects=value("mcp.all_projects"),
         scope_inherit_parent=value("scope.inherit_parent"),
+        scope_worktrees=value("scope.worktrees"),
     )
 
 

@@ -35,11 +35,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from engine.checks import is_number
+from engine.git_repo import Checkout
 from engine.markers import OWN_SERVER
-from engine.scope import Scope, resolve_project
+from engine.scope import Resolution, Scope, explain_project
 from engine.text_reads import TextReads, is_lock_error, is_lock_message
 from engine.trust_order import settle_ranked
 from recallbench import config
@@ -239,9 +240,23 @@ def project_dir(payload: Mapping[str, Any], env: Mapping[str, str]) -> Path:
     return Path.cwd()
 
 
-def _inherit(ctx: HookContext) -> bool:
-    """The person's `scope.inherit_parent` switch (config.toml in the hook's home; off if unreadable)."""
-    return config.read_settings(ctx.home).scope_inherit_parent
+class _ProjectReads(Protocol):
+    def projects(self) -> list[str]: ...
+    def project_checkouts(self) -> dict[str, Checkout]: ...
+
+
+def _resolve(reads: _ProjectReads, here: Path, ctx: HookContext) -> Resolution:
+    """The projects `here` reads under the person's `scope.inherit_parent` and `scope.worktrees`
+    (config.toml in the hook's home; off if unreadable). The git worktrees are looked up only when
+    they may join."""
+    settings = config.read_settings(ctx.home)
+    return explain_project(
+        reads.projects(),
+        here,
+        inherit_parent=settings.scope_inherit_parent,
+        checkouts=reads.project_checkouts() if settings.scope_worktrees else None,
+        join_worktrees=settings.scope_worktrees,
+    )
 
 
 def _retry_locked(step: Callable[[], T], log: HookLog, what: str) -> T:
@@ -369,27 +384,35 @@ def session_brief(payload: Mapping[str, Any], ctx: HookContext, log: HookLog) ->
 
 def _brief(memory: Memory, payload: Mapping[str, Any], ctx: HookContext, log: HookLog) -> str:
     here = project_dir(payload, ctx.env)
-    project = resolve_project(memory.projects(), here, inherit_parent=_inherit(ctx))
-    if project is None:
+    found = _resolve(memory, here, ctx)
+    if not found.projects:
         log.info(f"no sessions recorded for {here}; no brief")
         return ""
-    scope = Scope.of(project)
+    scope = Scope.of(found.projects)
+    where = found.project or ""
+    if found.joined:
+        n = len(found.worktrees)
+        others = (
+            f"the same folder in {n} other git worktree{'' if n == 1 else 's'} of this repository"
+        )
+        where = f"{where} and {others}" if where else others
     current = _text_field(payload, "session_id")
     sessions = [s for s in memory.recent_sessions(scope, 6) if s["session_id"] != current][:5]
     if not sessions:
-        log.info(f"no earlier sessions in {project}; no brief")
+        log.info(f"no earlier sessions in {scope}; no brief")
         return ""
     # A main stream's chunk 0 opens the session, usually with the user's first prompt.
     first = memory.chunks(
         [str(s["opening_chunk_id"]) for s in sessions if s["opening_chunk_id"]], scope
     )
     openings = {r.session_id: r.text for r in first}
-    lines = [f"recallbench remembers earlier Claude Code sessions in {project}. Most recent:"]
+    lines = [f"recallbench remembers earlier Claude Code sessions in {where}. Most recent:"]
     for s in sessions:
         sid = str(s["session_id"])
         opening = clip(one_line(openings.get(sid, "")), 110)
+        worktree = f" · in {s['project']}" if found.joined else ""
         lines.append(
-            f'- {minute(s["started"])} · session {sid[:8]} · {s["chunks"]} chunks · "{opening}"'
+            f'- {minute(s["started"])} · session {sid[:8]}{worktree} · {s["chunks"]} chunks · "{opening}"'
         )
     lines.append(
         f"To recall earlier decisions, errors, commands or fixes, call the `search_memory` tool of the "
@@ -439,16 +462,16 @@ def _inject(
     log: HookLog,
 ) -> str:
     here = project_dir(payload, ctx.env)
-    project = resolve_project(reads.projects(), here, inherit_parent=_inherit(ctx))
-    if project is None:
+    found = _resolve(reads, here, ctx)
+    if not found.projects:
         log.info(f"no sessions recorded for {here}; nothing injected")
         return ""
-    scope = Scope.of(project)
+    scope = Scope.of(found.projects)
     settings = ctx.settings
     # Four times what is shown (within the server's cap): the running session's own chunks (and,
     # resumed, the lines it copied) are dropped below, and on its own topic they can fill the top.
     wanted = min(settings.limit * 4, MAX_SEARCH_K)
-    hits = _served_hits(prompt, project, wanted, ctx, log)
+    hits = _served_hits(prompt, sorted(scope.projects), wanted, ctx, log)
     if hits is None:  # the served arm's hits are settled already (arms.settled); these, here
         lexical = [
             _Hit(chunk_id=s.chunk_id, score=s.score, via=LEXICAL_VIA, cosine=None)
@@ -468,14 +491,14 @@ def _inject(
 
 
 def _served_hits(
-    prompt: str, project: str, k: int, ctx: HookContext, log: HookLog
+    prompt: str, projects: list[str], k: int, ctx: HookContext, log: HookLog
 ) -> list[_Hit] | None:
     """The shipped arm's hits as the running server computes them, or None to read lexically."""
     base = config.make_embedder()  # only its id: the model is never loaded here
     sock = socket_path(ctx.home, base.id)
     timeout = ctx.settings.search_timeout_s
     started = time.monotonic()
-    request = {"text": prompt, "projects": [project], "k": k, "now": ctx.now.isoformat()}
+    request = {"text": prompt, "projects": projects, "k": k, "now": ctx.now.isoformat()}
     reasons: list[str] = []
     answer = search_via_socket(request, timeout, path=sock, embedder_id=base.id, why=reasons.append)
     hits = None if answer is None else _parse_hits(answer.get("hits"), answer.get("arm"))

@@ -8,7 +8,8 @@ searches, still readable by id, and the person reviews every such flag (`recallb
 it needs), a built arm and, for the flag, a `Flagger` (the narrow settle/undo interface) by the
 wiring in `recallbench.mcp_server`; this module imports nothing that writes (a test walks its
 imports to keep it that way). Reads are scoped to the Claude Code project (`$CLAUDE_PROJECT_DIR`, else
-the server's cwd, resolved by `engine.scope.resolve_project`). A call may ask for all projects only when
+the server's cwd, resolved by `engine.scope.explain_project` under the person's scope settings, its
+other git worktrees included when `scope.worktrees` is on). A call may ask for all projects only when
 the person turned `mcp.all_projects` on in config; otherwise it is refused with a tool error, so neither
 the model nor a prompt injection can widen a read. Search hits are `recallbench.present` rows.
 """
@@ -30,7 +31,8 @@ from pydantic import BaseModel, Field
 from arms.base import Arm, Query
 from engine.api import ChunkRecord, Settlement
 from engine.chunking import chunk_id as make_chunk_id
-from engine.scope import Scope, resolve_project
+from engine.git_repo import Checkout
+from engine.scope import Resolution, Scope, explain_project
 from recallbench.present import hit_rows, status_line
 
 MAX_LIMIT = 50
@@ -72,18 +74,22 @@ class ScopeSettings(Protocol):
     def mcp_all_projects(self) -> bool: ...
     @property
     def scope_inherit_parent(self) -> bool: ...
+    @property
+    def scope_worktrees(self) -> bool: ...
 
 
 @dataclass(frozen=True)
 class _AllOff:
     mcp_all_projects: bool = False
     scope_inherit_parent: bool = False
+    scope_worktrees: bool = False
 
 
 class ToolReader(Protocol):
     """The scoped reads the tools make; `engine.memory.Memory` provides them."""
 
     def projects(self) -> list[str]: ...
+    def project_checkouts(self) -> dict[str, Checkout]: ...
     def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]: ...
     def recent_sessions(self, scope: Scope, limit: int) -> list[dict[str, object]]: ...
     def status(self) -> dict[str, object]: ...
@@ -188,6 +194,11 @@ class MemoryStatus(BaseModel):
     index: str
     arm: str
     current_project: str | None
+    worktrees: list[str] = Field(
+        default_factory=list,
+        description="The same folder in other git worktrees of the repository, read with the "
+        "current project (the person's scope.worktrees setting).",
+    )
     skipped: dict[str, int]
     scrubbed: dict[str, int]
 
@@ -244,8 +255,19 @@ class MemoryTools:
     # --- scope ---------------------------------------------------------------------------------
     def current_project(self) -> str | None:
         """The recorded project the project folder resolves to, or None."""
-        inherit = self._settings().scope_inherit_parent
-        return resolve_project(self._reader.projects(), self._project_dir, inherit_parent=inherit)
+        return self._resolve().project
+
+    def _resolve(self) -> Resolution:
+        """The project folder's resolution under the person's scope settings (`engine.scope`)."""
+        settings = self._settings()
+        join = settings.scope_worktrees
+        return explain_project(
+            self._reader.projects(),
+            self._project_dir,
+            inherit_parent=settings.scope_inherit_parent,
+            checkouts=self._reader.project_checkouts() if join else None,
+            join_worktrees=join,
+        )
 
     def _scope(self, all_projects: bool) -> tuple[Scope | None, str | None]:
         """The scope of a call, or None and a message when the project has no memory.
@@ -257,13 +279,13 @@ class MemoryTools:
             if not self._settings().mcp_all_projects:
                 raise ToolError(ALL_PROJECTS_OFF)
             return Scope.everywhere(), None
-        project = self.current_project()
-        if project is None:
+        found = self._resolve()
+        if not found.projects:
             return None, (
                 f"no sessions are recorded for {self._project_dir}; run `recallbench import` (or "
                 "install the hooks); `recallbench status --project DIR` says why a folder has none"
             )
-        return Scope.of(project), None
+        return Scope.of(found.projects), None
 
     # --- the tools -----------------------------------------------------------------------------
     def search_memory(
@@ -443,6 +465,7 @@ class MemoryTools:
     def memory_status(self) -> MemoryStatus:
         """What the memory holds: sessions, chunks, vectors, index state, and the arm being served."""
         info = self._reader.status()
+        found = self._resolve()
         return MemoryStatus(
             database=str(info["database"]),
             projects=_int(info["projects"]),
@@ -453,7 +476,8 @@ class MemoryTools:
             embedder=None if info["embedder"] is None else str(info["embedder"]),
             index=str(info["index"]),
             arm=self._arm_spec,
-            current_project=self.current_project(),
+            current_project=found.project,
+            worktrees=list(found.worktrees if found.joined else ()),
             skipped=_counts(info["skipped"]),
             scrubbed=_counts(info["scrubbed"]),
         )

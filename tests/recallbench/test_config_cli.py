@@ -43,6 +43,7 @@ def ok(*args: str) -> str:
 def test_every_setting_is_off_until_set_and_unset_restores_the_default(home: Path) -> None:
     assert ok("config", "list") == (
         "mcp.all_projects = false  (default)\nscope.inherit_parent = false  (default)\n"
+        "scope.worktrees = false  (default)\n"
     )
     assert ok("config", "get", "mcp.all_projects") == "false\n"
     assert not (home / "config.toml").exists()  # reading writes nothing
@@ -64,6 +65,10 @@ def test_every_setting_is_off_until_set_and_unset_restores_the_default(home: Pat
         "mcp.all_projects was not set; the default (false) applies\n"
     )
     assert config.read_settings() == config.Settings(scope_inherit_parent=True)
+    ok("config", "set", "scope.worktrees", "true")
+    assert config.read_settings() == config.Settings(
+        scope_inherit_parent=True, scope_worktrees=True
+    )
 
 
 def test_setting_a_value_keeps_the_shipped_arm_and_every_key_it_does_not_know(home: Path) -> None:

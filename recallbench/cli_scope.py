@@ -1,0 +1,87 @@
+"""Which projects a command reads when it names none: the one rule (`engine.scope.explain_project`)
+under the person's settings, and the words that say why a folder resolves as it does.
+
+`search`, `sessions`, `show` and `status` resolve through here; `--project P` names a project (by any
+path to its folder) and `--all-projects` reads every one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import click
+
+from engine.git_repo import Checkout
+from engine.scope import Resolution, Scope, explain_project, resolve_project
+from recallbench import config
+
+
+class Projects(Protocol):
+    """What scope resolution reads: the recorded projects and where each sat in git (`Memory` or
+    `engine.text_reads.TextReads`)."""
+
+    def projects(self) -> list[str]: ...
+    def project_checkouts(self) -> dict[str, Checkout]: ...
+
+
+def resolve_scope(
+    memory: Projects, project: tuple[str, ...], all_projects: bool, cwd: Path
+) -> Scope:
+    """--project P (repeatable), --all-projects, or the project holding the current directory.
+
+    A `--project` with no recorded sessions is searched all the same (it finds nothing), with a
+    one-line warning on stderr: a typo must not look like "nothing relevant".
+    """
+    if all_projects and project:
+        raise click.UsageError("use either --project or --all-projects, not both")
+    if all_projects:
+        return Scope.everywhere()
+    if project:
+        # A folder given by any path (`..`, a symlink) names the recorded project it physically is.
+        recorded = memory.projects()
+        resolved = [resolve_project(recorded, p) or p for p in project]
+        known = set(recorded)
+        for name in resolved:
+            if name not in known:
+                click.echo(
+                    f"warning: no sessions are recorded for project {name}; "
+                    "`recallbench status` counts the projects that are",
+                    err=True,
+                )
+        return Scope.of(resolved)
+    found = resolve_here(memory, cwd)
+    if not found.projects:
+        raise click.UsageError(
+            f"{found.directory} belongs to no project: {explain(found)}; "
+            "pass --project PATH or --all-projects"
+        )
+    return Scope.of(found.projects)
+
+
+def resolve_here(memory: Projects, directory: Path) -> Resolution:
+    """The recorded project `directory` belongs to, under the person's `scope.inherit_parent`, and
+    the other git worktrees of the same folder (joined under `scope.worktrees`)."""
+    settings = config.read_settings()
+    return explain_project(
+        memory.projects(),
+        directory,
+        inherit_parent=settings.scope_inherit_parent,
+        checkouts=memory.project_checkouts(),
+        join_worktrees=settings.scope_worktrees,
+    )
+
+
+def explain(found: Resolution) -> str:
+    """Why a directory resolves as it does, with the setting that would change it."""
+    hints = []
+    if found.parent is not None:
+        hints.append("`recallbench config set scope.inherit_parent true` would use it")
+    if found.worktrees and not found.joined:
+        n = len(found.worktrees)
+        hints.append(
+            f"the same folder in {n} other git worktree{'' if n == 1 else 's'} of its repository "
+            f"{'has' if n == 1 else 'have'} sessions ({', '.join(found.worktrees)}); "
+            "`recallbench config set scope.worktrees true` would join them"
+        )
+    return "; ".join((found.reason, *hints))
