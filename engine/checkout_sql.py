@@ -43,6 +43,15 @@ def checkouts(conn: sqlite3.Connection) -> dict[str, Checkout]:
     return {str(p): Checkout(repository=str(r), folder=str(f)) for p, r, f in rows}
 
 
+def unrecorded(conn: sqlite3.Connection) -> list[str]:
+    """The projects with a session but no record (imported before records were kept), sorted."""
+    rows = conn.execute(
+        "SELECT DISTINCT project FROM sessions WHERE project NOT IN "
+        "(SELECT project FROM project_checkouts) ORDER BY project"
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
 def delete_orphans(conn: sqlite3.Connection) -> int:
     """Delete the records of projects left without a session (after a forget); returns how many."""
     return conn.execute(

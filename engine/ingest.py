@@ -32,7 +32,7 @@ from engine import checkout_sql, reads, sentence_sql, store, tombstone_sql
 from engine.checks import is_int
 from engine.chunking import chunk_stream
 from engine.embed import Embedder
-from engine.git_repo import checkout_of
+from engine.git_repo import Checkout, checkout_of
 from engine.model import CleanMessage, Message, ToolUse
 from engine.render import MAX_MESSAGE_BYTES, cap_message, precut_text_blocks
 from engine.sanitize import redact_paths, sanitize
@@ -201,7 +201,21 @@ def import_paths(
             on_file(str(tf.path))
     if bar is not None:
         bar.close()
+    _record_checkouts(conn)
     return report
+
+
+def _record_checkouts(conn: sqlite3.Connection) -> None:
+    """Record where each project without a record sits in git, for the folders that still exist (a
+    store imported before the records were kept; a file's own import records its project)."""
+    found: dict[str, Checkout] = {}
+    for project in checkout_sql.unrecorded(conn):
+        checkout = checkout_of(project) if os.path.isabs(project) else None
+        if checkout is not None:
+            found[project] = checkout
+    if found:
+        with store.write(conn):
+            checkout_sql.put_missing(conn, found)
 
 
 def _import_file(

@@ -189,3 +189,14 @@ def test_a_worktree_with_its_own_sessions_is_briefed_with_the_others(repo: dict[
     )
     assert f"session {sid[:8]} · in {repo['b']}" in out
     assert f"session {SID_A[:8]} · in {repo['a']}" in out
+
+
+def test_an_import_records_the_projects_a_store_made_before_the_records_has(
+    repo: dict[str, Path], home: Path
+) -> None:
+    with closing(sqlite3.connect(home / "memory.db")) as conn, conn:
+        conn.execute("DELETE FROM project_checkouts")  # as a store migrated from before them
+    assert stored_rows(home) == []
+    ok("import", str(repo["transcripts"]))  # nothing new to read in any file
+    # other's folder still exists; wt-a's was removed, so nothing can say where it sat
+    assert stored_rows(home) == [str(repo["other"])]
