@@ -172,6 +172,34 @@ def _confirm(target: Target, confirm: str | None) -> None:
         raise click.ClickException(msg)
 
 
+def _refuse_a_short_id(db: Path, target: Target) -> None:
+    """Refuse an id that names nothing stored but starts stored ones (the 8-character session ids
+    the hooks show): forgetting it would only leave a tombstone for an id that never existed, and
+    the person would believe the session gone."""
+    from engine import forget_sql, store
+
+    conn = store.connect(db)
+    try:
+        with store.read(conn):
+            shown, count = forget_sql.ids_starting_with(conn, target.kind, target.value, 5)
+    finally:
+        conn.close()
+    if not count:
+        return
+    more = f" and {count - len(shown)} more" if count > len(shown) else ""
+    ids = f"1 {target.kind} id starts" if count == 1 else f"{count} {target.kind} ids start"
+    where = (
+        "`recallbench sessions` lists them"
+        if target.kind == "session"
+        else "`recallbench search --json` shows them whole"
+    )
+    msg = (
+        f"no {target.kind} {target.value} is stored, but {ids} with it: {', '.join(shown)}{more}; "
+        f"give the whole id ({where}). Nothing was removed."
+    )
+    raise click.UsageError(msg)
+
+
 def _database() -> Path:
     ctx = click.get_current_context()
     db = chosen_db(ctx) or config.default_db()
@@ -247,6 +275,8 @@ def forget_command(
     db = _database()
     home = db.parent
     plan = preview(db, target)
+    if not plan.counts and target.kind in ("session", "chunk"):
+        _refuse_a_short_id(db, target)
     try:
         log_lines = quoting_lines(home, target.value)
     except (OSError, UntrustedFileError) as exc:

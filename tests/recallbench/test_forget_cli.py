@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import stat
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -220,6 +222,28 @@ def test_on_a_terminal_the_person_types_the_target_back(
     assert any(r["session_id"] == SID_A1 for r in search_rows("retry decorator timeout"))
     typed = cli("forget", "--session", SID_A1, stdin=f"{SID_A1}\n")
     assert typed.exit_code == 0, typed.output
+    assert not any(r["session_id"] == SID_A1 for r in search_rows("retry decorator timeout"))
+
+
+def test_a_short_id_that_starts_stored_ones_is_refused_and_leaves_no_tombstone(
+    root: Path, home: Path
+) -> None:
+    short = SID_A1[:8]  # as the SessionStart brief and the prompt hook show a session
+    refused = cli("forget", "--session", short, "--confirm", short)
+    assert refused.exit_code == 2
+    said = " ".join(refused.output.split())
+    assert f"no session {short} is stored, but " in said
+    assert SID_A1 in said
+    assert "give the whole id (`recallbench sessions` lists them). Nothing was removed." in said
+    assert any(r["session_id"] == SID_A1 for r in search_rows("retry decorator timeout"))
+    chunk = search_rows("retry decorator timeout")[0]["chunk_id"]
+    half = cli("forget", "--chunk", chunk[:13], "--dry-run")
+    assert half.exit_code == 2
+    assert f"1 chunk id starts with it: {chunk};" in " ".join(half.output.split())
+    with closing(sqlite3.connect(home / "memory.db")) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM tombstones").fetchone()[0] == 0
+    # positive control: the whole id forgets the session
+    assert cli("forget", "--session", SID_A1, "--confirm", SID_A1).exit_code == 0
     assert not any(r["session_id"] == SID_A1 for r in search_rows("retry decorator timeout"))
 
 
