@@ -33,7 +33,7 @@ from engine.api import ChunkRecord, Settlement
 from engine.chunking import chunk_id as make_chunk_id
 from engine.git_repo import Checkout
 from engine.scope import Resolution, Scope, explain_project
-from recallbench.present import hit_rows, status_line
+from recallbench.present import clip, hit_rows, one_line, status_line
 
 MAX_LIMIT = 50
 READ_ONLY = ToolAnnotations(
@@ -168,12 +168,24 @@ class MemoryChunk(BaseModel):
     message: str | None = None
 
 
+# Characters of a session's opening that `recent_sessions` gives (`get_memory` reads it whole).
+OPENING_CHARS = 200
+
+
 class SessionSummary(BaseModel):
     session_id: str
     project: str
     started: str | None
     ended: str | None
     chunks: int
+    opening_chunk_id: str | None = Field(
+        default=None, description="The session's first chunk (get_memory reads it whole)."
+    )
+    opening: str | None = Field(
+        default=None,
+        description=f"The start of that chunk, usually the first prompt (at most {OPENING_CHARS} "
+        "characters, on one line).",
+    )
 
 
 class RecentSessions(BaseModel):
@@ -443,13 +455,19 @@ class MemoryTools:
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Sessions to list.")] = 10,
         all_projects: Annotated[bool, Field(description=ALL_PROJECTS_HELP)] = False,
     ) -> RecentSessions:
-        """The most recently started sessions of this project, with their chunk counts."""
+        """The most recently started sessions of this project: when, how many chunks, and how each
+        opened (usually its first prompt)."""
         scope, message = self._scope(all_projects)
         projects, everywhere = _scope_fields(scope)
         if scope is None:
             return RecentSessions(
                 scope=projects, all_projects=everywhere, sessions=[], message=message
             )
+        rows = self._reader.recent_sessions(scope, limit)
+        first = [str(r["opening_chunk_id"]) for r in rows if r["opening_chunk_id"]]
+        openings = {
+            c.id: clip(one_line(c.text), OPENING_CHARS) for c in self._reader.chunks(first, scope)
+        }
         sessions = [
             SessionSummary(
                 session_id=str(r["session_id"]),
@@ -457,8 +475,12 @@ class MemoryTools:
                 started=None if r["started"] is None else str(r["started"]),
                 ended=None if r["ended"] is None else str(r["ended"]),
                 chunks=_int(r["chunks"]),
+                opening_chunk_id=None
+                if r["opening_chunk_id"] is None
+                else str(r["opening_chunk_id"]),
+                opening=openings.get(str(r["opening_chunk_id"])),
             )
-            for r in self._reader.recent_sessions(scope, limit)
+            for r in rows
         ]
         return RecentSessions(scope=projects, all_projects=everywhere, sessions=sessions)
 

@@ -168,6 +168,17 @@ def test_every_tool_answers(db: Path, mode: str) -> None:
         "aaaaaaaa-0000-4000-8000-000000000002",
         SID_A1,
     ]
+    first = recent["sessions"][2]
+    assert first["opening"].startswith("Why does the flaky retry test in the importer fail on CI?")
+    long_opening = recent["sessions"][0]["opening"]
+    assert long_opening.startswith("Step 0: migrate the schema carefully migrate")
+    assert len(long_opening) == 200  # clipped: the chunk holds 8 + 29 * 28 characters
+    assert long_opening.endswith("…")
+    (opened,) = call(
+        server_for(db, ALPHA), mode, ("get_memory", {"chunk_id": first["opening_chunk_id"]})
+    )
+    assert opened["session_id"] == SID_A1
+    assert opened["index"] == 0
 
 
 def test_get_memory_links_the_previous_and_next_chunk_of_the_same_stream(db: Path) -> None:
