@@ -215,3 +215,14 @@ def test_browsing_without_a_database_says_to_import_first(tmp_path: Path) -> Non
         result = run("--db", str(tmp_path / "none.db"), *args)
         assert result.exit_code == 1
         assert "run `recallbench import` first" in result.output
+
+
+def test_show_prints_a_corrected_chunk_with_its_status(corpus: tuple[Path, Path]) -> None:
+    old = long_chunk(0)
+    assert " · corrected on " not in invoke("show", old)  # control: no settle yet
+    invoke("correct", old, "--note", "Anchovy was renamed.", "--kind", "corrected", "--reason", "x")
+    assert json.loads(invoke("search", "anchovy topic", "--json"))["hits"][0]["chunk_id"] != old
+    heading = invoke("show", old).splitlines()[0]
+    assert heading.startswith(f"--- chunk {old} · User · 2026-03-01 10:30 · session {LONG} · ")
+    assert " · corrected on " in heading
+    assert json.loads(invoke("show", old, "--json"))["chunk"]["status"].startswith("corrected on ")
