@@ -7,10 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 from engine.chunking import chunk_id
-from recallbench.cli import main
 from recallbench.mcp_tools import MemoryChunk
 from tests.engine.fixtures_transcripts import (
     assistant_lines,
@@ -20,6 +18,8 @@ from tests.engine.fixtures_transcripts import (
     user_line,
     write_jsonl,
 )
+from tests.recallbench.cli_run import ok as invoke
+from tests.recallbench.cli_run import run
 
 LONG = "4c0a0000-0000-4000-8000-00000000000a"  # five chunks in alpha, started 10:30
 SHORT = "4c0a0000-0000-4000-8000-00000000000b"  # one chunk in alpha, started 10:00
@@ -73,16 +73,6 @@ def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]
     invoke("import", str(root))
     monkeypatch.chdir(alpha)
     return alpha, beta
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
-def invoke(*args: str) -> str:
-    result = run(*args)
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 def long_chunk(index: int) -> str:

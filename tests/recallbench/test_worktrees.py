@@ -11,15 +11,15 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from engine.embed import HashEmbedder
 from engine.git_repo import Checkout
 from engine.memory import Memory
-from recallbench.cli import main
 from recallbench.serve_cli import hook_command
 from tests.engine.fixtures_transcripts import simple_session, write_jsonl
 from tests.engine.git_layout import repository, worktree
+from tests.recallbench.cli_run import ok, run
 from tests.recallbench.prompt_hook import inject
 from tests.recallbench.test_mcp_server import call, server_for
 
@@ -27,16 +27,6 @@ SID_A = "3d0e0000-0000-4000-8000-00000000000a"  # ran in worktree wt-a, later re
 SID_OTHER = "3d0e0000-0000-4000-8000-00000000000c"  # ran in another repository
 QUESTION = "Why does the flaky retry test in the importer fail on CI?"
 ANSWER = "The retry decorator swallowed the timeout error."
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
-def ok(*args: str) -> str:
-    result = run(*args)
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 @pytest.fixture
