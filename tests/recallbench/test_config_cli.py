@@ -8,10 +8,10 @@ import stat
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
 from recallbench import config
-from recallbench.cli import main
+from tests.recallbench.cli_run import ok
+from tests.recallbench.cli_run import run as cli
 from tests.recallbench.scope_corpus import A_TEXT, B_TEXT, two_projects
 
 SHIPPED = (
@@ -25,16 +25,6 @@ SHIPPED = (
     "numbers = [1, 2.5]\n"
     "when = 2026-06-01T12:00:00Z\n"
 )
-
-
-def cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
-def ok(*args: str) -> str:
-    result = cli(*args)
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 # --- recallbench config --------------------------------------------------------------------------
