@@ -385,16 +385,3 @@ def checkpoint(conn: sqlite3.Connection) -> tuple[int, int, int]:
 def vacuum(conn: sqlite3.Connection) -> None:
     """Rebuild the database file, so that no free page keeps an old row."""
     conn.execute("VACUUM")
-
-
-def ids_starting_with(
-    conn: sqlite3.Connection, kind: str, prefix: str, limit: int
-) -> tuple[list[str], int]:
-    """Up to `limit` stored session or chunk ids (`kind`) that start with `prefix` and are longer,
-    sorted, and how many there are: what a person meant by a short id a listing showed."""
-    table = {"session": "sessions", "chunk": "chunks"}[kind]
-    where = f"FROM {table} WHERE substr(id, 1, ?) = ? AND length(id) > ?"
-    params = (len(prefix), prefix, len(prefix))
-    count = int(conn.execute(f"SELECT COUNT(*) {where}", params).fetchone()[0])
-    rows = conn.execute(f"SELECT id {where} ORDER BY id LIMIT ?", (*params, limit)).fetchall()
-    return [str(r[0]) for r in rows], count

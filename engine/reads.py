@@ -492,3 +492,17 @@ def check_fts(conn: sqlite3.Connection) -> None:
 def recorded_files(conn: sqlite3.Connection) -> list[str]:
     """The path of every transcript file the store has imported, sorted."""
     return [str(r[0]) for r in conn.execute("SELECT path FROM files ORDER BY path")]
+
+
+def ids_starting_with(
+    conn: sqlite3.Connection, kind: str, prefix: str, scope: Scope, limit: int
+) -> tuple[list[str], int]:
+    """Up to `limit` session or chunk ids (`kind`) in scope that start with `prefix` and are longer,
+    sorted, and how many there are: what a person meant by a short id a listing showed."""
+    table = {"session": "sessions", "chunk": "chunks"}[kind]
+    where, params = scope_sql(scope, "project")
+    sql = f"FROM {table} WHERE substr(id, 1, ?) = ? AND length(id) > ?{where}"
+    args = (len(prefix), prefix, len(prefix), *params)
+    count = int(conn.execute(f"SELECT COUNT(*) {sql}", args).fetchone()[0])
+    rows = conn.execute(f"SELECT id {sql} ORDER BY id LIMIT ?", (*args, limit)).fetchall()
+    return [str(r[0]) for r in rows], count

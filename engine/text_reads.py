@@ -69,6 +69,13 @@ class TextReads:
         (`engine.reads.held_messages`)."""
         return reads.held_messages(self._conn, session_id, uuids)
 
+    def ids_starting_with(
+        self, kind: str, prefix: str, scope: Scope, limit: int
+    ) -> tuple[list[str], int]:
+        """Up to `limit` session or chunk ids (`kind`) in scope that start with `prefix` and are
+        longer, and how many (`engine.reads.ids_starting_with`)."""
+        return reads.ids_starting_with(self._conn, kind, prefix, scope, limit)
+
     def close(self) -> None:
         self._conn.close()
 

@@ -176,14 +176,11 @@ def _refuse_a_short_id(db: Path, target: Target) -> None:
     """Refuse an id that names nothing stored but starts stored ones (the 8-character session ids
     the hooks show): forgetting it would only leave a tombstone for an id that never existed, and
     the person would believe the session gone."""
-    from engine import forget_sql, store
+    from engine.scope import Scope
+    from engine.text_reads import TextReads
 
-    conn = store.connect(db)
-    try:
-        with store.read(conn):
-            shown, count = forget_sql.ids_starting_with(conn, target.kind, target.value, 5)
-    finally:
-        conn.close()
+    with TextReads(db) as reads:  # forget reaches every project, so the lookup does too
+        shown, count = reads.ids_starting_with(target.kind, target.value, Scope.everywhere(), 5)
     if not count:
         return
     more = f" and {count - len(shown)} more" if count > len(shown) else ""

@@ -121,3 +121,21 @@ def test_a_lock_error_is_recognised_and_other_errors_are_not() -> None:
     assert not is_lock_error(RuntimeError("database is locked"))  # not the store's error
     assert is_lock_message("sqlite3.OperationalError: database is busy")
     assert not is_lock_message("file vanished")
+
+
+def test_ids_starting_with_a_prefix_keep_to_the_scope_and_skip_the_whole_id(
+    tmp_path: Path, corpus: Path
+) -> None:
+    memory = Memory(tmp_path / "m.db", HashEmbedder(64))
+    memory.import_paths([corpus])
+    memory.close()
+    with TextReads(tmp_path / "m.db") as reads:
+        everywhere = Scope.everywhere()
+        assert reads.ids_starting_with("session", "22222222", everywhere, 5) == ([S1, S3], 2)
+        assert reads.ids_starting_with("session", "22222222", everywhere, 1) == ([S1], 2)
+        assert reads.ids_starting_with("session", "22222222", Scope.of(B), 5) == ([S3], 1)
+        assert reads.ids_starting_with("session", S1, everywhere, 5) == ([], 0)  # the id itself
+        assert reads.ids_starting_with("session", "3", everywhere, 5) == ([], 0)
+        chunk = reads.lexical("wall clock", Scope.of(A), 1)[0].chunk_id
+        assert reads.ids_starting_with("chunk", chunk[:8], Scope.of(A), 5) == ([chunk], 1)
+        assert reads.ids_starting_with("chunk", chunk[:8], Scope.of(B), 5)[1] == 0
