@@ -148,8 +148,7 @@ def show_command(
         scope = resolve_scope(reads, project, all_projects, Path.cwd())
         found = reads.chunks([chunk_id], scope)
         if not found:
-            hint = "" if scope.all_projects else " (pass --all-projects to look everywhere)"
-            raise click.ClickException(f"no chunk {chunk_id} in {scope}{hint}")
+            raise click.ClickException(_not_found(reads, chunk_id, scope))
         record = found[0]
         before = _neighbours(reads, record, scope, range(record.index - context, record.index))
         after = _neighbours(
@@ -172,6 +171,20 @@ def show_command(
     click.echo(f"previous: {previous or 'none'}  next: {following or 'none'}")
     for other in after:
         _echo_block(f"after · chunk {other.id}", other)
+
+
+def _not_found(reads: TextReads, chunk_id: str, scope: Scope) -> str:
+    """Why `chunk_id` is not shown: the ids in scope that start with it, else how to widen the scope."""
+    shown, count = reads.ids_starting_with("chunk", chunk_id, scope, 5)
+    if count:
+        more = f" and {count - len(shown)} more" if count > len(shown) else ""
+        ids = "1 chunk id starts" if count == 1 else f"{count} chunk ids start"
+        return (
+            f"no chunk {chunk_id} in {scope}, but {ids} with it: {', '.join(shown)}{more}; "
+            "give the whole id"
+        )
+    hint = "" if scope.all_projects else " (pass --all-projects to look everywhere)"
+    return f"no chunk {chunk_id} in {scope}{hint}"
 
 
 def _neighbours(

@@ -183,6 +183,17 @@ def test_show_keeps_to_the_scope_and_says_how_to_widen_it(corpus: tuple[Path, Pa
     assert "Rotate the beta key" in invoke("show", beta_chunk, "--project", str(beta))
 
 
+def test_show_names_the_ids_that_start_with_a_short_one(corpus: tuple[Path, Path]) -> None:
+    alpha, _ = corpus
+    whole = long_chunk(1)
+    refused = run("show", whole[:8])
+    assert refused.exit_code == 1
+    assert f"no chunk {whole[:8]} in {alpha}, but 1 chunk id starts with it: {whole}; " in (
+        " ".join(refused.output.split())
+    )
+    assert invoke("show", whole).startswith(f"--- chunk {whole} · ")  # control: the whole id
+
+
 def test_browsing_outside_any_project_asks_for_a_scope(
     corpus: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
