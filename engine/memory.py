@@ -421,6 +421,13 @@ class Memory:
         (`engine.checkout_sql`); scope resolution joins worktrees with them."""
         return checkout_sql.checkouts(self.conn)
 
+    def ids_starting_with(
+        self, kind: str, prefix: str, scope: Scope, limit: int
+    ) -> tuple[list[str], int]:
+        """Up to `limit` session or chunk ids (`kind`) in scope that start with `prefix` and are
+        longer, and how many, as `TextReads.ids_starting_with`."""
+        return reads.ids_starting_with(self.conn, kind, prefix, scope, limit)
+
     def recent_sessions(self, scope: Scope, limit: int) -> list[dict[str, object]]:
         """Most recently started sessions in scope with their chunk counts."""
         return reads.recent_sessions(self.conn, scope, limit)

@@ -92,6 +92,9 @@ class ToolReader(Protocol):
     def project_checkouts(self) -> dict[str, Checkout]: ...
     def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]: ...
     def recent_sessions(self, scope: Scope, limit: int) -> list[dict[str, object]]: ...
+    def ids_starting_with(
+        self, kind: str, prefix: str, scope: Scope, limit: int
+    ) -> tuple[list[str], int]: ...
     def status(self) -> dict[str, object]: ...
 
 
@@ -349,6 +352,9 @@ class MemoryTools:
                 if not scope.all_projects and self._settings().mcp_all_projects
                 else ""
             )
+            starting, _ = self._reader.ids_starting_with("chunk", chunk_id, scope, 5)
+            if starting:  # a short id: the ids it starts, to call again with
+                hint = f"; ids that start with it: {', '.join(starting)}"
             return MemoryChunk(
                 found=False, chunk_id=chunk_id, message=f"no chunk {chunk_id} in {where}{hint}"
             )

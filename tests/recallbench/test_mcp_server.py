@@ -197,6 +197,21 @@ def test_get_memory_links_the_previous_and_next_chunk_of_the_same_stream(db: Pat
     assert got_middle["text"].startswith("Step 1: migrate the schema")
 
 
+def test_get_memory_of_a_short_id_names_the_ids_in_scope_it_starts(db: Path) -> None:
+    middle = chunk_id(stream_of(db, SID_LONG, ALPHA), 1)
+    short, whole = call(
+        server_for(db, ALPHA),
+        "legacy",
+        ("get_memory", {"chunk_id": middle[:8]}),
+        ("get_memory", {"chunk_id": middle}),
+    )
+    (elsewhere,) = call(server_for(db, BETA), "legacy", ("get_memory", {"chunk_id": middle[:8]}))
+    assert short["found"] is False
+    assert short["message"] == f"no chunk {middle[:8]} in {ALPHA}; ids that start with it: {middle}"
+    assert whole["found"] is True  # control: the whole id reads it
+    assert elsewhere["message"] == f"no chunk {middle[:8]} in {BETA}"  # never another project's id
+
+
 def test_search_never_leaves_the_project_unless_asked(db: Path) -> None:
     allow("mcp.all_projects")
     beta_chunk = chunk_id(stream_of(db, SID_B1, BETA), 0)
