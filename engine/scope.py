@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from engine.git_repo import Checkout, checkout_of
 
@@ -122,6 +123,34 @@ def explain_project(
     """
     found = _explain_folder(projects, directory, inherit_parent=inherit_parent, home=home)
     return found if checkouts is None else _with_worktrees(found, checkouts, join_worktrees)
+
+
+class RecordedProjects(Protocol):
+    """A store's recorded projects and where each sat in git (`engine.memory.Memory`,
+    `engine.text_reads.TextReads`)."""
+
+    def projects(self) -> list[str]: ...
+    def project_checkouts(self) -> dict[str, Checkout]: ...
+
+
+def explain_recorded(
+    store: RecordedProjects,
+    directory: Path | str,
+    *,
+    inherit_parent: bool,
+    join_worktrees: bool,
+    offer_worktrees: bool = False,
+) -> Resolution:
+    """`explain_project` over `store`'s recorded projects, as the person's settings ask: the git
+    checkouts are read only when other worktrees may join (`join_worktrees`) or are to be named to
+    the person (`offer_worktrees`), so a hook with the setting off never reads them."""
+    return explain_project(
+        store.projects(),
+        directory,
+        inherit_parent=inherit_parent,
+        checkouts=store.project_checkouts() if join_worktrees or offer_worktrees else None,
+        join_worktrees=join_worktrees,
+    )
 
 
 def _with_worktrees(found: Resolution, checkouts: Mapping[str, Checkout], join: bool) -> Resolution:

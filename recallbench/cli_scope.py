@@ -8,25 +8,15 @@ path to its folder) and `--all-projects` reads every one.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
 
 import click
 
-from engine.git_repo import Checkout
-from engine.scope import Resolution, Scope, explain_project, resolve_project
+from engine.scope import RecordedProjects, Resolution, Scope, explain_recorded, resolve_project
 from recallbench import config
 
 
-class Projects(Protocol):
-    """What scope resolution reads: the recorded projects and where each sat in git (`Memory` or
-    `engine.text_reads.TextReads`)."""
-
-    def projects(self) -> list[str]: ...
-    def project_checkouts(self) -> dict[str, Checkout]: ...
-
-
 def resolve_scope(
-    memory: Projects, project: tuple[str, ...], all_projects: bool, cwd: Path
+    memory: RecordedProjects, project: tuple[str, ...], all_projects: bool, cwd: Path
 ) -> Scope:
     """--project P (repeatable), --all-projects, or the project holding the current directory.
 
@@ -59,16 +49,16 @@ def resolve_scope(
     return Scope.of(found.projects)
 
 
-def resolve_here(memory: Projects, directory: Path) -> Resolution:
+def resolve_here(memory: RecordedProjects, directory: Path) -> Resolution:
     """The recorded project `directory` belongs to, under the person's `scope.inherit_parent`, and
-    the other git worktrees of the same folder (joined under `scope.worktrees`)."""
+    the other git worktrees of the same folder (joined under `scope.worktrees`, else named)."""
     settings = config.read_settings()
-    return explain_project(
-        memory.projects(),
+    return explain_recorded(
+        memory,
         directory,
         inherit_parent=settings.scope_inherit_parent,
-        checkouts=memory.project_checkouts(),
         join_worktrees=settings.scope_worktrees,
+        offer_worktrees=True,
     )
 
 

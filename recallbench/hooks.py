@@ -35,12 +35,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from engine.checks import is_number
-from engine.git_repo import Checkout
 from engine.markers import OWN_SERVER
-from engine.scope import Resolution, Scope, explain_project
+from engine.scope import RecordedProjects, Resolution, Scope, explain_recorded
 from engine.text_reads import TextReads, is_lock_error, is_lock_message
 from engine.trust_order import settle_ranked
 from recallbench import config
@@ -240,21 +239,14 @@ def project_dir(payload: Mapping[str, Any], env: Mapping[str, str]) -> Path:
     return Path.cwd()
 
 
-class _ProjectReads(Protocol):
-    def projects(self) -> list[str]: ...
-    def project_checkouts(self) -> dict[str, Checkout]: ...
-
-
-def _resolve(reads: _ProjectReads, here: Path, ctx: HookContext) -> Resolution:
+def _resolve(reads: RecordedProjects, here: Path, ctx: HookContext) -> Resolution:
     """The projects `here` reads under the person's `scope.inherit_parent` and `scope.worktrees`
-    (config.toml in the hook's home; off if unreadable). The git worktrees are looked up only when
-    they may join."""
+    (config.toml in the hook's home; off if unreadable)."""
     settings = config.read_settings(ctx.home)
-    return explain_project(
-        reads.projects(),
+    return explain_recorded(
+        reads,
         here,
         inherit_parent=settings.scope_inherit_parent,
-        checkouts=reads.project_checkouts() if settings.scope_worktrees else None,
         join_worktrees=settings.scope_worktrees,
     )
 

@@ -32,7 +32,7 @@ from arms.base import Arm, Query
 from engine.api import ChunkRecord, Settlement
 from engine.chunking import chunk_id as make_chunk_id
 from engine.git_repo import Checkout
-from engine.scope import Resolution, Scope, explain_project
+from engine.scope import Resolution, Scope, explain_recorded
 from recallbench.present import clip, hit_rows, one_line, status_line
 
 MAX_LIMIT = 50
@@ -275,13 +275,11 @@ class MemoryTools:
     def _resolve(self) -> Resolution:
         """The project folder's resolution under the person's scope settings (`engine.scope`)."""
         settings = self._settings()
-        join = settings.scope_worktrees
-        return explain_project(
-            self._reader.projects(),
+        return explain_recorded(
+            self._reader,
             self._project_dir,
             inherit_parent=settings.scope_inherit_parent,
-            checkouts=self._reader.project_checkouts() if join else None,
-            join_worktrees=join,
+            join_worktrees=settings.scope_worktrees,
         )
 
     def _scope(self, all_projects: bool) -> tuple[Scope | None, str | None]:
