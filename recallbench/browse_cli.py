@@ -18,10 +18,10 @@ from typing import Any, TypeVar
 import click
 
 from engine.api import ChunkRecord
-from engine.chunking import chunk_id as make_chunk_id
 from engine.render import strip_terminal_control
 from engine.scope import Scope
 from engine.text_reads import TextReads
+from recallbench.chunk_view import chunk_fields, neighbours, previous_and_next
 from recallbench.cli import Context, pass_ctx
 from recallbench.cli_options import db_option
 from recallbench.cli_scope import resolve_scope
@@ -150,18 +150,16 @@ def show_command(
         if not found:
             raise click.ClickException(_not_found(reads, chunk_id, scope))
         record = found[0]
-        before = _neighbours(reads, record, scope, range(record.index - context, record.index))
-        after = _neighbours(
+        before = neighbours(reads, record, scope, range(record.index - context, record.index))
+        after = neighbours(
             reads, record, scope, range(record.index + 1, record.index + context + 1)
         )
-        adjacent = _neighbours(reads, record, scope, (record.index - 1, record.index + 1))
-    previous = next((r.id for r in adjacent if r.index < record.index), None)
-    following = next((r.id for r in adjacent if r.index > record.index), None)
+        previous, following = previous_and_next(reads, record, scope)
     if as_json:
         data = {
-            "chunk": _chunk_fields(record, previous, following),
-            "before": [_chunk_fields(r) for r in before],
-            "after": [_chunk_fields(r) for r in after],
+            "chunk": chunk_fields(record, previous, following),
+            "before": [chunk_fields(r) for r in before],
+            "after": [chunk_fields(r) for r in after],
         }
         click.echo(json.dumps(data, indent=2))
         return
@@ -185,38 +183,6 @@ def _not_found(reads: TextReads, chunk_id: str, scope: Scope) -> str:
         )
     hint = "" if scope.all_projects else " (pass --all-projects to look everywhere)"
     return f"no chunk {chunk_id} in {scope}{hint}"
-
-
-def _neighbours(
-    reads: TextReads, record: ChunkRecord, scope: Scope, indexes: range | tuple[int, ...]
-) -> list[ChunkRecord]:
-    """The chunks at `indexes` of `record`'s stream that lie in `scope`, in stream order."""
-    wanted = {make_chunk_id(record.stream, i): i for i in indexes if i >= 0}
-    found = reads.chunks(list(wanted), scope)
-    # an id is derived from (stream, index), so a record at another place is not that neighbour
-    placed = [r for r in found if r.stream == record.stream and wanted.get(r.id) == r.index]
-    return sorted(placed, key=lambda r: r.index)
-
-
-def _chunk_fields(
-    record: ChunkRecord, previous: str | None = None, following: str | None = None
-) -> dict[str, object]:
-    """The chunk under the names the MCP tool `get_memory` uses."""
-    return {
-        "chunk_id": record.id,
-        "session_id": record.session_id,
-        "project": record.project,
-        "stream": record.stream,
-        "index": record.index,
-        "author": record.author.label,
-        "ts_start": record.ts_start,
-        "ts_end": record.ts_end,
-        "session_start": record.session_start,
-        "text": record.text,
-        "previous_chunk_id": previous,
-        "next_chunk_id": following,
-        "status": status_line(record),
-    }
 
 
 def _echo_block(label: str, record: ChunkRecord) -> None:

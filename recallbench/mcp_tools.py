@@ -30,10 +30,10 @@ from pydantic import BaseModel, Field
 
 from arms.base import Arm, Query
 from engine.api import ChunkRecord, Settlement
-from engine.chunking import chunk_id as make_chunk_id
 from engine.git_repo import Checkout
 from engine.scope import Resolution, Scope, explain_recorded
-from recallbench.present import clip, hit_rows, one_line, status_line
+from recallbench.chunk_view import chunk_fields, previous_and_next
+from recallbench.present import clip, hit_rows, one_line
 
 MAX_LIMIT = 50
 READ_ONLY = ToolAnnotations(
@@ -357,30 +357,12 @@ class MemoryTools:
                 found=False, chunk_id=chunk_id, message=f"no chunk {chunk_id} in {where}{hint}"
             )
         record = found[0]
-        previous = make_chunk_id(record.stream, record.index - 1) if record.index > 0 else None
-        following = make_chunk_id(record.stream, record.index + 1)
-        # Neighbours are looked up in the same scope, so an id is only offered if it can be read.
-        neighbours = [i for i in (previous, following) if i]
-        present = {r.id for r in self._reader.chunks(neighbours, scope)}
-        return MemoryChunk(
-            found=True,
-            chunk_id=record.id,
-            session_id=record.session_id,
-            project=record.project,
-            stream=record.stream,
-            index=record.index,
-            author=record.author.label,
-            ts_start=record.ts_start,
-            ts_end=record.ts_end,
-            session_start=record.session_start,
-            text=record.text,
-            previous_chunk_id=previous if previous in present else None,
-            next_chunk_id=following if following in present else None,
-            status=status_line(record),
-            replaced_by=None
-            if record.status is None or record.status.kind == "open"
-            else (record.status.other),
+        previous, following = previous_and_next(self._reader, record, scope)
+        replaced_by = (
+            None if record.status is None or record.status.kind == "open" else record.status.other
         )
+        fields = chunk_fields(record, previous, following)
+        return MemoryChunk.model_validate({"found": True, **fields, "replaced_by": replaced_by})
 
     def flag_memory(
         self,
