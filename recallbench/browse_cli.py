@@ -25,7 +25,7 @@ from recallbench.chunk_view import chunk_fields, neighbours, previous_and_next
 from recallbench.cli import Context, pass_ctx
 from recallbench.cli_options import db_option
 from recallbench.cli_scope import resolve_scope
-from recallbench.present import clip, minute, one_line, status_line
+from recallbench.present import clip, ids_that_start, minute, one_line, status_line
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -175,12 +175,8 @@ def _not_found(reads: TextReads, chunk_id: str, scope: Scope) -> str:
     """Why `chunk_id` is not shown: the ids in scope that start with it, else how to widen the scope."""
     shown, count = reads.ids_starting_with("chunk", chunk_id, scope, 5)
     if count:
-        more = f" and {count - len(shown)} more" if count > len(shown) else ""
-        ids = "1 chunk id starts" if count == 1 else f"{count} chunk ids start"
-        return (
-            f"no chunk {chunk_id} in {scope}, but {ids} with it: {', '.join(shown)}{more}; "
-            "give the whole id"
-        )
+        starting = ids_that_start("chunk", shown, count)
+        return f"no chunk {chunk_id} in {scope}, but {starting}; give the whole id"
     hint = "" if scope.all_projects else " (pass --all-projects to look everywhere)"
     return f"no chunk {chunk_id} in {scope}{hint}"
 

@@ -178,21 +178,21 @@ def _refuse_a_short_id(db: Path, target: Target) -> None:
     the person would believe the session gone."""
     from engine.scope import Scope
     from engine.text_reads import TextReads
+    from recallbench.present import ids_that_start
 
     with TextReads(db) as reads:  # forget reaches every project, so the lookup does too
         shown, count = reads.ids_starting_with(target.kind, target.value, Scope.everywhere(), 5)
     if not count:
         return
-    more = f" and {count - len(shown)} more" if count > len(shown) else ""
-    ids = f"1 {target.kind} id starts" if count == 1 else f"{count} {target.kind} ids start"
     where = (
         "`recallbench sessions` lists them"
         if target.kind == "session"
         else "`recallbench search --json` shows them whole"
     )
     msg = (
-        f"no {target.kind} {target.value} is stored, but {ids} with it: {', '.join(shown)}{more}; "
-        f"give the whole id ({where}). Nothing was removed."
+        f"no {target.kind} {target.value} is stored, but "
+        f"{ids_that_start(target.kind, shown, count)}; give the whole id ({where}). "
+        "Nothing was removed."
     )
     raise click.UsageError(msg)
 

@@ -106,6 +106,14 @@ def clip(text: str, size: int) -> str:
     return text if len(text) <= size else text[: max(size - 1, 0)].rstrip() + "…"
 
 
+def ids_that_start(kind: str, shown: list[str], count: int) -> str:
+    """`1 chunk id starts with it: <id>`, or `3 chunk ids start with it: <a>, <b> and 1 more`: the
+    stored ids a short one begins, as `forget` and `show` name them."""
+    ids = f"1 {kind} id starts" if count == 1 else f"{count} {kind} ids start"
+    more = f" and {count - len(shown)} more" if count > len(shown) else ""
+    return f"{ids} with it: {', '.join(shown)}{more}"
+
+
 def minute(iso: object) -> str:
     """An ISO timestamp shown to the minute (`2026-03-01 10:00`), or "unknown time"."""
     if not isinstance(iso, str) or not iso:

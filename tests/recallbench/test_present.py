@@ -9,7 +9,16 @@ from engine.embed import HashEmbedder
 from engine.memory import Memory
 from engine.scope import Scope
 from recallbench.mcp_tools import SearchHit
-from recallbench.present import HitRow, clip, header, hit_rows, minute, one_line, snippet
+from recallbench.present import (
+    HitRow,
+    clip,
+    header,
+    hit_rows,
+    ids_that_start,
+    minute,
+    one_line,
+    snippet,
+)
 from tests.recallbench.corpus import ALPHA, BETA, SID_A1, SID_B1, write_corpus
 
 
@@ -121,3 +130,11 @@ def test_a_snippet_ends_at_a_word_boundary_and_starts_at_the_top_without_a_query
     assert snippet(flat, "alpha", 13) == "alpha beta…"
     assert snippet(flat, "omega", 13) == "alpha beta…"  # no query word: from the beginning
     assert snippet(flat, "", 100) == flat  # control: the whole text fits, nothing marked as cut
+
+
+def test_ids_that_start_count_what_is_not_listed() -> None:
+    assert ids_that_start("chunk", ["ab1"], 1) == "1 chunk id starts with it: ab1"
+    assert ids_that_start("session", ["ab1", "ab2"], 5) == (
+        "5 session ids start with it: ab1, ab2 and 3 more"
+    )
+    assert ids_that_start("session", ["ab1", "ab2"], 2) == "2 session ids start with it: ab1, ab2"
