@@ -35,6 +35,7 @@ ACTIONS: tuple[str, ...] = (
     "forget.stage",  # a stage of `recallbench forget`, recorded before anything is removed
     "settle",  # a correction between two memories (corrected / changed / open)
     "undo",  # a settle taken back
+    "vectors.drop",  # `recallbench vectors drop`: targets the embedder id whose vectors were removed
 )
 # A Claude Code session id is a UUID; allow any plain id of that alphabet, nothing that could hide text.
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")

@@ -75,7 +75,7 @@ pass_ctx = click.make_pass_decorator(Context)
 # The commands whose database is the memory (`--db`); the harness's commands use databases of their own.
 _MEMORY_COMMANDS = frozenset(
     {"import", "status", "search", "serve", "doctor", "rebuild", "correct"}
-) | {"corrections", "forget", "sessions", "show"}
+) | {"corrections", "forget", "sessions", "show", "vectors"}
 
 
 class MainGroup(LazyGroup):
@@ -248,11 +248,25 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
         f"sentence vectors of your prompts: {info['sentence_vectors']}"
     )
     click.echo(f"size: {int(str(info['db_bytes'])) / 1e6:.1f} MB")
+    _echo_unused_vectors(ctx, str(info["embedder"]))
     click.echo(f"index: {info['index']}{_index_note(info)}")
     _echo_counts("skipped", info["skipped"])
     _echo_counts("scrubbed", info["scrubbed"])
     read = ", ".join(here.projects) or "none"
     click.echo(f"project here: {read} for {here.directory} ({explain(here)})")
+
+
+def _echo_unused_vectors(ctx: Context, embedder: str) -> None:
+    """A line naming the vectors of embedders other than the one in use, which nothing reads."""
+    from engine.held_vectors import held_vectors
+
+    other = [h for h in held_vectors(ctx.db) if h.embedder != embedder]
+    if other:
+        listed = ", ".join(f"{h.embedder} ({h.total_bytes / 1e6:.1f} MB)" for h in other)
+        click.echo(
+            f"vectors of other embedders: {listed}; `recallbench vectors` lists them, "
+            "`recallbench vectors drop ID` removes one"
+        )
 
 
 def _index_note(info: dict[str, object]) -> str:
@@ -491,6 +505,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "recallbench show 2d1c88f7-a1d1-5ded-842d-fe7b28184a34",
         "recallbench show 2d1c88f7-a1d1-5ded-842d-fe7b28184a34 --context 1 --all-projects",
     ),
+    "vectors": ("recallbench vectors", "recallbench --db /tmp/memory.db vectors list"),
+    "vectors list": ("recallbench vectors list", "recallbench vectors list --json"),
+    "vectors drop": (
+        "recallbench vectors drop minilm-l6-v2 --dry-run",
+        "recallbench vectors drop minilm-l6-v2 --yes",
+    ),
 }
 
 
@@ -516,6 +536,7 @@ def _attach() -> None:
         "forget": ("recallbench.forget_cli", "forget_command"),
         "sessions": ("recallbench.browse_cli", "sessions_command"),
         "show": ("recallbench.browse_cli", "show_command"),
+        "vectors": ("recallbench.vectors_cli", "vectors_group"),
         # `ship` imports the harness's statistics (scipy, over a second).
         "ship": ("recallbench.ship", "ship_command"),
     }

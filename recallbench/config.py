@@ -49,11 +49,12 @@ def claude_projects() -> Path:
     return base / "projects"
 
 
-def embedder_name(*, from_ship: bool = True) -> str:
-    """`$RECALLBENCH_EMBEDDER`; else, with `from_ship`, the embedder id of the fine-tuned encoder the
-    shipped arm ranks by (`recallbench ship` records it), so that `serve`, the hooks and `search` embed
-    with it wherever they are started; else `minilm` (`hash` needs no model)."""
-    named = os.environ.get("RECALLBENCH_EMBEDDER")
+def embedder_name(*, from_ship: bool = True, from_env: bool = True) -> str:
+    """`$RECALLBENCH_EMBEDDER` (read only with `from_env`); else, with `from_ship`, the embedder id of
+    the fine-tuned encoder the shipped arm ranks by (`recallbench ship` records it), so that `serve`,
+    the hooks and `search` embed with it wherever they are started; else `minilm` (`hash` needs no
+    model)."""
+    named = os.environ.get("RECALLBENCH_EMBEDDER") if from_env else None
     if named:
         return named
     if from_ship:
@@ -65,6 +66,26 @@ def embedder_name(*, from_ship: bool = True) -> str:
         if isinstance(encoder, str):
             return encoder
     return "minilm"
+
+
+def embedders_in_use() -> dict[str, str]:
+    """The embedder ids whose vectors are read, each with why: the one this process selects (with
+    `$RECALLBENCH_EMBEDDER` when set) and the one `serve` and the hooks select from `config.toml`
+    (Claude Code may start them without that variable). Builds no model."""
+    from engine.embed import get_embedder
+    from engine.tuned_cache import is_tuned_id
+
+    def id_of(name: str) -> str:
+        return name if is_tuned_id(name) else get_embedder(name).id
+
+    used: dict[str, str] = {}
+    env = os.environ.get("RECALLBENCH_EMBEDDER")
+    if env:
+        used[id_of(env)] = "selected by $RECALLBENCH_EMBEDDER"
+    configured = embedder_name(from_env=False)
+    why = "the shipped encoder" if is_tuned_id(configured) else "the default embedder"
+    used.setdefault(id_of(configured), f"{why}, which serve and the hooks use")
+    return used
 
 
 def make_embedder(name: str | None = None, *, few_texts: bool = False) -> Embedder:

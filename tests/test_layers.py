@@ -45,6 +45,7 @@ SQL_MODULES: frozenset[str] = frozenset(
         "engine.forget_sql",
         "engine.lexical_sql",
         "engine.catalog_sql",
+        "engine.vector_sql",
     }
 )
 

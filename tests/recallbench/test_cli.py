@@ -330,7 +330,9 @@ def all_commands(
 
 def test_no_command_summary_is_cut_off_in_any_groups_help() -> None:
     groups = [(p, c) for p, c in all_commands() if isinstance(c, click.Group)]
-    assert len(groups) == 8  # recallbench, protocol, roster, corpus, bench, hooks, config, arm
+    assert (
+        len(groups) == 9
+    )  # recallbench, protocol, roster, corpus, bench, hooks, config, arm, vectors
     for path, _ in groups:
         out = invoke(*path.split()[1:], "--help")
         listing = out.split("Commands:", 1)[1]

@@ -1,0 +1,61 @@
+"""The SQL of `engine.held_vectors`: what each embedder's vectors take in the database, and removing them.
+
+Chunk vectors (`vectors`) and the sentence vectors of the person's prompts (`sentence_vectors`) are
+keyed by the embedder id that made them. Switching embedders (a shipped fine-tuned encoder, or
+`$RECALLBENCH_EMBEDDER`) embeds the memory again under the new id and leaves the old rows in place.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+__all__ = ["EmbedderRows", "delete_embedder", "embedder_rows"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmbedderRows:
+    """One embedder's rows: chunk vectors and their bytes, sentence-vector rows (one per distinct
+    prompt text), the sentence vectors they hold and their bytes."""
+
+    embedder: str
+    chunk_vectors: int
+    chunk_bytes: int
+    sentence_texts: int
+    sentence_vectors: int
+    sentence_bytes: int
+
+
+def embedder_rows(conn: sqlite3.Connection) -> list[EmbedderRows]:
+    """Every embedder with rows in either table, by id."""
+    found: dict[str, list[int]] = {}
+    for embedder, n, size in conn.execute(
+        "SELECT embedder, COUNT(*), COALESCE(SUM(length(vec)), 0) FROM vectors GROUP BY embedder"
+    ):
+        found.setdefault(str(embedder), [0, 0, 0, 0, 0])[0:2] = [int(n), int(size)]
+    for embedder, n, count, size in conn.execute(
+        "SELECT embedder, COUNT(*), COALESCE(SUM(count), 0), COALESCE(SUM(length(vecs)), 0) "
+        "FROM sentence_vectors GROUP BY embedder"
+    ):
+        found.setdefault(str(embedder), [0, 0, 0, 0, 0])[2:5] = [int(n), int(count), int(size)]
+    return [
+        EmbedderRows(
+            embedder=embedder,
+            chunk_vectors=v[0],
+            chunk_bytes=v[1],
+            sentence_texts=v[2],
+            sentence_vectors=v[3],
+            sentence_bytes=v[4],
+        )
+        for embedder, v in sorted(found.items())
+    ]
+
+
+def delete_embedder(conn: sqlite3.Connection, embedder: str) -> tuple[int, int]:
+    """Delete every row of `embedder` from both tables (in the caller's write transaction): (chunk
+    vectors, sentence-vector rows) deleted."""
+    chunks = conn.execute("DELETE FROM vectors WHERE embedder = ?", (embedder,)).rowcount
+    sentences = conn.execute(
+        "DELETE FROM sentence_vectors WHERE embedder = ?", (embedder,)
+    ).rowcount
+    return int(chunks), int(sentences)
