@@ -349,25 +349,29 @@ def previous_session(conn: sqlite3.Connection, session_id: str) -> str | None:
 # --- listings and status --------------------------------------------------------------------------
 
 
+_NEWEST_FIRST = "ORDER BY s.started IS NULL, s.started DESC, s.id"
+
+
 def recent_sessions(conn: sqlite3.Connection, scope: Scope, limit: int) -> list[dict[str, object]]:
     """Most recently started sessions in scope with their chunk counts.
 
-    `opening_chunk_id` is the first chunk of the session's main stream in its project (None when it has
-    none, or an active `corrected` settle hides it): chunk ids are derived from the stream key, which names the file, not the session alone.
-    A main stream's key is `<session id>@<hash>` (a subagent's has `/agent-` before the `@`), or the
-    bare session id in a store not yet re-keyed.
+    `opening_chunk_id` is the session's first chunk in its project that no active `corrected` settle
+    hides: in a main stream (a file of the conversation) first, else in a subagent's (a session whose
+    main transcript was not imported), each in stream order; None when every chunk is hidden. The
+    main stream is told by its key, not by the session id: a subagent's key has `/agent-` before the
+    `@`, and a main file's key is named after the file (`<session id>@<hash>`, or whatever a copied
+    transcript was renamed to), while its chunks carry the session id of their lines.
     """
     where, params = scope_sql(scope, "s.project")
     rows = conn.execute(
+        # The sessions are chosen first, so the per-session reads run for those `limit` alone.
         "SELECT s.id, s.project, s.started, s.ended, "
         "(SELECT COUNT(*) FROM chunks c WHERE c.session_id = s.id), "
         "(SELECT c.id FROM chunks c WHERE c.session_id = s.id AND c.project = s.project "
-        "AND c.idx = 0 AND (c.stream = s.id OR substr(c.stream, 1, length(s.id) + 1) = s.id || '@') "
         f"AND c.id NOT IN ({trust_sql.CORRECTED_IDS}) "
-        "ORDER BY c.rowid LIMIT 1) FROM sessions s "
-        "WHERE s.self_transcript = 0"
-        + where
-        + " ORDER BY s.started IS NULL, s.started DESC, s.id LIMIT ?",
+        "ORDER BY instr(c.stream, '/agent-') > 0, c.idx, c.rowid LIMIT 1) "
+        "FROM (SELECT s.id, s.project, s.started, s.ended FROM sessions s "
+        "WHERE s.self_transcript = 0" + where + f" {_NEWEST_FIRST} LIMIT ?) s {_NEWEST_FIRST}",
         (*params, limit),
     ).fetchall()
     return [

@@ -402,9 +402,12 @@ def _brief(memory: Memory, payload: Mapping[str, Any], ctx: HookContext, log: Ho
     for s in sessions:
         sid = str(s["session_id"])
         opening = clip(one_line(openings.get(sid, "")), 110)
+        quoted = f' · "{opening}"' if opening else ""
         worktree = f" · in {s['project']}" if found.joined else ""
+        n = int(str(s["chunks"]))
         lines.append(
-            f'- {minute(s["started"])} · session {sid[:8]}{worktree} · {s["chunks"]} chunks · "{opening}"'
+            f"- {minute(s['started'])} · session {sid[:8]}{worktree} · "
+            f"{n} chunk{'' if n == 1 else 's'}{quoted}"
         )
     lines.append(
         f"To recall earlier decisions, errors, commands or fixes, call the `search_memory` tool of the "

@@ -168,3 +168,43 @@ def test_recent_sessions_name_the_opening_chunk_of_the_main_stream(tmp_path: Pat
     (opening,) = memory.chunks([str(row["opening_chunk_id"])], Scope.of(A))
     assert opening.text.startswith("Main prompt here")
     assert opening.index == 0
+
+
+def _opening(memory: Memory) -> str:
+    (row,) = memory.recent_sessions(Scope.of(A), 5)
+    assert row["opening_chunk_id"] is not None
+    (opening,) = memory.chunks([str(row["opening_chunk_id"])], Scope.of(A))
+    return opening.text
+
+
+def test_the_opening_of_a_transcript_not_named_by_its_session_is_its_first_chunk(
+    tmp_path: Path,
+) -> None:
+    """A copied transcript renamed `exported.jsonl`: its stream is keyed by the file name, while its
+    chunks carry the session id of its lines. The opening used to be None (the brief quoted `""`)."""
+    root = tmp_path / "projects" / "alpha"
+    write_jsonl(
+        root / "exported.jsonl",
+        simple_session("Renamed prompt here", session_id=GAMMA, cwd=A, answer="An answer."),
+    )
+    memory = open_memory(tmp_path)
+    memory.import_paths([root])
+    assert _opening(memory).startswith("Renamed prompt here")
+
+
+def test_a_session_with_only_a_subagents_transcript_opens_with_the_subagents_first_chunk(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "projects" / "alpha"
+    agent = [user_line("Agent prompt here", uuid="g1", session_id=GAMMA, cwd=A, sidechain=True)]
+    write_jsonl(root / GAMMA / "subagents" / "agent-a1.jsonl", agent)
+    memory = open_memory(tmp_path)
+    memory.import_paths([root / GAMMA])  # the subagent's file alone, first
+    assert _opening(memory).startswith("Agent prompt here")
+    # Once the main transcript is imported (after the subagent's: a later rowid), it opens.
+    write_jsonl(
+        root / f"{GAMMA}.jsonl",
+        simple_session("Main prompt here", session_id=GAMMA, cwd=A, answer="Main answer."),
+    )
+    memory.import_paths([root])
+    assert _opening(memory).startswith("Main prompt here")

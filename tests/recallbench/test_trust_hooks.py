@@ -95,3 +95,9 @@ def test_the_session_start_brief_never_quotes_a_corrected_opening(
     brief = hook("SessionStart", payload("session_start"))
     assert prompt not in brief
     assert SESSIONS["new"][2] in brief  # the replacement's session is still briefed
+    # The old session's only chunk is hidden: its line names it with no opening to quote (it used to
+    # end in an empty `""`), and one chunk is "1 chunk".
+    listed = [line for line in brief.splitlines() if line.startswith("- ")]
+    assert '""' not in brief
+    assert [line for line in listed if line.endswith(" · 1 chunk")] != []
+    assert any(f'· 1 chunk · "{SESSIONS["new"][2]} ' in line for line in listed)  # control

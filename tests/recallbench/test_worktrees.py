@@ -114,7 +114,7 @@ def test_the_session_start_brief_and_the_prompt_hook_join_only_when_turned_on(
         "earlier Claude Code sessions in the same folder in 1 other git worktree of this "
         "repository. Most recent:" in " ".join(out.split())
     )
-    assert f"session {SID_A[:8]} · in {repo['a']} · 1 chunks" in out
+    assert f"session {SID_A[:8]} · in {repo['a']} · 1 chunk · " in out
     injected = inject(QUESTION, session="fresh", cwd=str(repo["b"]))
     assert ANSWER in injected
     assert "other tool" not in injected
