@@ -11,7 +11,10 @@ fine-tuned encoder. It imports neither torch nor `engine.embed`.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from engine.onnx_embed import OnnxMiniLMEmbedder, model_cache_dir
@@ -22,11 +25,14 @@ __all__ = [
     "SHA256",
     "TUNED_DIR",
     "TUNED_ID",
+    "TunedEncoder",
     "TunedWeightsError",
     "find_weights",
     "is_tuned_id",
     "onnx_embedder",
+    "remove_tuned",
     "tuned_dir",
+    "tuned_encoders",
 ]
 
 TUNED_DIR = "tuned"
@@ -40,6 +46,18 @@ ONNX_DIR = "onnx"
 
 class TunedWeightsError(RuntimeError):
     """A fine-tuned encoder's folder is missing, unreadable, or holds other weights than expected."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TunedEncoder:
+    """One fine-tuned encoder in the model cache: its embedder id, weights' hash, folder, the bytes of
+    every file under the folder (weights, tokenizer, ONNX exports) and whether it was exported."""
+
+    embedder_id: str
+    weights_sha256: str
+    folder: Path
+    bytes: int
+    exported: bool
 
 
 def tuned_dir(weights_sha256: str, cache: Path | None = None) -> Path:
@@ -106,3 +124,43 @@ def onnx_embedder(
         embedder_id=embedder_id,
         cache_dir=folder / ONNX_DIR,
     )
+
+
+def _folder_bytes(folder: Path) -> int:
+    """The bytes of the regular files under `folder`; links are not followed (a link counts its own
+    size)."""
+    total = 0
+    for root, _, files in os.walk(folder, followlinks=False):
+        for name in files:
+            try:
+                total += (Path(root) / name).lstat().st_size
+            except OSError:
+                continue
+    return total
+
+
+def tuned_encoders(cache: Path | None = None) -> list[TunedEncoder]:
+    """Every fine-tuned encoder in the model cache (folders of ``<cache>/tuned/`` named by a sha256),
+    by embedder id. Registration leaves several: the encoder it fitted, and one per cross-fitting fold
+    (used only while registering)."""
+    root = (cache if cache is not None else model_cache_dir()) / TUNED_DIR
+    if not root.is_dir():
+        return []
+    found = [
+        TunedEncoder(
+            embedder_id=f"{ID_PREFIX}{p.name[:12]}",
+            weights_sha256=p.name,
+            folder=p,
+            bytes=_folder_bytes(p),
+            exported=(p / ONNX_DIR).is_dir(),
+        )
+        for p in root.iterdir()
+        if SHA256.fullmatch(p.name) and p.is_dir() and not p.is_symlink()
+    ]
+    return sorted(found, key=lambda e: (e.embedder_id, e.weights_sha256))
+
+
+def remove_tuned(encoder: TunedEncoder) -> None:
+    """Delete the encoder's folder (weights and exports). A registered protocol's `bench run` fits it
+    again from its training data when it needs it; nothing else can bring it back."""
+    shutil.rmtree(encoder.folder)

@@ -25,7 +25,7 @@ from recallbench.chunk_view import chunk_fields, neighbours, previous_and_next
 from recallbench.cli import Context, pass_ctx
 from recallbench.cli_options import db_option
 from recallbench.cli_scope import resolve_scope
-from recallbench.present import clip, ids_that_start, minute, one_line, status_line
+from recallbench.present import clip, counted, ids_that_start, minute, one_line, status_line
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -96,10 +96,9 @@ def sessions_command(
         return
     click.echo(f"scope: {scope}  sessions: {len(rows)} (most recent first)")
     for row in rows:
-        chunks = int(str(row["chunks"]))
+        chunks = counted(int(str(row["chunks"])), "chunk")
         click.echo(
-            f"{minute(row['started'])} · session {row['session_id']} · "
-            f"{chunks} chunk{'' if chunks == 1 else 's'} · {row['project']}"
+            f"{minute(row['started'])} · session {row['session_id']} · {chunks} · {row['project']}"
         )
         opening = row["opening"]
         if isinstance(opening, str) and opening.strip():

@@ -506,6 +506,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "recallbench show 2d1c88f7-a1d1-5ded-842d-fe7b28184a34 --context 1 --all-projects",
     ),
     "vectors": ("recallbench vectors", "recallbench --db /tmp/memory.db vectors list"),
+    "models": ("recallbench models",),
+    "models list": ("recallbench models list --json",),
+    "models drop": (
+        "recallbench models drop minilm-l6-v2-tuned-0123456789ab --dry-run",
+        "recallbench models drop minilm-l6-v2-tuned-0123456789ab --yes",
+    ),
     "vectors list": ("recallbench vectors list", "recallbench vectors list --json"),
     "vectors drop": (
         "recallbench vectors drop minilm-l6-v2 --dry-run",
@@ -537,6 +543,7 @@ def _attach() -> None:
         "sessions": ("recallbench.browse_cli", "sessions_command"),
         "show": ("recallbench.browse_cli", "show_command"),
         "vectors": ("recallbench.vectors_cli", "vectors_group"),
+        "models": ("recallbench.models_cli", "models_group"),
         # `ship` imports the harness's statistics (scipy, over a second).
         "ship": ("recallbench.ship", "ship_command"),
     }

@@ -60,7 +60,7 @@ from recallbench.inject import (
     relevant,
     wrap,
 )
-from recallbench.present import clip, hit_rows, minute, one_line
+from recallbench.present import clip, counted, hit_rows, minute, one_line
 from recallbench.running_session import not_in_context
 from recallbench.search_service import MAX_SEARCH_K, search_via_socket, socket_path
 
@@ -404,11 +404,8 @@ def _brief(memory: Memory, payload: Mapping[str, Any], ctx: HookContext, log: Ho
         opening = clip(one_line(openings.get(sid, "")), 110)
         quoted = f' · "{opening}"' if opening else ""
         worktree = f" · in {s['project']}" if found.joined else ""
-        n = int(str(s["chunks"]))
-        lines.append(
-            f"- {minute(s['started'])} · session {sid[:8]}{worktree} · "
-            f"{n} chunk{'' if n == 1 else 's'}{quoted}"
-        )
+        chunks = counted(int(str(s["chunks"])), "chunk")
+        lines.append(f"- {minute(s['started'])} · session {sid[:8]}{worktree} · {chunks}{quoted}")
     lines.append(
         f"To recall earlier decisions, errors, commands or fixes, call the `search_memory` tool of the "
         f"`{OWN_SERVER}` MCP server with a short description of what you need; `get_memory` shows a "

@@ -114,6 +114,16 @@ def ids_that_start(kind: str, shown: list[str], count: int) -> str:
     return f"{ids} with it: {', '.join(shown)}{more}"
 
 
+def counted(n: int, noun: str) -> str:
+    """`n noun`, the noun plural unless n is 1 ("1 chunk", "2 chunks")."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def megabytes(n: int) -> str:
+    """Bytes as megabytes with one decimal, as `status` shows the database size."""
+    return f"{n / 1e6:.1f} MB"
+
+
 def minute(iso: object) -> str:
     """An ISO timestamp shown to the minute (`2026-03-01 10:00`), or "unknown time"."""
     if not isinstance(iso, str) or not iso:

@@ -20,16 +20,8 @@ from engine.held_vectors import DropRefusedError, HeldVectors, drop_vectors, hel
 from recallbench import config
 from recallbench.cli import Context, pass_ctx
 from recallbench.cli_options import HelpGroup, db_option
-
-
-def mb(n: int) -> str:
-    """Bytes as megabytes with one decimal, as `status` shows the database size."""
-    return f"{n / 1e6:.1f} MB"
-
-
-def counted(n: int, noun: str) -> str:
-    """`n noun`, the noun plural unless n is 1."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+from recallbench.present import counted
+from recallbench.present import megabytes as mb
 
 
 def _held(ctx: Context) -> list[HeldVectors]:

@@ -12,9 +12,11 @@ from recallbench.mcp_tools import SearchHit
 from recallbench.present import (
     HitRow,
     clip,
+    counted,
     header,
     hit_rows,
     ids_that_start,
+    megabytes,
     minute,
     one_line,
     snippet,
@@ -138,3 +140,10 @@ def test_ids_that_start_count_what_is_not_listed() -> None:
         "5 session ids start with it: ab1, ab2 and 3 more"
     )
     assert ids_that_start("session", ["ab1", "ab2"], 2) == "2 session ids start with it: ab1, ab2"
+
+
+def test_counts_take_the_plural_unless_one_and_bytes_read_as_megabytes() -> None:
+    assert [counted(n, "chunk") for n in (0, 1, 2)] == ["0 chunks", "1 chunk", "2 chunks"]
+    assert megabytes(0) == "0.0 MB"
+    assert megabytes(3_249_999) == "3.2 MB"  # 3.249999 rounds down
+    assert megabytes(90_867_123) == "90.9 MB"
