@@ -18,7 +18,7 @@ from recallbench import config
 from recallbench.cli_options import LazyGroup, chosen_db, db_option
 from recallbench.cli_scope import explain, resolve_here, resolve_scope
 from recallbench.home_trust import UntrustedHomeError, check_home
-from recallbench.present import hit_rows
+from recallbench.present import hit_rows, megabytes
 from recallbench.store_failure import store_failure, warn_loose
 
 if TYPE_CHECKING:
@@ -247,7 +247,7 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
         f"vectors: {info['vectors']} ({info['embedder']}); "
         f"sentence vectors of your prompts: {info['sentence_vectors']}"
     )
-    click.echo(f"size: {int(str(info['db_bytes'])) / 1e6:.1f} MB")
+    click.echo(f"size: {megabytes(int(str(info['db_bytes'])))}")
     _echo_unused_vectors(ctx, str(info["embedder"]))
     click.echo(f"index: {info['index']}{_index_note(info)}")
     _echo_counts("skipped", info["skipped"])
@@ -262,7 +262,7 @@ def _echo_unused_vectors(ctx: Context, embedder: str) -> None:
 
     other = [h for h in held_vectors(ctx.db) if h.embedder != embedder]
     if other:
-        listed = ", ".join(f"{h.embedder} ({h.total_bytes / 1e6:.1f} MB)" for h in other)
+        listed = ", ".join(f"{h.embedder} ({megabytes(h.total_bytes)})" for h in other)
         click.echo(
             f"vectors of other embedders: {listed}; `recallbench vectors` lists them, "
             "`recallbench vectors drop ID` removes one"

@@ -72,11 +72,16 @@ def embedders_in_use() -> dict[str, str]:
     """The embedder ids whose vectors are read, each with why: the one this process selects (with
     `$RECALLBENCH_EMBEDDER` when set) and the one `serve` and the hooks select from `config.toml`
     (Claude Code may start them without that variable). Builds no model."""
-    from engine.embed import get_embedder
+    from engine.embed import UnknownEmbedderError, get_embedder
     from engine.tuned_cache import is_tuned_id
 
     def id_of(name: str) -> str:
-        return name if is_tuned_id(name) else get_embedder(name).id
+        if is_tuned_id(name):
+            return name
+        try:
+            return get_embedder(name).id
+        except UnknownEmbedderError:  # named where it is used, with the names it could be
+            return name
 
     used: dict[str, str] = {}
     env = os.environ.get("RECALLBENCH_EMBEDDER")

@@ -111,3 +111,13 @@ def test_vectors_needs_a_database(home: Path) -> None:
     result = run("vectors")
     assert result.exit_code == 1
     assert f"no database at {home / 'memory.db'}" in result.output
+
+
+def test_an_unknown_embedder_name_counts_as_in_use_by_that_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("RECALLBENCH_EMBEDDER", "no-such-embedder")
+    assert config.embedders_in_use() == {
+        "no-such-embedder": "selected by $RECALLBENCH_EMBEDDER",
+        "minilm-l6-v2": "the default embedder, which serve and the hooks use",
+    }
