@@ -230,6 +230,8 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
         "joined": here.joined,
         "why": explain(here),
     }
+    other = _other_vectors(ctx, str(info["embedder"]))
+    info["other_embedders_bytes"] = other
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
@@ -248,7 +250,12 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
         f"sentence vectors of your prompts: {info['sentence_vectors']}"
     )
     click.echo(f"size: {megabytes(int(str(info['db_bytes'])))}")
-    _echo_unused_vectors(ctx, str(info["embedder"]))
+    if other:
+        listed = ", ".join(f"{e} ({megabytes(n)})" for e, n in other.items())
+        click.echo(
+            f"vectors of other embedders: {listed}; `recallbench vectors` lists them, "
+            "`recallbench vectors drop ID` removes one"
+        )
     click.echo(f"index: {info['index']}{_index_note(info)}")
     _echo_counts("skipped", info["skipped"])
     _echo_counts("scrubbed", info["scrubbed"])
@@ -256,17 +263,12 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
     click.echo(f"project here: {read} for {here.directory} ({explain(here)})")
 
 
-def _echo_unused_vectors(ctx: Context, embedder: str) -> None:
-    """A line naming the vectors of embedders other than the one in use, which nothing reads."""
+def _other_vectors(ctx: Context, embedder: str) -> dict[str, int]:
+    """The bytes each embedder other than `embedder` (the one in use) holds: vectors that this
+    process does not read (`recallbench vectors`)."""
     from engine.held_vectors import held_vectors
 
-    other = [h for h in held_vectors(ctx.db) if h.embedder != embedder]
-    if other:
-        listed = ", ".join(f"{h.embedder} ({megabytes(h.total_bytes)})" for h in other)
-        click.echo(
-            f"vectors of other embedders: {listed}; `recallbench vectors` lists them, "
-            "`recallbench vectors drop ID` removes one"
-        )
+    return {h.embedder: h.total_bytes for h in held_vectors(ctx.db) if h.embedder != embedder}
 
 
 def _index_note(info: dict[str, object]) -> str:

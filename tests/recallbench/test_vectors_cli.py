@@ -54,6 +54,10 @@ def test_list_marks_the_embedder_in_use_and_names_the_drop_for_the_other(db: Pat
     assert rows["hash-64-v1"]["index_files"] == ["memory.hash-64-v1.hnsw.json"]
     status = ok("status")
     assert "vectors of other embedders: hash-64-v1 (" in status
+    old = rows["hash-64-v1"]
+    parts = [old["chunk_bytes"], old["sentence_bytes"], old["index_bytes"]]
+    other = json.loads(ok("status", "--json"))["other_embedders_bytes"]
+    assert other == {"hash-64-v1": sum(int(str(n)) for n in parts)}
 
 
 def test_drop_refuses_the_embedder_in_use_asks_first_and_then_removes_the_other(
