@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -130,13 +131,16 @@ def _time_hooks(
 # (`recallbench.mcp_server.LEXICAL_READY`; until then FTS5 answers and the build shares the CPU).
 LISTENING = "listening on"
 LEXICAL_READY = "lexical snapshot ready"
+# What it logs when the search service could not start (`recallbench.mcp_server.SEARCH_NOT_STARTED`):
+# the socket will never listen, so waiting for it would only run out the clock.
+NOT_STARTED = "search service not started"
 
 
 def start_server(
     env: dict[str, str], args: Sequence[str] = (), ready: Sequence[str] = (LISTENING,)
 ) -> subprocess.Popen[bytes]:
     """`recallbench serve --no-background-embed ARGS`, once its log has said every line of `ready`
-    (else RuntimeError)."""
+    (else RuntimeError: it exited, logged `NOT_STARTED`, or `_SERVER_START_S` passed)."""
     waiting = set(ready)
     proc = subprocess.Popen(
         [*recallbench_command(), "serve", "--no-background-embed", *args],
@@ -145,13 +149,15 @@ def start_server(
         stderr=subprocess.PIPE,
         env=env,
     )
-    deadline = time.monotonic() + _SERVER_START_S
-    stderr = proc.stderr
-    while stderr is not None and time.monotonic() < deadline:
-        line = stderr.readline().decode(errors="replace")
-        if not line:
+    assert proc.stderr is not None
+    for line in _log_lines(proc.stderr.fileno(), time.monotonic() + _SERVER_START_S):
+        if line is None:
             stop_server(proc)
             msg = f"recallbench serve exited before it logged {sorted(waiting)}"
+            raise RuntimeError(msg)
+        if NOT_STARTED in line:
+            stop_server(proc)
+            msg = f"recallbench serve cannot answer the prompt hook: {line.strip()}"
             raise RuntimeError(msg)
         waiting = {marker for marker in waiting if marker not in line}
         if not waiting:
@@ -159,6 +165,27 @@ def start_server(
     stop_server(proc)
     msg = f"recallbench serve did not log {sorted(waiting)} within {_SERVER_START_S:.0f} s"
     raise RuntimeError(msg)
+
+
+def _log_lines(fd: int, deadline: float) -> Iterator[str | None]:
+    """The lines written to `fd` until `deadline` (`time.monotonic()`), then None once it is closed.
+    Read unbuffered, a line at a time as it comes: a server that logs nothing more must not block the
+    wait past its deadline, and lines already read must not wait on the next write."""
+    pending = b""
+    while True:
+        while b"\n" not in pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return
+            data = os.read(fd, 1 << 16)
+            if not data:
+                if pending:
+                    yield pending.decode(errors="replace")
+                yield None
+                return
+            pending += data
+        line, pending = pending.split(b"\n", 1)
+        yield line.decode(errors="replace")
 
 
 def stop_server(proc: subprocess.Popen[bytes]) -> None:

@@ -50,6 +50,8 @@ log = logging.getLogger("recallbench.mcp")
 DEFAULT_ARM = "rrf"
 # What the server logs once its first lexical snapshot is held (`nox -s perf` waits for it).
 LEXICAL_READY = "lexical snapshot ready"
+# What it logs when the prompt hook's search service could not start (`perf.hooks` stops waiting on it).
+SEARCH_NOT_STARTED = "search service not started"
 INSTRUCTIONS = (
     "Long-term memory of earlier Claude Code sessions (recallbench). Use `search_memory` when the user "
     "refers to earlier work, or before re-deriving a decision, an error's cause, a command or a fix that "
@@ -227,7 +229,7 @@ def _start_search_service(
             services.append(SearchService(embedder, path, search=search).start())
         except (SearchServiceError, OSError, RuntimeError, ValueError) as exc:
             log.warning(
-                "search service not started (hooks will read lexically): %s", describe_error(exc)
+                "%s (hooks will read lexically): %s", SEARCH_NOT_STARTED, describe_error(exc)
             )
 
     threading.Thread(target=start, name="recallbench-warm-up", daemon=True).start()

@@ -32,6 +32,7 @@ exceptions by type (`home_trust.describe_error`), never by a message that could 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -72,7 +73,11 @@ _LENGTH = struct.Struct(">I")
 _SAFE_ID = re.compile(r"[^A-Za-z0-9._-]")
 # Our files in the home folder: the socket, and the temporary name it is bound under before the rename.
 _SOCKET_NAME = re.compile(r"embed-[A-Za-z0-9._-]+\.sock")
-_TMP_SOCKET_NAME = re.compile(r"\.embed-[A-Za-z0-9._-]+\.sock\.(?P<pid>[0-9]+)")
+# `.e<pid>.<6 hex>.sock` (`temporary_socket_path`), and `.embed-<id>.sock.<pid>` as servers before it
+# named theirs.
+_TMP_SOCKET_NAME = re.compile(
+    r"\.e(?P<pid>[0-9]+)\.[0-9a-f]{6}\.sock|\.embed-[A-Za-z0-9._-]+\.sock\.(?P<old_pid>[0-9]+)"
+)
 # How often the accept loop wakes to notice stop() and to check that the socket path is still served.
 _POLL_S = 0.1
 
@@ -95,6 +100,15 @@ def socket_path(home: Path, embedder_id: str) -> Path:
     """The socket of the service for `embedder_id` under the recallbench home folder."""
     safe = _SAFE_ID.sub("_", embedder_id)
     return Path(home) / f"embed-{safe}.sock"
+
+
+def temporary_socket_path(path: Path, pid: int) -> Path:
+    """Where process `pid` binds the socket for `path` before renaming it into place: beside it, named
+    `.e<pid>.<first 6 hex of the name's sha256>.sock`, which is no longer than `path`'s own name for
+    any embedder id of 4 characters or more (a pid has at most 7 digits), so the Unix limit on socket
+    paths is met by both or by neither."""
+    digest = hashlib.sha256(path.name.encode()).hexdigest()[:6]
+    return path.with_name(f".e{pid}.{digest}.sock")
 
 
 def default_socket_path(embedder_id: str | None = None) -> Path:
@@ -286,7 +300,7 @@ def remove_stale_files(home: Path, db: Path) -> StaleFiles:
     """Remove what a killed server left: sockets nobody answers on and temporary files of dead processes.
 
     Only our files go: owned by the current user, named as we name them (`embed-*.sock` and its
-    temporary `.embed-*.sock.<pid>` under `home`; `.<db stem>.*.<pid>.tmp`, the index writers'
+    temporary `.e<pid>.<hex>.sock`, or `.embed-*.sock.<pid>` from an older server, under `home`; `.<db stem>.*.<pid>.tmp`, the index writers'
     temporary files, beside `db`), a temporary file only when process <pid> is gone, and a socket only
     when nothing accepts on it. A live server's socket, and a file another process is writing, stay.
     """
@@ -303,7 +317,8 @@ def remove_stale_files(home: Path, db: Path) -> StaleFiles:
                 match = _TMP_SOCKET_NAME.fullmatch(name)
             else:
                 match = tmp_name.fullmatch(name) if stat.S_ISREG(info.st_mode) else None
-            if match is not None and not home_trust.pid_alive(int(match["pid"])):
+            pid = None if match is None else match["pid"] or match["old_pid"]
+            if pid is not None and not home_trust.pid_alive(int(pid)):
                 _unlink_unchanged(path, info, temporary)
     return StaleFiles(sockets=tuple(sockets), temporary=tuple(temporary))
 
@@ -358,9 +373,11 @@ class SearchService:
         self.embedder = embedder
         self.search = search
         self.path = Path(path) if path is not None else default_socket_path(embedder.id)
-        if len(os.fsencode(self.path)) > MAX_SOCKET_PATH_BYTES:
+        paths = (self.path, temporary_socket_path(self.path, os.getpid()))
+        longest = max(paths, key=lambda p: len(os.fsencode(p)))
+        if len(os.fsencode(longest)) > MAX_SOCKET_PATH_BYTES:
             msg = (
-                f"socket path {self.path} is {len(os.fsencode(self.path))} bytes, over the "
+                f"socket path {longest} is {len(os.fsencode(longest))} bytes, over the "
                 f"{MAX_SOCKET_PATH_BYTES}-byte limit of Unix sockets; set RECALLBENCH_HOME to a shorter folder"
             )
             raise SearchServiceError(msg)
@@ -431,7 +448,7 @@ class SearchService:
                 self._release()  # someone else serves this embedder; stand by
                 return
             self._release()
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+            tmp = temporary_socket_path(self.path, os.getpid())
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -81,3 +81,31 @@ def test_start_server_fails_when_the_server_exits_before_every_line(
     fake_server(monkeypatch, tmp_path, "recallbench INFO x: listening on /s.sock", "exit")
     with pytest.raises(RuntimeError, match="exited before"):
         hooks.start_server({}, ready=(hooks.LISTENING, hooks.LEXICAL_READY))
+
+
+def test_start_server_stops_waiting_when_the_search_service_could_not_start(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The socket will never listen: it used to read the next line until the server exited (a real
+    one never does, so a measurement hung)."""
+    assert hooks.NOT_STARTED == mcp_server.SEARCH_NOT_STARTED
+    fake_server(
+        monkeypatch,
+        tmp_path,
+        "recallbench WARNING x: search service not started (hooks will read lexically): too long",
+    )
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"cannot answer the prompt hook: .*too long"):
+        hooks.start_server({})
+    assert time.monotonic() - t0 < 10  # the stand-in stays up for 60 s
+
+
+def test_start_server_gives_up_at_its_deadline_on_a_silent_server(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    fake_server(monkeypatch, tmp_path, "recallbench INFO x: lexical snapshot ready 0.1 s")
+    monkeypatch.setattr(hooks, "_SERVER_START_S", 2.0)
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"did not log \['listening on'\] within 2 s"):
+        hooks.start_server({})
+    assert 2.0 <= time.monotonic() - t0 < 10  # the stand-in stays up for 60 s

@@ -19,6 +19,7 @@ from recallbench.search_service import (
     embed_via_socket,
     remove_stale_files,
     socket_path,
+    temporary_socket_path,
 )
 from tests.recallbench.serving import start_serve, stop
 
@@ -52,20 +53,23 @@ def test_serve_removes_the_socket_and_temporary_files_a_killed_server_left(
     stale = [
         ours,
         dead_socket(socket_path(home, "minilm-l6-v2")),  # a killed server of another embedder
-        dead_socket(home / f".{ours.name}.{gone}"),  # bound, not yet renamed into place
+        dead_socket(temporary_socket_path(ours, gone)),  # bound, not yet renamed into place
+        dead_socket(home / f".{ours.name}.{gone}"),  # the same, as servers before it named it
         home / f".memory.{HASH_ID}.{'ab' * 8}.hnsw.{gone}.tmp",  # a partition being written
         home / f".memory.{HASH_ID}.hnsw.json.{gone}.tmp",  # an index manifest being written
     ]  # in the order the log names them: sockets, then temporary files, each sorted by name
-    for path in stale[3:]:
+    for path in stale[4:]:
         path.write_bytes(b"half written")
     kept = [
         live,  # a live server's socket
+        # bound by a living process, not yet renamed into place
+        dead_socket(temporary_socket_path(socket_path(home, "minilm-l6-v2"), os.getpid())),
         home / f".memory.{HASH_ID}.hnsw.json.{os.getpid()}.tmp",  # a living process is writing it
         home / f".notes.{gone}.tmp",  # not named after the database
         home / "embed-old.sock",  # our socket's name, but a regular file
         home / f".memory.{HASH_ID}.hnsw.json.{gone}",  # no .tmp suffix
     ]
-    for path in kept[1:]:
+    for path in kept[2:]:
         path.write_bytes(b"keep")
 
     proc, lines = start_serve(home)
@@ -73,7 +77,7 @@ def test_serve_removes_the_socket_and_temporary_files_a_killed_server_left(
         said = "".join(lines)
         names = ", ".join(p.name for p in stale)
         assert (
-            "removed 2 stale socket(s) and 3 temporary file(s) a stopped server left: " + names
+            "removed 2 stale socket(s) and 4 temporary file(s) a stopped server left: " + names
         ) in said
         assert [p.name for p in stale if os.path.lexists(p) and p != ours] == []
         assert ours.is_socket()  # bound again by the new server, which answers on it

@@ -24,6 +24,7 @@ from recallbench.search_service import (
     default_socket_path,
     embed_via_socket,
     socket_path,
+    temporary_socket_path,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -191,6 +192,28 @@ def test_a_socket_path_over_the_unix_limit_is_refused_with_a_clear_message(tmp_p
     long_path = Path("/tmp") / ("x" * MAX_SOCKET_PATH_BYTES) / "e.sock"
     with pytest.raises(SearchServiceError, match="RECALLBENCH_HOME"):
         SearchService(HashEmbedder(dim=8), long_path)
+
+
+def test_a_socket_path_whose_old_temporary_name_was_over_the_limit_binds(tmp_path: Path) -> None:
+    """The socket was bound as `.<name>.<pid>` first, up to 9 bytes longer than the path the limit was
+    checked on: a home 100 to 107 bytes deep passed the check and then failed to bind ("AF_UNIX path
+    too long"), so `serve` answered no prompt hook. The temporary name is now no longer than the
+    socket's own."""
+    emb = HashEmbedder(dim=8)
+    name = socket_path(Path("/"), emb.id).name  # embed-hash-8-v1.sock
+    folder = tmp_path / ("d" * (MAX_SOCKET_PATH_BYTES - len(os.fsencode(tmp_path)) - len(name) - 2))
+    path = folder / name
+    assert len(os.fsencode(path)) == MAX_SOCKET_PATH_BYTES  # at the limit: allowed
+    assert len(os.fsencode(path.with_name(f".{name}.{os.getpid()}"))) > MAX_SOCKET_PATH_BYTES
+    tmp = temporary_socket_path(path, os.getpid())
+    assert tmp.parent == folder
+    assert len(tmp.name) <= len(name)
+    with SearchService(emb, path) as service:
+        assert service.bound
+        assert embed_via_socket(["at the limit"], 5.0, path=path) is not None
+    # control: one byte more is refused, naming the folder to change
+    with pytest.raises(SearchServiceError, match="RECALLBENCH_HOME"):
+        SearchService(emb, folder.with_name(folder.name + "d") / name)
 
 
 def test_socket_path_is_keyed_by_embedder_id_under_the_home(home: Path) -> None:
