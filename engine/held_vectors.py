@@ -43,15 +43,10 @@ class DropRefusedError(ValueError):
 
 
 @dataclass(frozen=True, kw_only=True)
-class HeldVectors:
-    """One embedder's vectors: rows and bytes in the database, and its index files beside it."""
+class HeldVectors(vector_sql.EmbedderRows):
+    """One embedder's vectors: its rows and their bytes in the database (`EmbedderRows`), and its
+    index files beside it."""
 
-    embedder: str
-    chunk_vectors: int
-    chunk_bytes: int
-    sentence_texts: int
-    sentence_vectors: int
-    sentence_bytes: int
     index_files: tuple[Path, ...]
     index_bytes: int
 
@@ -115,19 +110,10 @@ def _held(conn: sqlite3.Connection, db_path: Path) -> list[HeldVectors]:
     files = _index_files(db_path)
     out = []
     for embedder in sorted(rows.keys() | files.keys()):
-        r = rows.get(embedder)
+        r = rows.get(embedder) or vector_sql.EmbedderRows.none(embedder)  # index files alone
         paths = tuple(files.get(embedder, ()))
         out.append(
-            HeldVectors(
-                embedder=embedder,
-                chunk_vectors=r.chunk_vectors if r else 0,
-                chunk_bytes=r.chunk_bytes if r else 0,
-                sentence_texts=r.sentence_texts if r else 0,
-                sentence_vectors=r.sentence_vectors if r else 0,
-                sentence_bytes=r.sentence_bytes if r else 0,
-                index_files=paths,
-                index_bytes=sum(_size(p) for p in paths),
-            )
+            HeldVectors(**vars(r), index_files=paths, index_bytes=sum(_size(p) for p in paths))
         )
     return out
 

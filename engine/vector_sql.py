@@ -8,7 +8,7 @@ keyed by the embedder id that made them. Switching embedders (a shipped fine-tun
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["EmbedderRows", "delete_embedder", "embedder_rows"]
 
@@ -25,30 +25,39 @@ class EmbedderRows:
     sentence_vectors: int
     sentence_bytes: int
 
+    @classmethod
+    def none(cls, embedder: str) -> EmbedderRows:
+        """No rows of `embedder`."""
+        return cls(
+            embedder=embedder,
+            chunk_vectors=0,
+            chunk_bytes=0,
+            sentence_texts=0,
+            sentence_vectors=0,
+            sentence_bytes=0,
+        )
+
 
 def embedder_rows(conn: sqlite3.Connection) -> list[EmbedderRows]:
     """Every embedder with rows in either table, by id."""
-    found: dict[str, list[int]] = {}
+    found: dict[str, EmbedderRows] = {}
     for embedder, n, size in conn.execute(
         "SELECT embedder, COUNT(*), COALESCE(SUM(length(vec)), 0) FROM vectors GROUP BY embedder"
     ):
-        found.setdefault(str(embedder), [0, 0, 0, 0, 0])[0:2] = [int(n), int(size)]
+        found[str(embedder)] = replace(
+            EmbedderRows.none(str(embedder)), chunk_vectors=int(n), chunk_bytes=int(size)
+        )
     for embedder, n, count, size in conn.execute(
         "SELECT embedder, COUNT(*), COALESCE(SUM(count), 0), COALESCE(SUM(length(vecs)), 0) "
         "FROM sentence_vectors GROUP BY embedder"
     ):
-        found.setdefault(str(embedder), [0, 0, 0, 0, 0])[2:5] = [int(n), int(count), int(size)]
-    return [
-        EmbedderRows(
-            embedder=embedder,
-            chunk_vectors=v[0],
-            chunk_bytes=v[1],
-            sentence_texts=v[2],
-            sentence_vectors=v[3],
-            sentence_bytes=v[4],
+        found[str(embedder)] = replace(
+            found.get(str(embedder)) or EmbedderRows.none(str(embedder)),
+            sentence_texts=int(n),
+            sentence_vectors=int(count),
+            sentence_bytes=int(size),
         )
-        for embedder, v in sorted(found.items())
-    ]
+    return [found[embedder] for embedder in sorted(found)]
 
 
 def delete_embedder(conn: sqlite3.Connection, embedder: str) -> tuple[int, int]:

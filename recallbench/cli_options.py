@@ -1,4 +1,5 @@
-"""What the command line's modules share: the `--db` option and the group class that lists commands.
+"""What the command line's modules share: the `--db` option, the group class that lists commands, and
+the `--dry-run` / `--yes` pair of the commands that remove what is not in use.
 
 `recallbench --db X search q` and `recallbench search --db X q` mean the same: both spellings store the
 path in the invocation's shared `meta` (one dict for the whole command chain), the later one winning, and
@@ -12,6 +13,7 @@ commands can use both without importing the main group.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -107,3 +109,27 @@ class LazyGroup(HelpGroup):
             self.prepare(cmd_name, command)
             self.add_command(command, cmd_name)
         return super().get_command(ctx, cmd_name)
+
+
+def drop_options(command: F) -> F:
+    """`--dry-run` and `--yes`, as the commands that remove something not in use take them
+    (`go_ahead` reads them)."""
+    command = click.option("--yes", is_flag=True, help="Do not ask (needed without a terminal).")(
+        command
+    )
+    return click.option("--dry-run", is_flag=True, help="Only say what would be removed.")(command)
+
+
+def go_ahead(question: str, *, dry_run: bool, yes: bool) -> bool:
+    """Whether to remove what the command just described: not with `dry_run` (it says so), at once
+    with `yes`, else when the person answers `question` yes on a terminal. Without a terminal and
+    without `yes` it refuses (ClickException), as an unanswered prompt would otherwise remove nothing
+    silently or hang on a pipe."""
+    if dry_run:
+        click.echo("nothing was removed (--dry-run)")
+        return False
+    if not yes:
+        if not sys.stdin.isatty():
+            raise click.ClickException("no terminal to ask on: give --yes to go ahead")
+        click.confirm(question, abort=True)
+    return True

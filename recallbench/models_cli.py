@@ -11,14 +11,13 @@ dropped encoder fits it again at its next `bench run` (the weights reproduce, or
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
 from engine.onnx_embed import model_cache_dir
 from engine.tuned_cache import TunedEncoder, remove_tuned, tuned_encoders
 from recallbench import config
-from recallbench.cli_options import HelpGroup
+from recallbench.cli_options import HelpGroup, drop_options, go_ahead
 from recallbench.present import counted
 from recallbench.present import megabytes as mb
 
@@ -85,8 +84,7 @@ def list_command(as_json: bool = False) -> None:
 
 @models_group.command("drop")
 @click.argument("embedder", metavar="EMBEDDER_ID")
-@click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
-@click.option("--yes", is_flag=True, help="Do not ask (needed without a terminal).")
+@drop_options
 def drop_command(embedder: str, dry_run: bool, yes: bool) -> None:
     """Delete the fine-tuned encoder EMBEDDER_ID (an id `models list` shows: its weights and ONNX
     exports) from the model cache. The encoder in use is refused. The vectors it made stay in the
@@ -111,12 +109,7 @@ def drop_command(embedder: str, dry_run: bool, yes: bool) -> None:
         )
     (encoder,) = encoders
     click.echo(f"{embedder}: {encoder.folder} ({mb(encoder.bytes)})")
-    if dry_run:
-        click.echo("nothing was removed (--dry-run)")
+    if not go_ahead(f"Delete {encoder.folder}?", dry_run=dry_run, yes=yes):
         return
-    if not yes:
-        if not sys.stdin.isatty():
-            raise click.ClickException("no terminal to ask on: give --yes to drop it")
-        click.confirm(f"Delete {encoder.folder}?", abort=True)
     remove_tuned(encoder)
     click.echo(f"dropped {embedder}: {mb(encoder.bytes)} freed")

@@ -11,7 +11,6 @@ chunks again.
 from __future__ import annotations
 
 import json
-import sys
 from datetime import UTC, datetime
 
 import click
@@ -19,7 +18,7 @@ import click
 from engine.held_vectors import DropRefusedError, HeldVectors, drop_vectors, held_vectors
 from recallbench import config
 from recallbench.cli import Context, pass_ctx
-from recallbench.cli_options import HelpGroup, db_option
+from recallbench.cli_options import HelpGroup, db_option, drop_options, go_ahead
 from recallbench.present import counted
 from recallbench.present import megabytes as mb
 
@@ -99,8 +98,7 @@ def list_command(ctx: Context, as_json: bool = False) -> None:
 @vectors_group.command("drop")
 @db_option
 @click.argument("embedder", metavar="EMBEDDER_ID")
-@click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
-@click.option("--yes", is_flag=True, help="Do not ask (needed without a terminal).")
+@drop_options
 @pass_ctx
 def drop_command(ctx: Context, embedder: str, dry_run: bool, yes: bool) -> None:
     """Remove every vector of EMBEDDER_ID (an id `vectors list` shows): its chunk and sentence vectors,
@@ -120,13 +118,8 @@ def drop_command(ctx: Context, embedder: str, dry_run: bool, yes: bool) -> None:
             f"the memory holds no vectors of {embedder} (it holds: {listed}); nothing was removed"
         )
     click.echo(f"{embedder}: {describe(target)}")
-    if dry_run:
-        click.echo("nothing was removed (--dry-run)")
+    if not go_ahead(f"Drop every vector of {embedder}?", dry_run=dry_run, yes=yes):
         return
-    if not yes:
-        if not sys.stdin.isatty():
-            raise click.ClickException("no terminal to ask on: give --yes to drop them")
-        click.confirm(f"Drop every vector of {embedder}?", abort=True)
     try:
         report = drop_vectors(ctx.db, embedder, keep=in_use, now=datetime.now(UTC))
     except DropRefusedError as exc:
