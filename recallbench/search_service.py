@@ -104,9 +104,9 @@ def socket_path(home: Path, embedder_id: str) -> Path:
 
 def temporary_socket_path(path: Path, pid: int) -> Path:
     """Where process `pid` binds the socket for `path` before renaming it into place: beside it, named
-    `.e<pid>.<first 6 hex of the name's sha256>.sock`, which is no longer than `path`'s own name for
-    any embedder id of 4 characters or more (a pid has at most 7 digits), so the Unix limit on socket
-    paths is met by both or by neither."""
+    `.e<pid>.<first 6 hex of the name's sha256>.sock`: at most 21 characters (a pid has at most 7
+    digits), no longer than `embed-<id>.sock` for an id of 10 characters or more, as every embedder
+    id is (`hash-256-v1`, `minilm-l6-v2`, …). `SearchService` checks both against the Unix limit."""
     digest = hashlib.sha256(path.name.encode()).hexdigest()[:6]
     return path.with_name(f".e{pid}.{digest}.sock")
 
@@ -300,9 +300,10 @@ def remove_stale_files(home: Path, db: Path) -> StaleFiles:
     """Remove what a killed server left: sockets nobody answers on and temporary files of dead processes.
 
     Only our files go: owned by the current user, named as we name them (`embed-*.sock` and its
-    temporary `.e<pid>.<hex>.sock`, or `.embed-*.sock.<pid>` from an older server, under `home`; `.<db stem>.*.<pid>.tmp`, the index writers'
-    temporary files, beside `db`), a temporary file only when process <pid> is gone, and a socket only
-    when nothing accepts on it. A live server's socket, and a file another process is writing, stay.
+    temporary `.e<pid>.<hex>.sock`, or `.embed-*.sock.<pid>` from an older server, under `home`;
+    `.<db stem>.*.<pid>.tmp`, the index writers' temporary files, beside `db`), a temporary file only
+    when process <pid> is gone, and a socket only when nothing accepts on it. A live server's socket,
+    and a file another process is writing, stay.
     """
     sockets: list[Path] = []
     temporary: list[Path] = []
