@@ -40,6 +40,7 @@ from datetime import datetime
 from pathlib import Path
 
 from engine import audit, checkout_sql, forget_sql, store, tombstone_sql
+from engine.backups import backups
 from engine.chunking import chunk_stream
 from engine.forget_sql import ChunkRow, FileRow, MessageRow
 
@@ -535,21 +536,6 @@ def _remove_index_files(db_path: Path) -> str:
             path.unlink(missing_ok=True)
             removed += 1
     return f"{removed} index files"
-
-
-def backups(db_path: Path) -> list[Path]:
-    """The copies `recallbench rebuild` kept of the database (`<name>.bak-<time>`), sorted."""
-    if not db_path.parent.is_dir():
-        return []
-    prefix = f"{db_path.name}.bak-"
-    return sorted(
-        p
-        for p in db_path.parent.iterdir()
-        if p.name.startswith(prefix)
-        and not p.name.endswith(("-wal", "-shm"))
-        and p.is_file()
-        and not p.is_symlink()
-    )
 
 
 def _forget_in_backups(db_path: Path, target: Target, now: datetime) -> str:

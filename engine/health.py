@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from engine import reads, store
+from engine.backups import backup_name
 from engine.embed import Embedder
 from engine.memory import Memory
 from engine.store_errors import STORE_ERRORS
@@ -298,7 +299,7 @@ def swap_in(new_db: Path, db: Path, stamp: str) -> Path:
     if Path(f"{new_db}-wal").exists():
         msg = f"{new_db} still has a write-ahead log; close every connection to it first"
         raise store.StoreError(msg)
-    backup = _unused(db.with_name(f"{db.name}.bak-{stamp}"))
+    backup = _unused(backup_name(db, stamp))
     try:
         try:
             os.link(db, backup)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from engine.backups import kept_backups
 from engine.checks import is_int
 from engine.render import MAX_MESSAGE_BYTES
 from engine.store_errors import STORE_ERRORS, is_damage_report
@@ -232,6 +233,8 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
     }
     other = _other_vectors(ctx, str(info["embedder"]))
     info["other_embedders_bytes"] = other
+    kept = kept_backups(ctx.db)
+    info["backups"] = [{"path": str(b.path), "bytes": b.bytes} for b in kept]
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
@@ -255,6 +258,13 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
         click.echo(
             f"vectors of other embedders: {listed}; `recallbench vectors` lists them, "
             "`recallbench vectors drop ID` removes one"
+        )
+    if kept:
+        names = ", ".join(b.path.name for b in kept)
+        click.echo(
+            f"backups `recallbench rebuild` kept: {len(kept)}, "
+            f"{megabytes(sum(b.bytes for b in kept))} ({names}); each holds the whole memory as "
+            "it was, so delete one (with its -wal and -shm) once the rebuild is trusted"
         )
     click.echo(f"index: {info['index']}{_index_note(info)}")
     _echo_counts("skipped", info["skipped"])

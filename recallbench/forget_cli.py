@@ -266,7 +266,8 @@ def forget_command(
     exits 1 naming what is left; running the same command again finishes it. A running
     `recallbench serve` notices the change on its next read.
     """
-    from engine.forget import ForgetError, Stage, backups, forget, preview
+    from engine.backups import backups
+    from engine.forget import ForgetError, Stage, forget, preview
 
     target = _target(session, project, chunk, match)
     db = _database()

@@ -254,6 +254,22 @@ def test_rebuild_reads_the_transcript_paths_the_store_recorded(home: Path, tmp_p
     assert len(backups(home)) == 2
 
 
+def test_status_names_the_backups_rebuild_kept_with_their_sizes(home: Path, tmp_path: Path) -> None:
+    imported(home / "memory.db", write_sessions(tmp_path / "t"))
+    before = invoke("status")
+    assert "backups `recallbench rebuild` kept" not in before.stdout  # control: none yet
+    assert json.loads(invoke("status", "--json").stdout)["backups"] == []
+    assert invoke("rebuild").exit_code == 0
+    [backup] = backups(home)
+    size = sum(p.stat().st_size for p in (backup, *home.glob(f"{backup.name}-*")) if p.is_file())
+    listed = json.loads(invoke("status", "--json").stdout)["backups"]
+    assert listed == [{"path": str(backup), "bytes": size}]
+    line = next(x for x in invoke("status").stdout.splitlines() if x.startswith("backups"))
+    assert line.startswith(
+        f"backups `recallbench rebuild` kept: 1, {size / 1e6:.1f} MB ({backup.name});"
+    )
+
+
 def test_a_lock_is_not_called_damage_and_a_harness_database_is_not_called_the_memory(
     tmp_path: Path,
 ) -> None:
