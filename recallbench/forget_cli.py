@@ -24,6 +24,7 @@ import click
 from recallbench import config
 from recallbench.cli_options import chosen_db, db_option
 from recallbench.home_trust import UntrustedFileError, UntrustedHomeError, check_home, open_private
+from recallbench.present import counted
 
 if TYPE_CHECKING:
     from engine.forget import Plan, Target
@@ -129,7 +130,8 @@ def _show(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None:
     for c in plan.counts:
         whole = "whole session" if c.whole else "part of session"
         click.echo(
-            f"  {c.project}  {whole} {c.session_id}: {c.chunks} chunks, {c.messages} messages"
+            f"  {c.project}  {whole} {c.session_id}: {counted(c.chunks, 'chunk')}, "
+            f"{counted(c.messages, 'message')}"
         )
     if plan.state_paths or plan.edit_paths:
         click.echo(

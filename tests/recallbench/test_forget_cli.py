@@ -251,8 +251,8 @@ def test_dry_run_shows_counts_per_project_and_session_and_removes_nothing(root: 
     shown = cli("forget", "--project", ALPHA, "--dry-run")
     assert shown.exit_code == 0
     lines = [line.strip() for line in shown.stdout.splitlines()]
-    assert f"{ALPHA}  whole session {SID_A1}: 1 chunks, 4 messages" in lines
-    assert f"{ALPHA}  whole session {SID_P}: 1 chunks, 6 messages" in lines
+    assert f"{ALPHA}  whole session {SID_A1}: 1 chunk, 4 messages" in lines
+    assert f"{ALPHA}  whole session {SID_P}: 1 chunk, 6 messages" in lines
     assert "Lines these sessions add later will not be imported either." in lines
     assert any(r["session_id"] == SID_A1 for r in search_rows("retry decorator timeout"))
 
