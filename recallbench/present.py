@@ -95,10 +95,28 @@ def status_line(record: ChunkRecord) -> str | None:
     return "; ".join(s.describe() for s in record.settled) or None
 
 
+# Claude Code stores a typed slash command as its three tags, in either order of the first two:
+# `<command-message>x</command-message> <command-name>/x</command-name> <command-args>a</command-args>`.
+_COMMAND_TAGS = re.compile(
+    r"(?:<command-(?:message|name|args)>.*?</command-(?:message|name|args)>\s*)+", re.DOTALL
+)
+_COMMAND_TAG = re.compile(r"<command-(message|name|args)>(.*?)</command-\1>", re.DOTALL)
+
+
+def _as_typed(match: re.Match[str]) -> str:
+    """A run of slash-command tags as the person typed it: `/name args`."""
+    parts = {kind: value.strip() for kind, value in _COMMAND_TAG.findall(match.group(0))}
+    typed = " ".join(
+        p for p in (parts.get("name") or parts.get("message", ""), parts.get("args")) if p
+    )
+    return f"{typed} " if typed else ""
+
+
 def one_line(text: str) -> str:
-    """`text` without terminal control sequences or control characters, and with every run of
-    whitespace (newlines included) collapsed to one space: what a terminal or the model is shown."""
-    return " ".join(strip_terminal_control(text).split())
+    """`text` without terminal control sequences or control characters, a slash command's tags shown
+    as it was typed (`/name args`), and every run of whitespace (newlines included) collapsed to one
+    space: what a terminal or the model is shown. The stored text keeps the tags."""
+    return " ".join(_COMMAND_TAGS.sub(_as_typed, strip_terminal_control(text)).split())
 
 
 def clip(text: str, size: int) -> str:

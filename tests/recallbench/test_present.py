@@ -147,3 +147,20 @@ def test_counts_take_the_plural_unless_one_and_bytes_read_as_megabytes() -> None
     assert megabytes(0) == "0.0 MB"
     assert megabytes(3_249_999) == "3.2 MB"  # 3.249999 rounds down
     assert megabytes(90_867_123) == "90.9 MB"
+
+
+def test_one_line_shows_a_slash_command_as_it_was_typed() -> None:
+    stored = (
+        "<command-message>beads:create</command-message>\n<command-name>/beads:create</command-name>\n"
+        "<command-args>set up credo\n\nand dialyzer</command-args>\n\nI'll research the setup."
+    )
+    assert one_line(stored) == "/beads:create set up credo and dialyzer I'll research the setup."
+    # the name first, no arguments
+    assert one_line(
+        "<command-name>/clear</command-name> <command-message>clear</command-message>"
+    ) == ("/clear")
+    assert one_line("<command-message>init</command-message> then") == "init then"  # no name
+    # control: tags that are not Claude Code's command tags, and prose about them, stay as written
+    assert (
+        one_line("a <command-line> tag and <b>bold</b>") == "a <command-line> tag and <b>bold</b>"
+    )
