@@ -573,10 +573,7 @@ def carry_tombstones(old_db: Path, new_db: Path) -> int:
 
 
 def _compact(conn: sqlite3.Connection) -> str:
-    forget_sql.checkpoint(conn)  # what VACUUM copies must be in the file, not only in the WAL
-    forget_sql.vacuum(conn)
-    busy, _, _ = forget_sql.checkpoint(conn)
-    if busy:
+    if not forget_sql.compact(conn):
         msg = (
             "another connection kept the write-ahead log open, so it could not be truncated "
             "(a running `recallbench serve` in a read?); run the same forget again"

@@ -385,3 +385,12 @@ def checkpoint(conn: sqlite3.Connection) -> tuple[int, int, int]:
 def vacuum(conn: sqlite3.Connection) -> None:
     """Rebuild the database file, so that no free page keeps an old row."""
     conn.execute("VACUUM")
+
+
+def compact(conn: sqlite3.Connection) -> bool:
+    """Checkpoint (what VACUUM copies must be in the file, not only in the WAL), VACUUM, checkpoint
+    again; whether the write-ahead log could be truncated (False: another connection kept it open)."""
+    checkpoint(conn)
+    vacuum(conn)
+    busy, _, _ = checkpoint(conn)
+    return not busy

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 from engine import reads, store
 from engine.backups import backup_name
 from engine.embed import Embedder
+from engine.held_vectors import index_files
 from engine.memory import Memory
 from engine.store_errors import STORE_ERRORS
 from engine.vectors import EXACT_THRESHOLD, VectorIndex
@@ -39,8 +40,6 @@ PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
 # The problems of integrity_check listed at most; the first ones say what is wrong.
 _INTEGRITY_LIMIT = 5
-# How the files of a vector index beside the database end (manifest, partitions, their sidecars).
-_INDEX_SUFFIXES = (".hnsw", ".hnsw.json", ".hnsw.meta.json")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -181,18 +180,6 @@ def _partition_problems(
             + ("" if len(held) != len(wanted) else " (different ones)")
         ]
     return []
-
-
-def index_files(db: Path) -> list[Path]:
-    """The vector index files beside the database at `db` (every embedder's), sorted."""
-    folder, prefix = db.parent, f"{db.stem}."
-    if not folder.is_dir():
-        return []
-    return sorted(
-        p
-        for p in folder.iterdir()
-        if p.name.startswith(prefix) and p.name.endswith(_INDEX_SUFFIXES)
-    )
 
 
 # --- file modes ------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ __all__ = [
     "HeldVectors",
     "drop_vectors",
     "held_vectors",
+    "index_files",
     "index_files_of",
 ]
 
@@ -81,12 +82,20 @@ def _index_embedder(db_path: Path, name: str) -> str | None:
     return None
 
 
+def index_files(db: Path) -> list[Path]:
+    """The vector index files beside the database at `db` (every embedder's), sorted."""
+    folder, prefix = db.parent, f"{db.stem}."
+    if not folder.is_dir():
+        return []
+    return sorted(
+        p for p in folder.iterdir() if p.name.startswith(prefix) and p.name.endswith(INDEX_SUFFIXES)
+    )
+
+
 def _index_files(db_path: Path) -> dict[str, list[Path]]:
     """The index files beside the database, by embedder id (regular files and links only)."""
     found: dict[str, list[Path]] = {}
-    if not db_path.parent.is_dir():
-        return found
-    for path in sorted(db_path.parent.iterdir()):
+    for path in index_files(db_path):
         embedder = _index_embedder(db_path, path.name)
         if embedder is not None and (path.is_symlink() or path.is_file()):
             found.setdefault(embedder, []).append(path)
@@ -197,12 +206,10 @@ def drop_vectors(
 def _compact(conn: sqlite3.Connection) -> tuple[bool, str]:
     """Checkpoint, VACUUM and checkpoint again: (done, what happened)."""
     try:
-        forget_sql.checkpoint(conn)
-        forget_sql.vacuum(conn)
-        busy, _, _ = forget_sql.checkpoint(conn)
+        truncated = forget_sql.compact(conn)
     except sqlite3.OperationalError as exc:
         return False, f"the database was not compacted ({exc}); the freed pages are reused"
-    if busy:
+    if not truncated:
         return False, (
             "another connection kept the write-ahead log open (a running `recallbench serve`?), "
             "so it was not truncated; the freed pages are reused"

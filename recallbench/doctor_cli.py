@@ -15,6 +15,7 @@ import click
 
 from engine import health
 from engine.embed import Embedder
+from engine.held_vectors import index_files
 from engine.memory import Memory
 from engine.store_errors import STORE_ERRORS
 from recallbench import config
@@ -79,7 +80,7 @@ def _index(db: Path, fix: bool, *, sound: bool) -> health.Check:
         return health.Check(name=name, ok=True, detail=f"not checked: {embedder}")
     index = health.index_check(db, embedder)
     if fix and not index.ok:
-        for old in health.index_files(db):
+        for old in index_files(db):
             old.unlink(missing_ok=True)
         click.echo("fixed: removed the vector index files; the next vector search rebuilds them")
         index = health.index_check(db, embedder)
