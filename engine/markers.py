@@ -15,3 +15,7 @@ CONTEXT_CLOSE = "</recallbench-context>"
 # First line of every prompt that a non-interactive run of this project sends to a model (hooks that call a
 # model, extraction prompts). A session whose first user message starts with it is a self-transcript.
 SELF_PROMPT_MARKER = "[recallbench:self]"
+
+# And one that Claude Code writes: the opening words of the `<system-reminder>` it appends to every file its
+# Read tool returns (engine.sanitize drops that notice from the end of a tool result, version 3).
+READ_NOTICE_LEAD = "Whenever you read a file, you should consider whether it"

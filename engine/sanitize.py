@@ -7,7 +7,9 @@ Rules, in order, each counted per kind in the caller's `Counter`:
    so an identically named tool of another server survives. Counts: `own_mcp_call`, `own_mcp_result`.
 2. Our injected context blocks (`CONTEXT_OPEN` … `CONTEXT_CLOSE`, unclosed: to the end) are removed from
    the text of **user** messages only, so an assistant quoting the sentinel is kept. Count:
-   `injected_context`.
+   `injected_context`. Claude Code's notice that it appends to every file a Read returns (a
+   `<system-reminder>` that starts with `READ_NOTICE_LEAD`) is removed from the end of a tool result
+   only, so a file or a message that quotes it is kept. Count: `read_notice` (version 3).
 3. `<private>…</private>` becomes `[private]`; an unclosed `<private>` redacts to the end of the text.
    Count: `private`.
 4. Credentials become `[redacted:<kind>]` (`engine.secrets`: detect-secrets' plugins, our token formats,
@@ -27,7 +29,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
-from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN, OWN_TOOL_PREFIX, SELF_PROMPT_MARKER
+from engine.markers import (
+    CONTEXT_CLOSE,
+    CONTEXT_OPEN,
+    OWN_TOOL_PREFIX,
+    READ_NOTICE_LEAD,
+    SELF_PROMPT_MARKER,
+)
 from engine.model import Block, CleanMessage, Message, TextBlock, ToolResult, ToolUse
 from engine.render import (
     is_command_wrapper,
@@ -38,8 +46,15 @@ from engine.render import (
 )
 from engine.transcript_files import StreamState
 
-# Bump when the same messages would sanitize to different text; corpus manifests record it.
-SANITIZE_VERSION = "2"
+# Bump when the same messages would sanitize to different text; corpus manifests record it. A bump
+# names, in VERSION_TRIGGERS, the text without which its rules change nothing.
+SANITIZE_VERSION = "3"
+
+# The version each later rule came with, and the text a transcript must hold for that rule to change
+# anything. A corpus none of whose lines holds it reads under that version exactly as under the one
+# before, so its manifest records the older version and every lock made on it stays valid.
+BASE_SANITIZE_VERSION = "2"
+VERSION_TRIGGERS: tuple[tuple[str, str], ...] = (("3", READ_NOTICE_LEAD),)
 
 PRIVATE_OPEN = "<private>"
 PRIVATE_CLOSE = "</private>"
@@ -69,6 +84,7 @@ def sanitize(
             continue
         if kept.kind == "user":
             kept = _scrub_user_context(kept, counts)
+            kept = _drop_read_notice(kept, counts)
         text = _clean_text(kept, state, counts)
         if not text:
             counts["empty_after_sanitize"] += 1
@@ -103,6 +119,47 @@ def scrub_context(text: str) -> tuple[str, int]:
         tail = "" if end == -1 else text[end + len(CONTEXT_CLOSE) :]
         text = text[:start] + tail
         removed += 1
+
+
+def drop_read_notice(text: str) -> tuple[str, bool]:
+    """`text` without Claude Code's file-read notice at its end (and the blank lines before it)."""
+    match = _READ_NOTICE.search(text) if READ_NOTICE_LEAD in text else None
+    if match is None:
+        return text, False
+    return text[: match.start()], True
+
+
+class VersionScan:
+    """The sanitizer version a corpus's raw lines are read under (`feed` every line of every file).
+
+    It is the newest version whose trigger text (`VERSION_TRIGGERS`) some line holds, and
+    `BASE_SANITIZE_VERSION` when none does. The text is looked for in each line as written, and
+    again with its `\\u` escapes read, the only way JSON can spell the trigger texts' characters
+    otherwise: a rule cannot fire on a corpus whose version is older than the rule's.
+    """
+
+    def __init__(self) -> None:
+        self._found: set[str] = set()
+
+    def feed(self, line: bytes) -> None:
+        for version, lead in VERSION_TRIGGERS:
+            if version not in self._found and _holds(line, lead):
+                self._found.add(version)
+
+    @property
+    def version(self) -> str:
+        return max(self._found, key=int, default=BASE_SANITIZE_VERSION)
+
+
+def _holds(line: bytes, lead: str) -> bool:
+    """Whether `line` can hold `lead` once the parser decodes it. Errs towards yes: every `\\uXXXX`
+    is read as its character, even one whose backslash is itself escaped."""
+    if lead.encode() in line:
+        return True
+    if b"\\u" not in line:
+        return False
+    text = line.decode("utf-8", errors="replace")
+    return lead in _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
 
 
 def scrub_private(text: str) -> tuple[str, int]:
@@ -207,6 +264,22 @@ def _scrub_user_context(msg: Message, counts: Counter[str]) -> Message:
     return replace(msg, blocks=blocks) if changed else msg
 
 
+def _drop_read_notice(msg: Message, counts: Counter[str]) -> Message:
+    """Claude Code's file-read notice off the end of each tool result (text blocks untouched)."""
+    blocks: list[Block] = []
+    changed = False
+    for block in msg.blocks:
+        if isinstance(block, ToolResult):
+            content, dropped = drop_read_notice(block.content)
+            if dropped:
+                counts["read_notice"] += 1
+                changed = True
+                blocks.append(replace(block, content=content))
+                continue
+        blocks.append(block)
+    return replace(msg, blocks=blocks) if changed else msg
+
+
 def _clean_text(msg: Message, state: StreamState, counts: Counter[str]) -> str:
     """Rules 3 and 4 on each block's raw text, then the block rendered (markers, capped results)."""
 
@@ -241,3 +314,10 @@ _PRIVATE_CLOSED = re.compile(
     re.escape(PRIVATE_OPEN) + r".*?" + re.escape(PRIVATE_CLOSE), re.S | re.I
 )
 _PRIVATE_OPEN_RE = re.compile(re.escape(PRIVATE_OPEN), re.I)
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+# The notice as Claude Code appends it: the last thing in the result, its body one short paragraph.
+_READ_NOTICE = re.compile(
+    r"\s*<system-reminder>\s*"
+    + re.escape(READ_NOTICE_LEAD)
+    + r"[^<]{0,1000}</system-reminder>\s*\Z"
+)

@@ -1,7 +1,9 @@
 """Corpus freeze: a manifest of the raw transcript bytes and the contamination scan.
 
 The manifest commits to exactly the bytes a benchmark read (sorted relative paths, sizes, per-file
-sha256, the parser and sanitizer versions, and one sha256 over all of it). A masked copy built by
+sha256, the parser and sanitizer versions, and one sha256 over all of it). The sanitizer version is the
+one these bytes are read under (`engine.sanitize.VersionScan`): a rule added later counts only for a
+corpus that holds the text it acts on, so a corpus it cannot change keeps its sha256. A masked copy built by
 `harness.mask_corpus` holds its mask list as ``MASK.json``; the manifest then hashes the mask's sha256
 too (a folder without one hashes exactly what it always did); likewise a corpus's ``settles.json``
 (`harness.settles`: what a person settled, applied after import). The scan reports what would
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.model import Author
-from engine.sanitize import SANITIZE_VERSION, sanitize
+from engine.sanitize import VersionScan, sanitize
 from engine.transcripts import PARSER_VERSION, StreamState, TranscriptFile, discover, parse_file
 from harness.mask import MASK_FILE, Mask, MaskError
 from harness.settles import SETTLES_FILE
@@ -81,15 +83,17 @@ def manifest(root: Path) -> Manifest:
         msg = f"corpus folder {root} does not exist; generate or point to a transcript tree first"
         raise FreezeError(msg)
     entries: list[ManifestEntry] = []
+    scan = VersionScan()
     for path in sorted(root.rglob("*.jsonl"), key=lambda p: p.relative_to(root).as_posix()):
         if not path.is_file():
             continue
         digest = hashlib.sha256()
         size = 0
         with path.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-                size += len(block)
+            for line in fh:
+                digest.update(line)
+                size += len(line)
+                scan.feed(line)
         entries.append(
             ManifestEntry(
                 path=path.relative_to(root).as_posix(), size=size, sha256=digest.hexdigest()
@@ -100,7 +104,7 @@ def manifest(root: Path) -> Manifest:
         raise FreezeError(msg)
     body: dict[str, Any] = {
         "parser_version": PARSER_VERSION,
-        "sanitize_version": SANITIZE_VERSION,
+        "sanitize_version": scan.version,
         "files": [[e.path, e.size, e.sha256] for e in entries],
     }
     mask_sha256 = _mask_sha256(root)
@@ -114,7 +118,7 @@ def manifest(root: Path) -> Manifest:
     return Manifest(
         entries=tuple(entries),
         parser_version=PARSER_VERSION,
-        sanitize_version=SANITIZE_VERSION,
+        sanitize_version=scan.version,
         sha256=hashlib.sha256(canonical).hexdigest(),
         mask_sha256=mask_sha256,
         settles_sha256=settles_sha256,

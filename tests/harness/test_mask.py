@@ -16,7 +16,6 @@ from click.testing import CliRunner
 
 from engine.embed import HashEmbedder
 from engine.memory import Memory
-from engine.sanitize import SANITIZE_VERSION
 from engine.scope import Scope
 from engine.transcripts import PARSER_VERSION
 from harness import freeze
@@ -205,7 +204,8 @@ def _manifest_body(files: list[list[object]], **extra: str) -> str:
     body = {
         "files": files,
         "parser_version": PARSER_VERSION,
-        "sanitize_version": SANITIZE_VERSION,
+        # no line holds the text of a rule newer than version 2 (engine.sanitize.VERSION_TRIGGERS)
+        "sanitize_version": "2",
         **extra,
     }
     return hashlib.sha256(
