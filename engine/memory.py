@@ -28,7 +28,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import checkout_sql, message_chunks_sql, reads, sentence_sql, store, trust, trust_sql
+from engine import (
+    checkout_sql,
+    message_chunks_sql,
+    reads,
+    sanitized_sql,
+    sentence_sql,
+    store,
+    trust,
+    trust_sql,
+)
 from engine.api import ChunkRecord, Scored, Settlement
 from engine.catalog import VectorCatalog
 from engine.embed import Embedder
@@ -455,4 +464,6 @@ class Memory:
             "index": self.index_state(),
             "skipped": skip_scrub.get("skip", {}),
             "scrubbed": skip_scrub.get("scrub", {}),
+            "sanitize_version": sanitized_sql.version(self.conn),
+            "stale_read_notices": sanitized_sql.stale_read_notices(self.conn),
         }

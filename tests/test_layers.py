@@ -46,6 +46,7 @@ SQL_MODULES: frozenset[str] = frozenset(
         "engine.lexical_sql",
         "engine.catalog_sql",
         "engine.vector_sql",
+        "engine.sanitized_sql",
     }
 )
 
