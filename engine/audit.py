@@ -36,6 +36,8 @@ ACTIONS: tuple[str, ...] = (
     "settle",  # a correction between two memories (corrected / changed / open)
     "undo",  # a settle taken back
     "vectors.drop",  # `recallbench vectors drop`: targets the embedder id whose vectors were removed
+    "projects.join",  # `recallbench projects join`: targets the project stated to be a worktree
+    "projects.unjoin",  # `recallbench projects join --undo`: targets the project whose statement went
 )
 # A Claude Code session id is a UUID; allow any plain id of that alphabet, nothing that could hide text.
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")

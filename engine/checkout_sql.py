@@ -6,6 +6,11 @@ resolution reads the records to join the worktrees of one repository, when the p
 `scope.worktrees` on (`engine.scope.explain_project`). A record holds paths only, like the sessions
 table; `recallbench forget` deletes a project's record with its last session, and `recallbench
 rebuild` carries the records into the new database (the folders may be gone by then).
+
+A worktree removed before its first import has no record. The person may state which repository it
+belonged to (`recallbench projects join`, `engine.projects`): that record carries the time it was stated
+(`joined_at`), an import's never does, and an import that finds the folder on disk replaces the
+statement with what it reads there.
 """
 
 from __future__ import annotations
@@ -22,6 +27,10 @@ CREATE TABLE project_checkouts (
     folder TEXT NOT NULL
 );
 """
+# Applied by `engine.store.MIGRATIONS` (number 9): NULL for a record read from the folder by an
+# import, the UTC time for one the person stated (`recallbench projects join`).
+JOINED_AT = "ALTER TABLE project_checkouts ADD COLUMN joined_at TEXT;"
+SCHEMAS = (SCHEMA, JOINED_AT)
 
 
 def put(conn: sqlite3.Connection, project: str, checkout: Checkout) -> None:
@@ -29,9 +38,43 @@ def put(conn: sqlite3.Connection, project: str, checkout: Checkout) -> None:
     conn.execute(
         "INSERT INTO project_checkouts(project, repository, folder) VALUES (?, ?, ?) "
         "ON CONFLICT(project) DO UPDATE SET repository = excluded.repository, "
-        "folder = excluded.folder",
+        "folder = excluded.folder, joined_at = NULL",
         (project, checkout.repository, checkout.folder),
     )
+
+
+def put_joined(conn: sqlite3.Connection, project: str, checkout: Checkout, at: str) -> None:
+    """Record the person's statement that `project` was `checkout` (the caller checked that it has
+    no record and holds the write transaction)."""
+    conn.execute(
+        "INSERT INTO project_checkouts(project, repository, folder, joined_at) VALUES (?, ?, ?, ?)",
+        (project, checkout.repository, checkout.folder, at),
+    )
+
+
+def delete_joined(conn: sqlite3.Connection, project: str) -> int:
+    """Delete `project`'s record if the person stated it (never one an import read); 0 or 1."""
+    return conn.execute(
+        "DELETE FROM project_checkouts WHERE project = ? AND joined_at IS NOT NULL", (project,)
+    ).rowcount
+
+
+def joined(conn: sqlite3.Connection) -> dict[str, str]:
+    """When each project's record was stated by the person, for the records that were."""
+    rows = conn.execute(
+        "SELECT project, joined_at FROM project_checkouts WHERE joined_at IS NOT NULL"
+    ).fetchall()
+    return {str(p): str(at) for p, at in rows}
+
+
+def summaries(conn: sqlite3.Connection) -> list[tuple[str, int, int, str | None]]:
+    """(project, sessions, chunks, start of its latest session) for every project, sorted."""
+    rows = conn.execute(
+        "SELECT s.project, count(*), max(s.started), "
+        "(SELECT count(*) FROM chunks c WHERE c.project = s.project) "
+        "FROM sessions s GROUP BY s.project ORDER BY s.project"
+    ).fetchall()
+    return [(str(p), int(n), int(c), None if last is None else str(last)) for p, n, last, c in rows]
 
 
 def checkouts(conn: sqlite3.Connection) -> dict[str, Checkout]:
@@ -59,13 +102,20 @@ def delete_orphans(conn: sqlite3.Connection) -> int:
     ).rowcount
 
 
-def put_missing(conn: sqlite3.Connection, records: dict[str, Checkout]) -> int:
+def put_missing(
+    conn: sqlite3.Connection,
+    records: dict[str, Checkout],
+    joined_at: dict[str, str] | None = None,
+) -> int:
     """Record each of `records` whose project has none yet (a rebuild carrying them over: what its
-    import found on disk stands); returns how many were added. The caller holds the write."""
+    import found on disk stands), with the time a person stated it where `joined_at` has one;
+    returns how many were added. The caller holds the write."""
+    stated = joined_at or {}
     added = 0
     for project, checkout in records.items():
         added += conn.execute(
-            "INSERT OR IGNORE INTO project_checkouts(project, repository, folder) VALUES (?, ?, ?)",
-            (project, checkout.repository, checkout.folder),
+            "INSERT OR IGNORE INTO project_checkouts(project, repository, folder, joined_at) "
+            "VALUES (?, ?, ?, ?)",
+            (project, checkout.repository, checkout.folder, stated.get(project)),
         ).rowcount
     return added

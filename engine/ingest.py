@@ -207,15 +207,19 @@ def import_paths(
 
 def _record_checkouts(conn: sqlite3.Connection) -> None:
     """Record where each project without a record sits in git, for the folders that still exist (a
-    store imported before the records were kept; a file's own import records its project)."""
+    store imported before the records were kept; a file's own import records its project), and
+    replace a person's statement about a project whose folder exists again with what it says."""
+    stated = checkout_sql.joined(conn)
     found: dict[str, Checkout] = {}
-    for project in checkout_sql.unrecorded(conn):
+    for project in (*checkout_sql.unrecorded(conn), *stated):
         checkout = checkout_of(project) if os.path.isabs(project) else None
         if checkout is not None:
             found[project] = checkout
     if found:
         with store.write(conn):
-            checkout_sql.put_missing(conn, found)
+            checkout_sql.put_missing(conn, {p: c for p, c in found.items() if p not in stated})
+            for project in stated.keys() & found.keys():
+                checkout_sql.put(conn, project, found[project])
 
 
 def _import_file(

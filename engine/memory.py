@@ -415,10 +415,11 @@ class Memory:
         old = store.connect(Path(old_db))
         try:
             records = checkout_sql.checkouts(old)
+            stated = checkout_sql.joined(old)
         finally:
             old.close()
         with store.write(self.conn):
-            return checkout_sql.put_missing(self.conn, records)
+            return checkout_sql.put_missing(self.conn, records, stated)
 
     # --- listing and status ------------------------------------------------------------------
     def projects(self) -> list[str]:

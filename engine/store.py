@@ -142,7 +142,7 @@ MIGRATIONS: tuple[str, ...] = (
     tombstone_sql.SCHEMA,  # 5: what `forget` removed, by ids (engine.tombstone_sql, engine.forget)
     sentence_sql.SCHEMA,  # 6: sentence vectors of a person's chunk texts (engine.sentence_sql)
     tombstone_sql.REF_INDEXES,  # 7: a forgotten message looked up by uuid in any session (tombstone_sql)
-    checkout_sql.SCHEMA,  # 8: where each project's folder sat in git (engine.checkout_sql)
+    *checkout_sql.SCHEMAS,  # 8, 9: each project's place in git, and who said so (checkout_sql)
 )
 
 

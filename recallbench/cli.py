@@ -535,6 +535,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "recallbench vectors drop minilm-l6-v2 --dry-run",
         "recallbench vectors drop minilm-l6-v2 --yes",
     ),
+    "projects": ("recallbench projects", "recallbench --db /tmp/memory.db projects list"),
+    "projects list": ("recallbench projects list", "recallbench projects list --json"),
+    "projects join": (
+        "recallbench projects join ~/src/app-worktrees/task-12 --worktree-of ~/src/app --dry-run",
+        "recallbench projects join ~/src/app-worktrees/task-12 --undo --yes",
+    ),
 }
 
 
@@ -562,6 +568,7 @@ def _attach() -> None:
         "show": ("recallbench.browse_cli", "show_command"),
         "vectors": ("recallbench.vectors_cli", "vectors_group"),
         "models": ("recallbench.models_cli", "models_group"),
+        "projects": ("recallbench.projects_cli", "projects_group"),
         # `ship` imports the harness's statistics (scipy, over a second).
         "ship": ("recallbench.ship", "ship_command"),
     }

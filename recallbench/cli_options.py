@@ -120,13 +120,15 @@ def drop_options(command: F) -> F:
     return click.option("--dry-run", is_flag=True, help="Only say what would be removed.")(command)
 
 
-def go_ahead(question: str, *, dry_run: bool, yes: bool) -> bool:
+def go_ahead(
+    question: str, *, dry_run: bool, yes: bool, nothing: str = "nothing was removed"
+) -> bool:
     """Whether to remove what the command just described: not with `dry_run` (it says so), at once
     with `yes`, else when the person answers `question` yes on a terminal. Without a terminal and
     without `yes` it refuses (ClickException), as an unanswered prompt would otherwise remove nothing
     silently or hang on a pipe."""
     if dry_run:
-        click.echo("nothing was removed (--dry-run)")
+        click.echo(f"{nothing} (--dry-run)")
         return False
     if not yes:
         if not sys.stdin.isatty():

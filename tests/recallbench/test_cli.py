@@ -330,8 +330,8 @@ def all_commands(
 
 def test_no_command_summary_is_cut_off_in_any_groups_help() -> None:
     groups = [(p, c) for p, c in all_commands() if isinstance(c, click.Group)]
-    # recallbench, protocol, roster, corpus, bench, hooks, config, arm, vectors, models
-    assert len(groups) == 10
+    # recallbench, protocol, roster, corpus, bench, hooks, config, arm, vectors, models, projects
+    assert len(groups) == 11
     for path, _ in groups:
         out = invoke(*path.split()[1:], "--help")
         listing = out.split("Commands:", 1)[1]
