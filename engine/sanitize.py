@@ -126,7 +126,7 @@ def drop_read_notice(text: str) -> tuple[str, bool]:
     match = _READ_NOTICE.search(text) if READ_NOTICE_LEAD in text else None
     if match is None:
         return text, False
-    return text[: match.start()], True
+    return text[: match.start()].rstrip(), True
 
 
 class VersionScan:
@@ -317,7 +317,5 @@ _PRIVATE_OPEN_RE = re.compile(re.escape(PRIVATE_OPEN), re.I)
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 # The notice as Claude Code appends it: the last thing in the result, its body one short paragraph.
 _READ_NOTICE = re.compile(
-    r"\s*<system-reminder>\s*"
-    + re.escape(READ_NOTICE_LEAD)
-    + r"[^<]{0,1000}</system-reminder>\s*\Z"
+    r"<system-reminder>\s*" + re.escape(READ_NOTICE_LEAD) + r"[^<]{0,1000}</system-reminder>\s*\Z"
 )
