@@ -36,6 +36,7 @@ from engine.git_repo import Checkout, checkout_of
 from engine.model import CleanMessage, Message, ToolUse
 from engine.render import MAX_MESSAGE_BYTES, cap_message, precut_text_blocks
 from engine.sanitize import redact_paths, sanitize
+from engine.scope import Scope
 from engine.transcript_files import StreamState, TranscriptFile, discover, stored_stream
 from engine.transcripts import file_edits, parse_file
 
@@ -93,6 +94,7 @@ class _Resume:
     start: int = 0
     state: StreamState = field(default_factory=StreamState)
     stream: str | None = None  # the stored stream to continue; None: keyed once the project is read
+    session_project: str | None = None  # a subagent's: its session's recorded project, if any
     rewritten: bool = (
         False  # the stored part changed or its key is outdated: forget it, import from 0
     )
@@ -139,9 +141,17 @@ def _file_key(record: store.FileRecord | None) -> tuple[int, str] | None:
     return None if record is None else (record.offset, record.prefix_sha256)
 
 
-def _project(state: StreamState) -> str:
-    """A stream's project: the first working directory its lines recorded."""
-    return state.cwd or "(unknown)"
+def _project(state: StreamState, session_project: str | None = None) -> str:
+    """A stream's project: the first working directory its lines recorded; for a subagent's stream
+    (`session_project` given), its session's project when that directory is the project or lies
+    inside it. A subagent starts in whatever folder its session's shell was in (`cd assets` before a
+    compaction), and filed under that folder its text would belong to no project anyone reads."""
+    own = state.cwd or "(unknown)"
+    if session_project is not None and (
+        own == session_project or own.startswith(session_project.rstrip("/") + "/")
+    ):
+        return session_project
+    return own
 
 
 # --- import -------------------------------------------------------------------------------------
@@ -286,13 +296,16 @@ def _resume_point(
     size = tf.path.stat().st_size
     record = store.get_file(conn, key)
     resume = _Resume(key=key, record=record, name=name)
+    if tf.agent_id is not None:
+        resume.session_project = reads.session_project(conn, tf.session_id, Scope.everywhere())
     if record is not None:
         if size >= record.offset and _fingerprint(tf.path, record.offset) == record.prefix_sha256:
             state = StreamState.from_json(record.state)
-            stream = stored_stream(tf, _project(state), name)
+            stream = stored_stream(tf, _project(state, resume.session_project), name)
             if record.stream != stream:
-                # Stored under an older key (the bare session id, which two files could share), or
-                # keyed before the file named its project: re-import it whole under its own key.
+                # Stored under an older key (the bare session id, which two files could share),
+                # keyed before the file named its project, or a subagent's filed under its own
+                # folder inside its session's project: re-import it whole under its own key.
                 resume.rewritten = True
             elif size == record.offset:
                 return None
@@ -314,7 +327,7 @@ def _read_batch(tf: TranscriptFile, resume: _Resume, max_bytes: int) -> _Batch:
     precut = [precut_text_blocks(m, max_bytes) for m in parsed.messages]
     clean = sanitize([m for m, _ in precut], state, scrubbed)
     clean = _capped(clean, {m.uuid: n for m, n in precut if n}, max_bytes, parsed.skipped)
-    project = _project(state)
+    project = _project(state, resume.session_project)
     return _Batch(
         messages=clean,
         api_ids={m.uuid: m.api_message_id for m in parsed.messages},
