@@ -124,7 +124,8 @@ def plan_join(db_path: Path, project: str, worktree_of: str) -> JoinPlan:
         checkout, source = found, f"{other} on disk"
     elif recorded is not None and not recorded.exists:
         # Both are gone: the person names the main checkout, whose git directory is its `.git`.
-        checkout = Checkout(repository=os.path.join(other, ".git"), folder=".")
+        # Physical, as `checkout_of` names repositories: the symlinks of the part that exists resolved.
+        checkout = Checkout(repository=os.path.realpath(os.path.join(other, ".git")), folder=".")
         source = (
             f"{other}, taken as the root of the repository's main checkout (its folder is gone)"
         )

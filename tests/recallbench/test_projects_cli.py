@@ -235,3 +235,25 @@ def test_rebuild_keeps_a_statement_as_stated(tree: dict[str, Path], home: Path) 
     assert rows[str(tree["a"])] == stated
     assert rows[str(tree["c"])]["joined_at"] is None  # carried as read, not as stated
     assert rows[str(tree["c"])]["repository"] == str(tree["common"])
+
+
+def test_a_gone_repository_under_a_symlink_is_named_physically(tmp_path: Path, home: Path) -> None:
+    real = tmp_path.resolve() / "real"
+    real.mkdir()
+    link = tmp_path.resolve() / "link"
+    link.symlink_to(real)
+    transcripts = tmp_path / "t"
+    for key, sid in (("main", SIDS["gone_main"]), ("wt", SIDS["gone_wt"])):
+        write_jsonl(
+            transcripts / key / f"{sid}.jsonl",
+            simple_session("Q?", session_id=sid, cwd=str(link / key), prefix=f"{key}-"),
+        )
+    ok("import", "--no-embed", str(transcripts))
+    ok("projects", "join", str(link / "wt"), "--worktree-of", str(link / "main"), "--yes")
+
+    rows = listed(home)
+
+    # what `checkout_of` will read once the main checkout is back at link/main
+    assert rows[str(link / "wt")]["repository"] == str(real / "main" / ".git")
+    repository(real / "main")
+    assert rows[str(link / "wt")]["repository"] == str((link / "main" / ".git").resolve())
