@@ -176,20 +176,32 @@ def join(db_path: Path, plan: JoinPlan, *, now: datetime, actor: str = audit.PER
     return entry
 
 
-def unjoin(db_path: Path, project: str, *, now: datetime, actor: str = audit.PERSON) -> int:
-    """Take back the person's statement about `project`; returns the audit entry's id.
+def stated(db_path: Path, project: str) -> ProjectInfo:
+    """`project`, which must hold a record the person stated (what `unjoin` would take back).
 
     Raises:
         JoinRefusedError: `project` is not a recorded project, or has no stated record (an import's
             record is what its folder said, and is never taken back).
     """
     infos = {i.project: i for i in project_infos(db_path)}
-    name = _known(project, infos)
-    info = infos[name]
+    info = infos[_known(project, infos)]
     if info.joined_at is None or info.checkout is None:
         why = "its record was read from its folder" if info.checkout else "it has no record"
-        msg = f"{name} has no record stated with `projects join` ({why}); nothing was changed"
+        msg = (
+            f"{info.project} has no record stated with `projects join` ({why}); nothing was changed"
+        )
         raise JoinRefusedError(msg)
+    return info
+
+
+def unjoin(db_path: Path, project: str, *, now: datetime, actor: str = audit.PERSON) -> int:
+    """Take back the person's statement about `project`; returns the audit entry's id.
+
+    Raises:
+        JoinRefusedError: as `stated`, or the statement changed since it was read.
+    """
+    info = stated(db_path, project)
+    repository = info.checkout.repository if info.checkout is not None else ""
     conn = store.connect(db_path)
     try:
         with store.write(conn):
@@ -198,11 +210,13 @@ def unjoin(db_path: Path, project: str, *, now: datetime, actor: str = audit.PER
                 time=now,
                 actor=actor,
                 action=UNJOIN_ACTION,
-                targets=[name],
-                reason=f"was stated a worktree of {info.checkout.repository} on {info.joined_at}",
+                targets=[info.project],
+                reason=f"was stated a worktree of {repository} on {info.joined_at}",
             )
-            if checkout_sql.delete_joined(conn, name) != 1:
-                msg = f"{name}'s stated record changed since it was read; nothing was changed"
+            if checkout_sql.delete_joined(conn, info.project) != 1:
+                msg = (
+                    f"{info.project}'s stated record changed since it was read; nothing was changed"
+                )
                 raise JoinRefusedError(msg)
     finally:
         conn.close()

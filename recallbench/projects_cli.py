@@ -20,6 +20,7 @@ from engine.projects import (
     join,
     plan_join,
     project_infos,
+    stated,
     unjoin,
 )
 from recallbench import config
@@ -132,18 +133,7 @@ def join_command(
     if undo:
         if worktree_of is not None:
             raise click.UsageError("--undo takes no --worktree-of")
-        if not go_ahead(
-            f"Take back what was stated about {project}?",
-            dry_run=dry_run,
-            yes=yes,
-            nothing="nothing was changed",
-        ):
-            return
-        try:
-            entry = unjoin(ctx.db, project, now=datetime.now(UTC))
-        except JoinRefusedError as exc:
-            raise click.ClickException(str(exc)) from exc
-        click.echo(f"{project} has no record of its git repository again (audit entry {entry})")
+        _undo(ctx, project, dry_run=dry_run, yes=yes)
         return
     if worktree_of is None:
         raise click.UsageError("name the repository with --worktree-of FOLDER (or give --undo)")
@@ -179,3 +169,24 @@ def join_command(
     click.echo(
         f"recorded {plan.project} as a worktree of {plan.checkout.repository} (audit entry {entry})"
     )
+
+
+def _undo(ctx: Context, project: str, *, dry_run: bool, yes: bool) -> None:
+    """Show the statement about `project`, then take it back."""
+    try:
+        info = stated(ctx.db, project)
+    except JoinRefusedError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"{info.project}: {where(info)}")
+    if not go_ahead(
+        f"Take back what was stated about {info.project}?",
+        dry_run=dry_run,
+        yes=yes,
+        nothing="nothing was changed",
+    ):
+        return
+    try:
+        entry = unjoin(ctx.db, info.project, now=datetime.now(UTC))
+    except JoinRefusedError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"{info.project} has no record of its git repository again (audit entry {entry})")

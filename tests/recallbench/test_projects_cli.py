@@ -68,6 +68,11 @@ def listed(home: Path) -> dict[str, dict[str, object]]:
     return {str(r.pop("project")): r for r in rows}
 
 
+def listed_stated(project: Path) -> bool:
+    rows = json.loads(ok("projects", "list", "--json"))["projects"]
+    return any(r["project"] == str(project) and r["joined_at"] for r in rows)
+
+
 def test_the_listing_says_where_each_project_sat_in_git(tree: dict[str, Path], home: Path) -> None:
     rows = listed(home)
 
@@ -139,9 +144,10 @@ def test_a_stated_worktree_joins_the_fresh_one_and_undo_takes_it_back(
 
     undone = ok("projects", "join", str(tree["a"]), "--undo", "--yes")
 
-    assert (
-        undone.strip() == f"{tree['a']} has no record of its git repository again (audit entry 2)"
-    )
+    assert undone.splitlines() == [
+        f"{tree['a']}: git: {tree['common']} (folder ., stated by you {stated_at})",
+        f"{tree['a']} has no record of its git repository again (audit entry 2)",
+    ]
     assert listed(home)[str(tree["a"])]["repository"] is None
     again = json.loads(ok("search", "retry decorator timeout", "--json"))["hits"]
     assert str(tree["a"]) not in {h["project"] for h in again}
@@ -181,6 +187,12 @@ def test_a_statement_that_cannot_hold_is_refused_and_nothing_is_recorded(
 def test_undo_refuses_a_record_an_import_read_and_a_project_without_one(
     tree: dict[str, Path],
 ) -> None:
+    ok("projects", "join", str(tree["a"]), "--worktree-of", str(tree["main"]), "--yes")
+    dry = ok("projects", "join", str(tree["a"]), "--undo", "--dry-run").splitlines()
+    assert dry[-1] == "nothing was changed (--dry-run)"
+    assert listed_stated(tree["a"])  # the dry run changed nothing
+    ok("projects", "join", str(tree["a"]), "--undo", "--yes")
+    assert not listed_stated(tree["a"])
     read = run("projects", "join", str(tree["c"]), "--undo", "--yes")
     assert read.exit_code == 1
     assert "its record was read from its folder" in read.output
