@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from engine.backups import kept_backups
-from engine.checks import is_int
 from engine.render import MAX_MESSAGE_BYTES
 from engine.store_errors import STORE_ERRORS, is_damage_report
 from recallbench import config
@@ -20,6 +19,7 @@ from recallbench.cli_options import LazyGroup, chosen_db, db_option
 from recallbench.cli_scope import explain, resolve_here, resolve_scope
 from recallbench.home_trust import UntrustedHomeError, check_home
 from recallbench.present import counted, hit_rows, megabytes
+from recallbench.status_notes import index_note, other_vectors, unrecorded, unrecorded_note
 from recallbench.store_failure import store_failure, warn_loose
 
 if TYPE_CHECKING:
@@ -231,8 +231,9 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
         "joined": here.joined,
         "why": explain(here),
     }
-    other = _other_vectors(ctx, str(info["embedder"]))
+    other = other_vectors(ctx.db, str(info["embedder"]))
     info["other_embedders_bytes"] = other
+    info["unrecorded_projects"] = len(unrecorded(ctx.db))
     kept = kept_backups(ctx.db)
     info["backups"] = [{"path": str(b.path), "bytes": b.bytes} for b in kept]
     if as_json:
@@ -266,7 +267,7 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
             f"{megabytes(sum(b.bytes for b in kept))} ({names}); each holds the whole memory as "
             "it was, so delete one (with its -wal and -shm) once the rebuild is trusted"
         )
-    click.echo(f"index: {info['index']}{_index_note(info)}")
+    click.echo(f"index: {info['index']}{index_note(info)}")
     _echo_counts("skipped", info["skipped"])
     _echo_counts("scrubbed", info["scrubbed"])
     stale = int(str(info["stale_read_notices"]))
@@ -277,26 +278,8 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
         )
     read = ", ".join(here.projects) or "none"
     click.echo(f"project here: {read} for {here.directory} ({explain(here)})")
-
-
-def _other_vectors(ctx: Context, embedder: str) -> dict[str, int]:
-    """The bytes each embedder other than `embedder` (the one in use) holds: vectors that this
-    process does not read (`recallbench vectors`)."""
-    from engine.held_vectors import held_vectors
-
-    return {h.embedder: h.total_bytes for h in held_vectors(ctx.db) if h.embedder != embedder}
-
-
-def _index_note(info: dict[str, object]) -> str:
-    from engine.vectors import EXACT_THRESHOLD
-
-    vectors, state = info["vectors"], info["index"]
-    if state not in ("missing", "stale") or not is_int(vectors) or vectors == 0:
-        return ""
-    if vectors <= EXACT_THRESHOLD:
-        return f" (not needed: up to {EXACT_THRESHOLD} vectors are scanned exactly)"
-    # the index is built lazily: `import` stores vectors, the first vector search builds the index
-    return " (the first search by meaning builds it from the stored vectors)"
+    if note := unrecorded_note(ctx.db, here):
+        click.echo(note)
 
 
 # --- search and arms -----------------------------------------------------------------------------

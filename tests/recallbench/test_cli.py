@@ -18,8 +18,9 @@ from mcp.client import Client
 
 from engine.embed import HashEmbedder
 from engine.memory import Memory
-from recallbench.cli import _index_note, main
+from recallbench.cli import main
 from recallbench.mcp_server import build_server
+from recallbench.status_notes import index_note
 from tests.engine.fixtures_transcripts import simple_session, write_jsonl
 from tests.recallbench.pinning import pin_embedder
 
@@ -95,7 +96,7 @@ def test_import_prints_counts_and_status_shows_them(projects: tuple[Path, Path, 
 def test_status_says_what_a_missing_or_stale_index_means(
     state: str, vectors: int, note: str
 ) -> None:
-    assert _index_note({"index": state, "vectors": vectors}) == note
+    assert index_note({"index": state, "vectors": vectors}) == note
 
 
 def test_import_defaults_to_claude_config_dir_projects(projects: tuple[Path, Path, Path]) -> None:

@@ -269,3 +269,25 @@ def test_a_gone_repository_under_a_symlink_is_named_physically(tmp_path: Path, h
     assert rows[str(link / "wt")]["repository"] == str(real / "main" / ".git")
     repository(real / "main")
     assert rows[str(link / "wt")]["repository"] == str((link / "main" / ".git").resolve())
+
+
+def test_status_in_a_fresh_worktree_that_joins_nothing_names_the_unrecorded_projects(
+    tree: dict[str, Path], home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fresh = tree["main"].parent / "fresh"
+    repository(fresh)  # a repository with no sessions anywhere
+    monkeypatch.chdir(fresh)
+    note = "no worktree joins 3 projects whose folder was gone when it was imported"
+    assert not any(line.startswith("no worktree joins") for line in ok("status").splitlines())
+    assert (
+        json.loads(ok("status", "--json"))["unrecorded_projects"] == 3
+    )  # wt-a, gone-main, gone-wt
+
+    ok("config", "set", "scope.worktrees", "true")
+
+    assert ok("status").splitlines()[-1].startswith(note)
+    monkeypatch.chdir(tree["b"])  # control: a worktree that joined the recorded ones
+    assert not any(line.startswith("no worktree joins") for line in ok("status").splitlines())
+    monkeypatch.chdir(fresh)
+    ok("projects", "join", str(tree["a"]), "--worktree-of", str(tree["main"]), "--yes")
+    assert ok("status").splitlines()[-1].startswith("no worktree joins 2 projects")

@@ -1,0 +1,58 @@
+"""What `recallbench status` adds to the memory's counts: other embedders' vectors, the index's state,
+and the projects no worktree can join."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.checks import is_int
+from engine.git_repo import checkout_of
+from engine.scope import Resolution
+from recallbench import config
+from recallbench.present import counted
+
+
+def other_vectors(db: Path, embedder: str) -> dict[str, int]:
+    """The bytes each embedder other than `embedder` (the one in use) holds: vectors that this
+    process does not read (`recallbench vectors`)."""
+    from engine.held_vectors import held_vectors
+
+    return {h.embedder: h.total_bytes for h in held_vectors(db) if h.embedder != embedder}
+
+
+def index_note(info: dict[str, object]) -> str:
+    """Why a missing or stale vector index is no trouble, for the `index:` line."""
+    from engine.vectors import EXACT_THRESHOLD
+
+    vectors, state = info["vectors"], info["index"]
+    if state not in ("missing", "stale") or not is_int(vectors) or vectors == 0:
+        return ""
+    if vectors <= EXACT_THRESHOLD:
+        return f" (not needed: up to {EXACT_THRESHOLD} vectors are scanned exactly)"
+    # the index is built lazily: `import` stores vectors, the first vector search builds the index
+    return " (the first search by meaning builds it from the stored vectors)"
+
+
+def unrecorded(db: Path) -> list[str]:
+    """The projects whose folder is gone and whose place in git no import read (`projects list`)."""
+    from engine.projects import project_infos
+
+    return [i.project for i in project_infos(db) if i.checkout is None and not i.exists]
+
+
+def unrecorded_note(db: Path, here: Resolution) -> str | None:
+    """With `scope.worktrees` on, in a folder of a git working tree that holds no sessions and
+    joined no other worktree (a fresh worktree that sees nothing): how many projects no worktree can
+    join, and the command that ties one to its repository; else None."""
+    if not config.read_settings().scope_worktrees or here.joined or here.project is not None:
+        return None
+    if checkout_of(here.directory) is None:
+        return None
+    gone = unrecorded(db)
+    if not gone:
+        return None
+    return (
+        f"no worktree joins {counted(len(gone), 'project')} whose folder was gone when it was "
+        "imported (no record of its git repository): `recallbench projects` lists them, `recallbench "
+        "projects join PROJECT --worktree-of FOLDER` ties one to this repository"
+    )
