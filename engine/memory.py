@@ -37,6 +37,7 @@ from engine import (
     store,
     trust,
     trust_sql,
+    vector_sql,
 )
 from engine.api import ChunkRecord, Scored, Settlement
 from engine.catalog import VectorCatalog
@@ -404,6 +405,26 @@ class Memory:
         if carried[0] and self._embedder is not None:
             self.embed_pending()
         return carried
+
+    def carry_vectors(self, old_db: Path) -> tuple[int, int]:
+        """Copy this embedder's vectors from the database at `old_db` (a rebuild) for the texts this
+        one holds without one, so only changed texts are embedded again; (chunk vectors, sentence
+        rows) copied. Nothing is copied from a database that fails SQLite's quick_check.
+
+        Raises:
+            One of engine.health.STORE_ERRORS: `old_db` cannot be opened or read, or is damaged
+                (`store.StoreError`).
+        """
+        emb = self._require_embedder()
+        old = store.connect(Path(old_db))
+        try:
+            verdict = str(old.execute("PRAGMA quick_check").fetchone()[0])
+        finally:
+            old.close()
+        if verdict != "ok":
+            msg = f"{old_db} fails SQLite's quick_check ({verdict})"
+            raise store.StoreError(msg)
+        return vector_sql.carry(self.conn, Path(old_db), emb.id)
 
     def carry_checkouts(self, old_db: Path) -> int:
         """Copy the database at `old_db`'s record of where each project sat in git (a rebuild), for

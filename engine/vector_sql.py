@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, replace
+from pathlib import Path
 
-__all__ = ["EmbedderRows", "delete_embedder", "embedder_rows"]
+from engine import store
+
+__all__ = ["EmbedderRows", "carry", "delete_embedder", "embedder_rows"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,4 +70,41 @@ def delete_embedder(conn: sqlite3.Connection, embedder: str) -> tuple[int, int]:
     sentences = conn.execute(
         "DELETE FROM sentence_vectors WHERE embedder = ?", (embedder,)
     ).rowcount
+    return int(chunks), int(sentences)
+
+
+def carry(conn: sqlite3.Connection, old_db: Path, embedder: str) -> tuple[int, int]:
+    """Copy `embedder`'s chunk vectors and sentence-vector rows from the database at `old_db` for
+    the texts this database's chunks hold and it has none for (a rebuild: vectors are keyed by the
+    text's sha256, so a text that did not change needs no new one); (chunk vectors, sentence rows).
+
+    A row whose blob is not `dim` (times `count`) float32 values is left behind, to be embedded
+    again. `conn` must be in autocommit with no transaction open (ATTACH needs it); the copy is one
+    write transaction.
+    """
+    conn.execute("ATTACH DATABASE ? AS old", (str(old_db),))
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            chunks = conn.execute(
+                "INSERT OR IGNORE INTO main.vectors(embedder, sha256, dim, vec) "
+                "SELECT embedder, sha256, dim, vec FROM old.vectors WHERE embedder = ? "
+                "AND length(vec) = 4 * dim AND sha256 IN (SELECT sha256 FROM main.chunks)",
+                (embedder,),
+            ).rowcount
+            sentences = conn.execute(
+                "INSERT OR IGNORE INTO main.sentence_vectors(embedder, sha256, count, dim, vecs) "
+                "SELECT embedder, sha256, count, dim, vecs FROM old.sentence_vectors "
+                "WHERE embedder = ? AND length(vecs) = 4 * dim * count "
+                "AND sha256 IN (SELECT sha256 FROM main.chunks)",
+                (embedder,),
+            ).rowcount
+            if chunks or sentences:
+                store.bump_generation(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    finally:
+        conn.execute("DETACH DATABASE old")
     return int(chunks), int(sentences)

@@ -20,6 +20,7 @@ from engine.memory import Memory
 from engine.store_errors import STORE_ERRORS
 from recallbench import config
 from recallbench.cli_options import chosen_db, db_option
+from recallbench.present import counted
 from recallbench.store_failure import private_paths
 
 # The width of the verdict column of `doctor` ("PROBLEM").
@@ -132,7 +133,9 @@ def rebuild_command(ctx: click.Context, paths: tuple[Path, ...], no_embed: bool)
     database in one rename. The old database is kept as memory.db.bak-<time>. Stop `recallbench
     serve` first; it keeps the old file open. What the person recorded in the store alone, the notes
     and settles of `recallbench correct`, is copied over from the old database, and what `recallbench
-    forget` removed stays out: its tombstones are carried into the new file before the import.
+    forget` removed stays out: its tombstones are carried into the new file before the import. The
+    old database's vectors of texts that did not change are reused (when it passes SQLite's
+    quick_check), so only new or changed texts are embedded.
     """
     path = _db(ctx)
     if not path.exists():
@@ -144,8 +147,12 @@ def rebuild_command(ctx: click.Context, paths: tuple[Path, ...], no_embed: bool)
     embedder = None if no_embed else config.make_embedder()
     _carry_tombstones(path, new)
     memory = Memory(new, embedder)
+    reused = 0
     try:
-        report = memory.import_paths(sources, embed=not no_embed, progress=config.show_progress())
+        report = memory.import_paths(sources, embed=False, progress=config.show_progress())
+        if embedder is not None:
+            reused = _carry_vectors(path, memory)
+            report.vectors_added = memory.embed_pending(progress=config.show_progress())
         _carry_trust(path, memory)
         _carry_checkouts(path, memory)
     except BaseException:
@@ -162,7 +169,9 @@ def rebuild_command(ctx: click.Context, paths: tuple[Path, ...], no_embed: bool)
     backup = health.swap_in(new, path, stamp)
     click.echo(
         f"rebuilt {path} from {report.files_seen} transcript files: "
-        f"{report.chunks_written} chunks, {report.vectors_added} vectors, "
+        f"{counted(report.chunks_written, 'chunk')}, "
+        f"{counted(report.vectors_added, 'vector')} embedded"
+        f"{f' ({reused} reused from the old database)' if reused else ''}, "
         f"{len(report.files_failed)} files failed"
     )
     for failed, why in sorted(report.files_failed.items()):
@@ -183,6 +192,20 @@ def _carry_trust(old: Path, memory: Memory) -> None:
         return
     if notes or settles:
         click.echo(f"carried over {notes} notes and {settles} settles (`recallbench corrections`)")
+
+
+def _carry_vectors(old: Path, memory: Memory) -> int:
+    """The old database's vectors of the texts that did not change (they need no embedding), or
+    say that every text is embedded again; returns how many chunk vectors were reused."""
+    try:
+        chunks, _ = memory.carry_vectors(old)
+    except STORE_ERRORS as exc:
+        click.echo(
+            f"note: the vectors of {old} are not reused ({exc}); every text is embedded again",
+            err=True,
+        )
+        return 0
+    return chunks
 
 
 def _carry_checkouts(old: Path, memory: Memory) -> None:

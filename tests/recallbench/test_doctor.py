@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from click.testing import CliRunner, Result
 
 from recallbench.cli import main
 from recallbench.store_failure import store_failure
+from tests.engine.fixtures_transcripts import append_jsonl, user_line
 from tests.engine.test_health import (
     damage_marker_pages,
     imported,
@@ -226,7 +228,8 @@ def test_rebuild_of_a_damaged_store_answers_as_a_fresh_import_and_keeps_the_old_
     # the recorded paths cannot be read from the damaged file: the default folder is imported
     assert "cannot read which transcripts" in rebuilt.stderr
     assert "rebuilt" in rebuilt.stdout
-    assert "from 9 transcript files: 9 chunks, 9 vectors, 0 files failed" in rebuilt.stdout
+    assert "from 9 transcript files: 9 chunks, 9 vectors embedded, 0 files failed" in rebuilt.stdout
+    assert "are not reused" in rebuilt.stderr  # nothing is taken from a damaged file
     [backup] = backups(home)
     assert backup.read_bytes() == damaged
     assert f"the old database is kept as {backup}" in rebuilt.stdout
@@ -282,3 +285,36 @@ def test_a_lock_is_not_called_damage_and_a_harness_database_is_not_called_the_me
     assert "rebuild" in damaged.message  # control: damage does advise a rebuild
     other = store_failure(None, sqlite3.DatabaseError("file is not a database"))
     assert other.message == "a database this command uses cannot be used: file is not a database"
+
+
+def _rows(db: Path, sql: str) -> list[tuple[object, ...]]:
+    with closing(sqlite3.connect(db)) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_rebuild_reuses_the_vectors_of_texts_that_did_not_change(
+    home: Path, tmp_path: Path
+) -> None:
+    root = write_sessions(tmp_path / "t")
+    db = imported(home / "memory.db", root)
+    sid = "77777777-0000-4000-8000-000000000001"
+    append_jsonl(
+        root / "p1" / f"{sid}.jsonl",
+        [user_line("And the second flaky retry?", uuid="s1-u9", session_id=sid, cwd="/work/p1")],
+    )
+
+    rebuilt = invoke("rebuild")
+
+    assert rebuilt.exit_code == 0, rebuilt.output
+    # session 1's one chunk changed: its text is embedded, the other 8 texts' vectors are reused
+    assert (
+        "from 9 transcript files: 9 chunks, 1 vector embedded (8 reused from the old database), "
+        "0 files failed"
+    ) in rebuilt.stdout
+    fresh = imported(tmp_path / "fresh" / "memory.db", root)
+    for table in ("vectors", "sentence_vectors"):
+        wanted = _rows(fresh, f"SELECT * FROM {table} ORDER BY embedder, sha256")
+        assert wanted  # control: there is something to compare
+        assert _rows(db, f"SELECT * FROM {table} ORDER BY embedder, sha256") == wanted
+    for query in QUERIES:
+        assert search_json(db, query) == search_json(fresh, query)
