@@ -36,7 +36,7 @@ from engine.git_repo import Checkout, checkout_of
 from engine.model import CleanMessage, Message, ToolUse
 from engine.render import MAX_MESSAGE_BYTES, cap_message, precut_text_blocks
 from engine.sanitize import redact_paths, sanitize
-from engine.scope import Scope
+from engine.scope import Scope, is_inside
 from engine.transcript_files import StreamState, TranscriptFile, discover, stored_stream
 from engine.transcripts import file_edits, parse_file
 
@@ -147,9 +147,7 @@ def _project(state: StreamState, session_project: str | None = None) -> str:
     inside it. A subagent starts in whatever folder its session's shell was in (`cd assets` before a
     compaction), and filed under that folder its text would belong to no project anyone reads."""
     own = state.cwd or "(unknown)"
-    if session_project is not None and (
-        own == session_project or own.startswith(session_project.rstrip("/") + "/")
-    ):
+    if session_project is not None and (own == session_project or is_inside(own, session_project)):
         return session_project
     return own
 

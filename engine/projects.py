@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from engine import audit, checkout_sql, store
+from engine import audit, checkout_sql, reads, store
 from engine.git_repo import Checkout, checkout_of
 
 JOIN_ACTION = "projects.join"
@@ -42,6 +42,11 @@ class ProjectInfo:
     exists: bool
     checkout: Checkout | None
     joined_at: str | None
+
+    @property
+    def unrecorded(self) -> bool:
+        """Gone, and no import read its place in git: no worktree joins it until `join`."""
+        return self.checkout is None and not self.exists
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -154,7 +159,7 @@ def join(db_path: Path, plan: JoinPlan, *, now: datetime, actor: str = audit.PER
     conn = store.connect(db_path)
     try:
         with store.write(conn):
-            if plan.project not in {p for p, *_ in checkout_sql.summaries(conn)}:
+            if plan.project not in reads.projects(conn):
                 msg = f"{plan.project} has no sessions any more"
                 raise JoinRefusedError(msg)
             named = [plan.project] if plan.also is None else [plan.project, plan.also]
@@ -232,7 +237,7 @@ def _known(project: str, infos: dict[str, ProjectInfo]) -> str:
     name = project if project in infos else _normal(project)
     if name in infos:
         return name
-    missing = [p for p, i in infos.items() if i.checkout is None and not i.exists]
+    missing = [p for p, i in infos.items() if i.unrecorded]
     listed = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
     msg = f"{project} is not a project the memory holds"
     if missing:

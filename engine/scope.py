@@ -207,7 +207,7 @@ def _explain_folder(
             project=_pick(physical[here], here),
             reason="sessions were recorded in this folder",
         )
-    above = sorted((p for p in physical if _is_inside(here, p)), key=len, reverse=True)
+    above = sorted((p for p in physical if is_inside(here, p)), key=len, reverse=True)
     never = {os.sep, os.path.realpath(home if home is not None else os.path.expanduser("~"))}
     eligible = [p for p in above if p not in never]
     if not eligible:
@@ -247,7 +247,7 @@ def _pick(recorded: list[str], physical: str) -> str:
     return min(recorded, key=lambda name: (name != physical, name))
 
 
-def _is_inside(here: str, folder: str) -> bool:
+def is_inside(here: str, folder: str) -> bool:
     """`here` lies strictly below `folder`, matching whole path components."""
     prefix = folder if folder.endswith(os.sep) else folder + os.sep
     return here != folder and here.startswith(prefix)

@@ -84,8 +84,7 @@ def carry(conn: sqlite3.Connection, old_db: Path, embedder: str) -> tuple[int, i
     """
     conn.execute("ATTACH DATABASE ? AS old", (str(old_db),))
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with store.write(conn):
             chunks = conn.execute(
                 "INSERT OR IGNORE INTO main.vectors(embedder, sha256, dim, vec) "
                 "SELECT embedder, sha256, dim, vec FROM old.vectors WHERE embedder = ? "
@@ -101,10 +100,6 @@ def carry(conn: sqlite3.Connection, old_db: Path, embedder: str) -> tuple[int, i
             ).rowcount
             if chunks or sentences:
                 store.bump_generation(conn)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
     finally:
         conn.execute("DETACH DATABASE old")
     return int(chunks), int(sentences)

@@ -233,7 +233,8 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
     }
     other = other_vectors(ctx.db, str(info["embedder"]))
     info["other_embedders_bytes"] = other
-    info["unrecorded_projects"] = len(unrecorded(ctx.db))
+    gone = unrecorded(ctx.db)
+    info["unrecorded_projects"] = len(gone)
     kept = kept_backups(ctx.db)
     info["backups"] = [{"path": str(b.path), "bytes": b.bytes} for b in kept]
     if as_json:
@@ -278,7 +279,7 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
         )
     read = ", ".join(here.projects) or "none"
     click.echo(f"project here: {read} for {here.directory} ({explain(here)})")
-    if note := unrecorded_note(ctx.db, here):
+    if note := unrecorded_note(gone, here):
         click.echo(note)
 
 

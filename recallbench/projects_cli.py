@@ -95,7 +95,7 @@ def list_command(ctx: Context, as_json: bool = False) -> None:
             f"{i.project} · {counted(i.sessions, 'session')} · {counted(i.chunks, 'chunk')} · "
             f"latest {last} · {state} · {where(i)}"
         )
-    unrecorded = [i for i in infos if i.checkout is None and not i.exists]
+    unrecorded = [i for i in infos if i.unrecorded]
     if unrecorded:
         click.echo(
             f"not recorded: {counted(len(unrecorded), 'project')} whose folder was gone when it was "

@@ -37,18 +37,17 @@ def unrecorded(db: Path) -> list[str]:
     """The projects whose folder is gone and whose place in git no import read (`projects list`)."""
     from engine.projects import project_infos
 
-    return [i.project for i in project_infos(db) if i.checkout is None and not i.exists]
+    return [i.project for i in project_infos(db) if i.unrecorded]
 
 
-def unrecorded_note(db: Path, here: Resolution) -> str | None:
+def unrecorded_note(gone: list[str], here: Resolution) -> str | None:
     """With `scope.worktrees` on, in a folder of a git working tree that holds no sessions and
     joined no other worktree (a fresh worktree that sees nothing): how many projects no worktree can
-    join, and the command that ties one to its repository; else None."""
+    join (`gone`: `unrecorded`), and the command that ties one to its repository; else None."""
     if not config.read_settings().scope_worktrees or here.joined or here.project is not None:
         return None
     if checkout_of(here.directory) is None:
         return None
-    gone = unrecorded(db)
     if not gone:
         return None
     return (
