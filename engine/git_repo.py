@@ -10,6 +10,10 @@ The layout read here is git's own (git-worktree(1), gitrepository-layout(5)): a 
 `.git`, a folder (the main working tree) or a file `gitdir: PATH` (a linked worktree or a submodule).
 A linked worktree's git directory holds `commondir`, the path of the common directory (relative to
 the git directory unless absolute). A submodule's has none: its git directory is its repository.
+A linked worktree's git directory also holds `gitdir`, the path of the worktree's `.git` file, and it
+stays there when the worktree's folder is deleted (rather than `git worktree remove`d) until `git
+worktree prune`: `git worktree list` shows such a worktree as "prunable". `listed_checkout` reads those
+entries, the only record left of which repository a deleted worktree belonged to.
 Standard library only, a few `stat` calls and two reads of at most `MAX_POINTER_BYTES`: the prompt
 hook calls it.
 """
@@ -17,6 +21,7 @@ hook calls it.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 # `.git` and `commondir` files hold one path; anything longer is not one git wrote.
@@ -93,3 +98,46 @@ def _read_pointer(path: str) -> str | None:
 def _joined(base: str, path: str) -> str:
     """`path`, relative to `base` unless it is absolute."""
     return path if os.path.isabs(path) else os.path.normpath(os.path.join(base, path))
+
+
+def listed_checkout(folder: str, repositories: Iterable[str]) -> Checkout | None:
+    """Where `folder` sat, by the linked worktrees that `repositories` (common git directories) list.
+
+    A folder deleted with its worktree has no `.git` left to read, but its repository still lists the
+    worktree until it is pruned. The folder is matched, physically, against the deepest worktree root
+    that holds it. None when no repository lists a worktree holding it, or when two repositories list
+    the same deepest root (a path reused for another repository's worktree: which one is unknowable).
+    """
+    here = os.path.realpath(folder)
+    found: dict[str, set[str]] = {}
+    for repository in sorted(set(repositories)):
+        for root in worktree_roots(repository):
+            if os.path.commonpath([here, root]) == root:
+                found.setdefault(root, set()).add(repository)
+    if not found:
+        return None
+    deepest = max(found, key=lambda root: (root.count(os.sep), root))
+    if len(found[deepest]) > 1:
+        return None
+    relative = os.path.relpath(here, deepest).replace(os.sep, "/")
+    return Checkout(repository=found[deepest].pop(), folder=relative)
+
+
+def worktree_roots(repository: str) -> list[str]:
+    """The physical root of every linked worktree that the common git directory `repository` lists
+    (`worktrees/<name>/gitdir`), whether or not its folder still exists; sorted."""
+    admin = os.path.join(repository, "worktrees")
+    try:
+        names = os.listdir(admin)
+    except OSError:
+        return []
+    roots = set()
+    for name in names:
+        entry = os.path.join(admin, name)
+        pointer = _read_pointer(os.path.join(entry, "gitdir"))
+        if pointer is None:
+            continue
+        dotgit = _joined(entry, pointer.strip())
+        if os.path.basename(dotgit) == ".git":
+            roots.add(os.path.realpath(os.path.dirname(dotgit)))
+    return sorted(roots)

@@ -32,7 +32,7 @@ from engine import checkout_sql, reads, sanitized_sql, sentence_sql, store, tomb
 from engine.checks import is_int
 from engine.chunking import chunk_stream
 from engine.embed import Embedder
-from engine.git_repo import Checkout, checkout_of
+from engine.git_repo import Checkout, checkout_of, listed_checkout
 from engine.model import CleanMessage, Message, ToolUse
 from engine.render import MAX_MESSAGE_BYTES, cap_message, precut_text_blocks
 from engine.sanitize import redact_paths, sanitize
@@ -214,15 +214,24 @@ def import_paths(
 
 
 def _record_checkouts(conn: sqlite3.Connection) -> None:
-    """Record where each project without a record sits in git, for the folders that still exist (a
-    store imported before the records were kept; a file's own import records its project), and
-    replace a person's statement about a project whose folder exists again with what it says."""
+    """Record where each project without a record sits in git: for the folders that still exist (a
+    store imported before the records were kept; a file's own import records its project), from the
+    folder; for a deleted one, from a recorded repository that still lists it as a worktree. Replace
+    a person's statement about a project whose folder exists again with what the folder says."""
     stated = checkout_sql.joined(conn)
+    unrecorded = [p for p in checkout_sql.unrecorded(conn) if os.path.isabs(p)]
     found: dict[str, Checkout] = {}
-    for project in (*checkout_sql.unrecorded(conn), *stated):
+    for project in (*unrecorded, *stated):
         checkout = checkout_of(project) if os.path.isabs(project) else None
         if checkout is not None:
             found[project] = checkout
+    gone = [p for p in unrecorded if p not in found and not os.path.exists(p)]
+    if gone:
+        known = [*checkout_sql.checkouts(conn).values(), *found.values()]
+        repositories = {c.repository for c in known}
+        for project in gone:
+            if (listed := listed_checkout(project, repositories)) is not None:
+                found[project] = listed
     if found:
         with store.write(conn):
             checkout_sql.put_missing(conn, {p: c for p, c in found.items() if p not in stated})

@@ -109,7 +109,7 @@ def plan_join(db_path: Path, project: str, worktree_of: str) -> JoinPlan:
         )
         raise JoinRefusedError(msg)
     if info.checkout is not None:
-        how = f"stated {info.joined_at}" if info.joined_at else "read from its folder by an import"
+        how = f"stated {info.joined_at}" if info.joined_at else "read by an import"
         msg = (
             f"{name} already has a record: folder {info.checkout.folder} of "
             f"{info.checkout.repository} ({how})"
@@ -191,7 +191,7 @@ def stated(db_path: Path, project: str) -> ProjectInfo:
     infos = {i.project: i for i in project_infos(db_path)}
     info = infos[_known(project, infos)]
     if info.joined_at is None or info.checkout is None:
-        why = "its record was read from its folder" if info.checkout else "it has no record"
+        why = "its record was read by an import" if info.checkout else "it has no record"
         msg = (
             f"{info.project} has no record stated with `projects join` ({why}); nothing was changed"
         )

@@ -195,7 +195,7 @@ def test_undo_refuses_a_record_an_import_read_and_a_project_without_one(
     assert not listed_stated(tree["a"])
     read = run("projects", "join", str(tree["c"]), "--undo", "--yes")
     assert read.exit_code == 1
-    assert "its record was read from its folder" in read.output
+    assert "its record was read by an import" in read.output
     none = run("projects", "join", str(tree["a"]), "--undo", "--yes")
     assert none.exit_code == 1
     assert "it has no record" in none.output
