@@ -13,6 +13,7 @@ record is never replaced by a statement, and a project whose folder exists is re
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -51,16 +52,20 @@ class ProjectInfo:
 
 @dataclass(frozen=True, kw_only=True)
 class JoinPlan:
-    """What `join` would record: `project` as `checkout`, which `others` (recorded projects) share."""
+    """What `join` would record: each of `infos` (in the order named) as `checkout`, which `others`
+    (recorded projects) share."""
 
-    project: str
+    infos: tuple[ProjectInfo, ...]
     checkout: Checkout
     source: str  # where the checkout came from, in words
     others: tuple[str, ...]
-    info: ProjectInfo
     # A recorded project without a record whose folder is gone, stated to be the repository's main
-    # checkout by the same statement (recorded with `project`), or None.
+    # checkout by the same statement (recorded with the projects), or None.
     also: str | None = None
+
+    @property
+    def projects(self) -> tuple[str, ...]:
+        return tuple(i.project for i in self.infos)
 
 
 def project_infos(db_path: Path) -> list[ProjectInfo]:
@@ -87,40 +92,33 @@ def project_infos(db_path: Path) -> list[ProjectInfo]:
     ]
 
 
-def plan_join(db_path: Path, project: str, worktree_of: str) -> JoinPlan:
-    """Check that `project` can be stated to be a worktree of `worktree_of`'s repository.
+def plan_join(db_path: Path, projects: Sequence[str], worktree_of: str) -> JoinPlan:
+    """Check that each of `projects` can be stated to be a worktree of `worktree_of`'s repository.
 
     `worktree_of` is a recorded project (its record is used), a folder that is in a git working tree
     now (read from disk), or a recorded project whose folder is gone too: it is then taken as the root
     of the repository's main checkout (git directory `<it>/.git`) and recorded by the same statement
-    (`JoinPlan.also`). `project` takes the same repository and the same folder below the root.
+    (`JoinPlan.also`). Each project takes the same repository and the same folder below the root.
 
     Raises:
-        JoinRefusedError: `project` is not a recorded project, its folder exists, it already has a
-            record, it is `worktree_of`, or `worktree_of` has no record and is in no working tree.
+        JoinRefusedError: naming every project that is not a recorded project, whose folder exists,
+            that already has a record, or that is `worktree_of`; or `worktree_of` has no record and is
+            in no working tree. Nothing is planned when any is refused.
     """
     infos = {i.project: i for i in project_infos(db_path)}
-    name = _known(project, infos)
-    info = infos[name]
-    if info.exists:
-        msg = (
-            f"{name} exists here, so where it sits in git is read from it, not stated: "
-            "`recallbench import` records it"
-        )
-        raise JoinRefusedError(msg)
-    if info.checkout is not None:
-        how = f"stated {info.joined_at}" if info.joined_at else "read by an import"
-        msg = (
-            f"{name} already has a record: folder {info.checkout.folder} of "
-            f"{info.checkout.repository} ({how})"
-        )
-        if info.joined_at:
-            msg += f"; `recallbench projects join {name} --undo` takes it back"
-        raise JoinRefusedError(msg)
     other = _normal(worktree_of)
-    if other == name:
-        msg = f"{name} cannot be a worktree of itself"
-        raise JoinRefusedError(msg)
+    named: list[ProjectInfo] = []
+    refused: list[str] = []
+    for project in projects:
+        try:
+            info = _joinable(project, infos, other)
+        except JoinRefusedError as exc:
+            refused.append(str(exc))
+            continue
+        if info not in named:
+            named.append(info)
+    if refused:
+        raise JoinRefusedError("; ".join(refused))
     recorded = infos.get(other)
     also = None
     if recorded is not None and recorded.checkout is not None:
@@ -141,28 +139,54 @@ def plan_join(db_path: Path, project: str, worktree_of: str) -> JoinPlan:
             "here; name the repository's folder (its main checkout) or a project that has one"
         )
         raise JoinRefusedError(msg)
-    others = tuple(sorted(p for p, i in infos.items() if i.checkout == checkout and p != name))
-    return JoinPlan(
-        project=name, checkout=checkout, source=source, others=others, info=info, also=also
-    )
+    names = {i.project for i in named}
+    others = tuple(sorted(p for p, i in infos.items() if i.checkout == checkout and p not in names))
+    return JoinPlan(infos=tuple(named), checkout=checkout, source=source, others=others, also=also)
+
+
+def _joinable(project: str, infos: dict[str, ProjectInfo], other: str) -> ProjectInfo:
+    """`project`'s info if a statement may record it as a worktree of `other`'s repository."""
+    info = infos[_known(project, infos)]
+    name = info.project
+    if info.exists:
+        msg = (
+            f"{name} exists here, so where it sits in git is read from it, not stated: "
+            "`recallbench import` records it"
+        )
+        raise JoinRefusedError(msg)
+    if info.checkout is not None:
+        how = f"stated {info.joined_at}" if info.joined_at else "read by an import"
+        msg = (
+            f"{name} already has a record: folder {info.checkout.folder} of "
+            f"{info.checkout.repository} ({how})"
+        )
+        if info.joined_at:
+            msg += f"; `recallbench projects join {name} --undo` takes it back"
+        raise JoinRefusedError(msg)
+    if other == name:
+        msg = f"{name} cannot be a worktree of itself"
+        raise JoinRefusedError(msg)
+    return info
 
 
 def join(db_path: Path, plan: JoinPlan, *, now: datetime, actor: str = audit.PERSON) -> int:
-    """Record `plan` (its project, and `also`) with one audit entry in one transaction; returns the
+    """Record `plan` (its projects, and `also`) with one audit entry in one transaction; returns the
     entry's id.
 
     Raises:
-        JoinRefusedError: a project to record gained a record (an import), or the project lost its
-            sessions, since the plan.
+        JoinRefusedError: a project to record gained a record (an import), or one of the projects
+            lost its sessions, since the plan.
     """
     at = audit.utc_text(now)
     conn = store.connect(db_path)
     try:
         with store.write(conn):
-            if plan.project not in reads.projects(conn):
-                msg = f"{plan.project} has no sessions any more"
-                raise JoinRefusedError(msg)
-            named = [plan.project] if plan.also is None else [plan.project, plan.also]
+            present = reads.projects(conn)
+            for project in plan.projects:
+                if project not in present:
+                    msg = f"{project} has no sessions any more"
+                    raise JoinRefusedError(msg)
+            named = [*plan.projects, *([] if plan.also is None else [plan.also])]
             held = checkout_sql.checkouts(conn)
             for project in named:
                 if project in held:
@@ -181,32 +205,51 @@ def join(db_path: Path, plan: JoinPlan, *, now: datetime, actor: str = audit.PER
     return entry
 
 
-def stated(db_path: Path, project: str) -> ProjectInfo:
-    """`project`, which must hold a record the person stated (what `unjoin` would take back).
+def stated(db_path: Path, projects: Sequence[str]) -> tuple[ProjectInfo, ...]:
+    """Each of `projects`, which must hold a record the person stated (what `unjoin` would take back),
+    in the order named.
 
     Raises:
-        JoinRefusedError: `project` is not a recorded project, or has no stated record (an import's
-            record is what its folder said, and is never taken back).
+        JoinRefusedError: naming every project that is not a recorded project or has no stated record
+            (an import's record is what git said, and is never taken back).
     """
     infos = {i.project: i for i in project_infos(db_path)}
-    info = infos[_known(project, infos)]
-    if info.joined_at is None or info.checkout is None:
-        why = "its record was read by an import" if info.checkout else "it has no record"
-        msg = (
-            f"{info.project} has no record stated with `projects join` ({why}); nothing was changed"
-        )
-        raise JoinRefusedError(msg)
-    return info
+    found: list[ProjectInfo] = []
+    refused: list[str] = []
+    for project in projects:
+        try:
+            info = infos[_known(project, infos)]
+        except JoinRefusedError as exc:
+            refused.append(str(exc))
+            continue
+        if info.joined_at is None or info.checkout is None:
+            why = "its record was read by an import" if info.checkout else "it has no record"
+            refused.append(f"{info.project} has no record stated with `projects join` ({why})")
+        elif info not in found:
+            found.append(info)
+    if refused:
+        raise JoinRefusedError("; ".join(refused) + "; nothing was changed")
+    return tuple(found)
 
 
-def unjoin(db_path: Path, project: str, *, now: datetime, actor: str = audit.PERSON) -> int:
-    """Take back the person's statement about `project`; returns the audit entry's id.
+def unjoin(
+    db_path: Path, infos: Sequence[ProjectInfo], *, now: datetime, actor: str = audit.PERSON
+) -> int:
+    """Take back the person's statements about `infos` (from `stated`) with one audit entry in one
+    transaction; returns the entry's id.
 
     Raises:
-        JoinRefusedError: as `stated`, or the statement changed since it was read.
+        JoinRefusedError: a statement changed since it was read.
     """
-    info = stated(db_path, project)
-    repository = info.checkout.repository if info.checkout is not None else ""
+    said = [
+        f"was stated a worktree of {i.checkout.repository if i.checkout else ''} on {i.joined_at}"
+        for i in infos
+    ]
+    reason = (
+        said[0]
+        if len(infos) == 1
+        else "; ".join(f"{i.project} {w}" for i, w in zip(infos, said, strict=True))
+    )
     conn = store.connect(db_path)
     try:
         with store.write(conn):
@@ -215,14 +258,16 @@ def unjoin(db_path: Path, project: str, *, now: datetime, actor: str = audit.PER
                 time=now,
                 actor=actor,
                 action=UNJOIN_ACTION,
-                targets=[info.project],
-                reason=f"was stated a worktree of {repository} on {info.joined_at}",
+                targets=[i.project for i in infos],
+                reason=reason,
             )
-            if checkout_sql.delete_joined(conn, info.project) != 1:
-                msg = (
-                    f"{info.project}'s stated record changed since it was read; nothing was changed"
-                )
-                raise JoinRefusedError(msg)
+            for info in infos:
+                if checkout_sql.delete_joined(conn, info.project) != 1:
+                    msg = (
+                        f"{info.project}'s stated record changed since it was read; "
+                        "nothing was changed"
+                    )
+                    raise JoinRefusedError(msg)
     finally:
         conn.close()
     return entry

@@ -522,7 +522,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "projects": ("recallbench projects", "recallbench --db /tmp/memory.db projects list"),
     "projects list": ("recallbench projects list", "recallbench projects list --json"),
     "projects join": (
-        "recallbench projects join ~/src/app-worktrees/task-12 --worktree-of ~/src/app --dry-run",
+        "recallbench projects join ~/src/app-worktrees/task-12 ~/src/app-worktrees/task-13 "
+        "--worktree-of ~/src/app --dry-run",
         "recallbench projects join ~/src/app-worktrees/task-12 --undo --yes",
     ),
 }

@@ -3,7 +3,7 @@
 `projects list` shows each project's sessions, chunks, latest session, whether its folder exists here
 and where it sat in git. With `scope.worktrees` on, a folder reads the same folder in the repository's
 other worktrees, which only works for worktrees whose place in git an import read while they existed.
-`projects join PROJECT --worktree-of FOLDER` states that a removed worktree belonged to FOLDER's
+`projects join PROJECT... --worktree-of FOLDER` states that removed worktrees belonged to FOLDER's
 repository (`engine.projects`), recorded in `recallbench audit`; `--undo` takes the statement back.
 """
 
@@ -106,7 +106,7 @@ def list_command(ctx: Context, as_json: bool = False) -> None:
 
 @projects_group.command("join")
 @db_option
-@click.argument("project")
+@click.argument("projects", metavar="PROJECT...", nargs=-1, required=True)
 @click.option(
     "--worktree-of",
     "worktree_of",
@@ -115,37 +115,44 @@ def list_command(ctx: Context, as_json: bool = False) -> None:
     help="The repository's folder (its main checkout, in git here), a project with a record, or a "
     "project whose folder is gone too (taken as the root of the main checkout).",
 )
-@click.option("--undo", is_flag=True, help="Take back what `join` stated about PROJECT.")
+@click.option("--undo", is_flag=True, help="Take back what `join` stated about each PROJECT.")
 @click.option("--dry-run", is_flag=True, help="Only say what would be recorded.")
 @click.option("--yes", is_flag=True, help="Do not ask (needed without a terminal).")
 @pass_ctx
 def join_command(
-    ctx: Context, project: str, worktree_of: str | None, undo: bool, dry_run: bool, yes: bool
+    ctx: Context,
+    projects: tuple[str, ...],
+    worktree_of: str | None,
+    undo: bool,
+    dry_run: bool,
+    yes: bool,
 ) -> None:
-    """State that PROJECT (a project whose folder is gone) was a git worktree of FOLDER's repository,
-    at the same folder below its root as FOLDER.
+    """State that each PROJECT (a project whose folder is gone) was a git worktree of FOLDER's
+    repository, at the same folder below its root as FOLDER.
 
-    With `scope.worktrees` on, the same folder in the repository's other worktrees then reads
-    PROJECT's sessions, and PROJECT theirs. An import that finds PROJECT's folder again replaces the
-    statement with what it reads there. Recorded in `recallbench audit`; `--undo` takes it back.
+    With `scope.worktrees` on, the same folder in the repository's other worktrees then reads the
+    projects' sessions, and they theirs. An import that finds a PROJECT's folder again replaces the
+    statement with what it reads there. All the projects are recorded together, or none is (every
+    refusal is named). Recorded in `recallbench audit`; `--undo` takes it back.
     """
     _infos(ctx)
     if undo:
         if worktree_of is not None:
             raise click.UsageError("--undo takes no --worktree-of")
-        _undo(ctx, project, dry_run=dry_run, yes=yes)
+        _undo(ctx, projects, dry_run=dry_run, yes=yes)
         return
     if worktree_of is None:
         raise click.UsageError("name the repository with --worktree-of FOLDER (or give --undo)")
     try:
-        plan = plan_join(ctx.db, project, worktree_of)
+        plan = plan_join(ctx.db, projects, worktree_of)
     except JoinRefusedError as exc:
         raise click.ClickException(f"{exc}; nothing was recorded") from exc
-    click.echo(
-        f"{plan.project} ({counted(plan.info.sessions, 'session')}, "
-        f"{counted(plan.info.chunks, 'chunk')}) would be folder {plan.checkout.folder} of "
-        f"{plan.checkout.repository} (from {plan.source})"
-    )
+    for info in plan.infos:
+        click.echo(
+            f"{info.project} ({counted(info.sessions, 'session')}, "
+            f"{counted(info.chunks, 'chunk')}) would be folder {plan.checkout.folder} of "
+            f"{plan.checkout.repository} (from {plan.source})"
+        )
     if plan.also is not None:
         click.echo(f"{plan.also} would be recorded as that repository's main checkout too")
     shared = ", ".join(plan.others) if plan.others else "none yet"
@@ -155,8 +162,10 @@ def join_command(
             "scope.worktrees is off: nothing reads across worktrees until "
             "`recallbench config set scope.worktrees true`"
         )
+    which = _which(plan.projects)
     if not go_ahead(
-        f"Record {plan.project} as a worktree of that repository?",
+        f"Record {which} as {'a worktree' if len(plan.projects) == 1 else 'worktrees'} of that "
+        "repository?",
         dry_run=dry_run,
         yes=yes,
         nothing="nothing was recorded",
@@ -166,27 +175,34 @@ def join_command(
         entry = join(ctx.db, plan, now=datetime.now(UTC))
     except JoinRefusedError as exc:
         raise click.ClickException(f"{exc}; nothing was recorded") from exc
-    click.echo(
-        f"recorded {plan.project} as a worktree of {plan.checkout.repository} (audit entry {entry})"
-    )
+    kind = "a worktree" if len(plan.projects) == 1 else "worktrees"
+    click.echo(f"recorded {which} as {kind} of {plan.checkout.repository} (audit entry {entry})")
 
 
-def _undo(ctx: Context, project: str, *, dry_run: bool, yes: bool) -> None:
-    """Show the statement about `project`, then take it back."""
+def _which(projects: tuple[str, ...]) -> str:
+    """One project by name, several by count (each was named on its own line above)."""
+    return projects[0] if len(projects) == 1 else counted(len(projects), "project")
+
+
+def _undo(ctx: Context, projects: tuple[str, ...], *, dry_run: bool, yes: bool) -> None:
+    """Show the statements about `projects`, then take them back."""
     try:
-        info = stated(ctx.db, project)
+        infos = stated(ctx.db, projects)
     except JoinRefusedError as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"{info.project}: {where(info)}")
+    for info in infos:
+        click.echo(f"{info.project}: {where(info)}")
+    names = tuple(i.project for i in infos)
     if not go_ahead(
-        f"Take back what was stated about {info.project}?",
+        f"Take back what was stated about {_which(names)}?",
         dry_run=dry_run,
         yes=yes,
         nothing="nothing was changed",
     ):
         return
     try:
-        entry = unjoin(ctx.db, info.project, now=datetime.now(UTC))
+        entry = unjoin(ctx.db, infos, now=datetime.now(UTC))
     except JoinRefusedError as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"{info.project} has no record of its git repository again (audit entry {entry})")
+    for name in names:
+        click.echo(f"{name} has no record of its git repository again (audit entry {entry})")

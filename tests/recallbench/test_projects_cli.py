@@ -291,3 +291,45 @@ def test_status_in_a_fresh_worktree_that_joins_nothing_names_the_unrecorded_proj
     monkeypatch.chdir(fresh)
     ok("projects", "join", str(tree["a"]), "--worktree-of", str(tree["main"]), "--yes")
     assert ok("status").splitlines()[-1].startswith("no worktree joins 2 projects")
+
+
+def test_several_projects_are_stated_together_or_not_at_all(
+    tree: dict[str, Path], home: Path
+) -> None:
+    a, gone_wt, c, main = (str(tree[k]) for k in ("a", "gone_wt", "c", "main"))
+    refused = run("projects", "join", a, c, "nowhere-at-all", "--worktree-of", main, "--yes")
+    assert refused.exit_code == 1
+    said = " ".join(refused.output.split())
+    assert f"{c} already has a record" in said
+    assert "nowhere-at-all is not a project the memory holds" in said
+    assert said.endswith("nothing was recorded")
+    assert not listed_stated(tree["a"])  # the joinable one was not recorded either
+
+    done = ok("projects", "join", a, gone_wt, a, "--worktree-of", main, "--yes").splitlines()
+
+    common = tree["common"]
+    assert done == [
+        f"{a} (1 session, 1 chunk) would be folder . of {common} (from the record of {main})",
+        f"{gone_wt} (1 session, 1 chunk) would be folder . of {common} (from the record of {main})",
+        f"projects at the same folder of that repository: {main}, {c}",
+        "scope.worktrees is off: nothing reads across worktrees until "
+        "`recallbench config set scope.worktrees true`",
+        f"recorded 2 projects as worktrees of {common} (audit entry 1)",
+    ]
+    rows = listed(home)
+    for key in (a, gone_wt):
+        assert (rows[key]["repository"], rows[key]["folder"]) == (str(common), ".")
+    assert rows[str(tree["gone_main"])]["repository"] is None  # control: not named, not recorded
+    assert f"projects.join    {a}, {gone_wt}  (worktree of {common}" in ok("audit")
+
+    partial = run("projects", "join", a, c, "--undo", "--yes")
+    assert partial.exit_code == 1
+    assert "(its record was read by an import); nothing was changed" in partial.output
+    assert listed_stated(tree["a"])
+    undone = ok("projects", "join", a, gone_wt, "--undo", "--yes").splitlines()
+    assert undone[-2:] == [
+        f"{a} has no record of its git repository again (audit entry 2)",
+        f"{gone_wt} has no record of its git repository again (audit entry 2)",
+    ]
+    assert not listed_stated(tree["a"])
+    assert not listed_stated(tree["gone_wt"])
