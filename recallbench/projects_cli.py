@@ -147,12 +147,19 @@ def join_command(
         plan = plan_join(ctx.db, projects, worktree_of)
     except JoinRefusedError as exc:
         raise click.ClickException(f"{exc}; nothing was recorded") from exc
-    for info in plan.infos:
-        click.echo(
-            f"{info.project} ({counted(info.sessions, 'session')}, "
-            f"{counted(info.chunks, 'chunk')}) would be folder {plan.checkout.folder} of "
-            f"{plan.checkout.repository} (from {plan.source})"
-        )
+    sizes = [
+        f"{i.project} ({counted(i.sessions, 'session')}, {counted(i.chunks, 'chunk')})"
+        for i in plan.infos
+    ]
+    would = (
+        f"would be folder {plan.checkout.folder} of {plan.checkout.repository} (from {plan.source})"
+    )
+    if len(sizes) == 1:
+        click.echo(f"{sizes[0]} {would}")
+    else:
+        click.echo(f"{len(sizes)} projects {would}:")
+        for size in sizes:
+            click.echo(f"  {size}")
     if plan.also is not None:
         click.echo(f"{plan.also} would be recorded as that repository's main checkout too")
     shared = ", ".join(plan.others) if plan.others else "none yet"

@@ -309,8 +309,9 @@ def test_several_projects_are_stated_together_or_not_at_all(
 
     common = tree["common"]
     assert done == [
-        f"{a} (1 session, 1 chunk) would be folder . of {common} (from the record of {main})",
-        f"{gone_wt} (1 session, 1 chunk) would be folder . of {common} (from the record of {main})",
+        f"2 projects would be folder . of {common} (from the record of {main}):",
+        f"  {a} (1 session, 1 chunk)",
+        f"  {gone_wt} (1 session, 1 chunk)",
         f"projects at the same folder of that repository: {main}, {c}",
         "scope.worktrees is off: nothing reads across worktrees until "
         "`recallbench config set scope.worktrees true`",
