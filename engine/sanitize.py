@@ -44,17 +44,23 @@ from engine.render import (
     render_block,
     tool_marker,
 )
+from engine.secrets import VERSION_4_TRIGGERS
 from engine.transcript_files import StreamState
 
 # Bump when the same messages would sanitize to different text; corpus manifests record it. A bump
 # names, in VERSION_TRIGGERS, the text without which its rules change nothing.
-SANITIZE_VERSION = "3"
+SANITIZE_VERSION = "4"
 
-# The version each later rule came with, and the text a transcript must hold for that rule to change
-# anything. A corpus none of whose lines holds it reads under that version exactly as under the one
-# before, so its manifest records the older version and every lock made on it stays valid.
+# The version each later rule came with, and the texts a transcript must hold for that rule to change
+# anything (any one of a version's texts). A corpus none of whose lines holds one reads under that
+# version exactly as under the one before, so its manifest records the older version and every lock
+# made on it stays valid. Version 3: Claude Code's file-read notice. Version 4: credential formats
+# with a literal prefix (`engine.secrets.VERSION_4_TRIGGERS`: Groq, xAI, Docker, Sentry, Doppler, …).
 BASE_SANITIZE_VERSION = "2"
-VERSION_TRIGGERS: tuple[tuple[str, str], ...] = (("3", READ_NOTICE_LEAD),)
+VERSION_TRIGGERS: tuple[tuple[str, str], ...] = (
+    ("3", READ_NOTICE_LEAD),
+    *(("4", prefix) for prefix in VERSION_4_TRIGGERS),
+)
 
 PRIVATE_OPEN = "<private>"
 PRIVATE_CLOSE = "</private>"

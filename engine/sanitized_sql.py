@@ -1,4 +1,5 @@
-"""Which sanitizer version a memory's text was imported under (the `meta` row `sanitize_version`).
+"""Which sanitizer version a memory's text was imported under (the `meta` row `sanitize_version`), and
+what an older version left in it.
 
 Imports never read a file's old lines again, so text imported before a sanitizer version keeps what that
 version removes until `recallbench rebuild` imports every transcript afresh. The row is written into a
@@ -12,8 +13,10 @@ import sqlite3
 
 from engine.markers import READ_NOTICE_LEAD
 
-# The version this module's reads are for: the read notice is removed from version 3 on.
+# The versions this module's reads are for: the read notice is removed from version 3 on, the
+# credential formats of `engine.secrets.VERSION_4_KINDS` are redacted from version 4 on.
 READ_NOTICE_VERSION = 3
+CREDENTIALS_VERSION = 4
 
 
 def record_version(conn: sqlite3.Connection) -> None:
@@ -40,11 +43,30 @@ def version(conn: sqlite3.Connection) -> str | None:
 def stale_read_notices(conn: sqlite3.Connection) -> int:
     """Chunks still holding Claude Code's file-read notice in a memory imported before version 3
     (0 in a newer one, where the words can only be a file's or a message's quote of it)."""
-    held = version(conn)
-    if held is not None and int(held) >= READ_NOTICE_VERSION:
+    if _since(conn, READ_NOTICE_VERSION):
         return 0
     phrase = '"' + " ".join(READ_NOTICE_LEAD.replace(",", " ").split()) + '"'
     row = conn.execute(
         "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (phrase,)
     ).fetchone()
     return int(row[0])
+
+
+def stale_credentials(conn: sqlite3.Connection) -> int:
+    """Chunks holding a credential in a format that sanitizer version 4 began to redact, in a memory
+    imported before version 4 (0 in a newer one, which never stores one)."""
+    if _since(conn, CREDENTIALS_VERSION):
+        return 0
+    # the rules and detect-secrets: only for an older memory
+    from engine.secrets import VERSION_4_KINDS, VERSION_4_TRIGGERS, find_secrets
+
+    # every such credential holds one of the triggers (their literal prefixes): SQL narrows first
+    where = " OR ".join("instr(text, ?) > 0" for _ in VERSION_4_TRIGGERS)
+    rows = conn.execute(f"SELECT text FROM chunks WHERE {where}", VERSION_4_TRIGGERS)
+    return sum(any(f.kind in VERSION_4_KINDS for f in find_secrets(str(t))) for (t,) in rows)
+
+
+def _since(conn: sqlite3.Connection, number: int) -> bool:
+    """Whether every text of the memory was imported under sanitizer version `number` or later."""
+    held = version(conn)
+    return held is not None and int(held) >= number

@@ -18,8 +18,14 @@ from recallbench import config
 from recallbench.cli_options import LazyGroup, chosen_db, db_option
 from recallbench.cli_scope import explain, resolve_here, resolve_scope
 from recallbench.home_trust import UntrustedHomeError, check_home
-from recallbench.present import counted, hit_rows, megabytes
-from recallbench.status_notes import index_note, other_vectors, unrecorded, unrecorded_note
+from recallbench.present import hit_rows, megabytes
+from recallbench.status_notes import (
+    index_note,
+    other_vectors,
+    stale_notes,
+    unrecorded,
+    unrecorded_note,
+)
 from recallbench.store_failure import store_failure, warn_loose
 
 if TYPE_CHECKING:
@@ -271,12 +277,8 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
     click.echo(f"index: {info['index']}{index_note(info)}")
     _echo_counts("skipped", info["skipped"])
     _echo_counts("scrubbed", info["scrubbed"])
-    stale = int(str(info["stale_read_notices"]))
-    if stale:
-        click.echo(
-            f"Claude Code's file-read notice, imported before sanitizer version 3 removed it: in "
-            f"{counted(stale, 'chunk')}; `recallbench rebuild` imports every transcript again without it"
-        )
+    for line in stale_notes(info):
+        click.echo(line)
     read = ", ".join(here.projects) or "none"
     click.echo(f"project here: {read} for {here.directory} ({explain(here)})")
     if note := unrecorded_note(gone, here):

@@ -1,5 +1,5 @@
 """What `recallbench status` adds to the memory's counts: other embedders' vectors, the index's state,
-and the projects no worktree can join."""
+what an import under an older sanitizer left, and the projects no worktree can join."""
 
 from __future__ import annotations
 
@@ -31,6 +31,25 @@ def index_note(info: dict[str, object]) -> str:
         return f" (not needed: up to {EXACT_THRESHOLD} vectors are scanned exactly)"
     # the index is built lazily: `import` stores vectors, the first vector search builds the index
     return " (the first search by meaning builds it from the stored vectors)"
+
+
+def stale_notes(info: dict[str, object]) -> list[str]:
+    """What imports under an older sanitizer left that the running one removes, and the fix."""
+    notes = []
+    if notices := int(str(info["stale_read_notices"])):
+        notes.append(
+            f"Claude Code's file-read notice, imported before sanitizer version 3 removed it: in "
+            f"{counted(notices, 'chunk')}; `recallbench rebuild` imports every transcript again "
+            "without it"
+        )
+    if credentials := int(str(info["stale_credentials"])):
+        notes.append(
+            f"credentials in formats that sanitizer version 4 redacts (Groq, xAI, Docker, Sentry, "
+            f"Doppler, …), imported before it: in {counted(credentials, 'chunk')}; `recallbench "
+            "rebuild` imports every transcript again and redacts them (the backup it keeps holds "
+            "them until you delete it), `recallbench forget --match TEXT` removes one everywhere"
+        )
+    return notes
 
 
 def unrecorded(db: Path) -> list[str]:

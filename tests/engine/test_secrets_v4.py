@@ -1,0 +1,81 @@
+"""Sanitizer version 4: credential formats with a literal prefix, and the trigger texts that keep a
+corpus without any of them under its older version (so its manifest and every lock on it hold)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from engine.sanitize import VERSION_TRIGGERS, VersionScan, redact
+from engine.secrets import _V4_RULES, VERSION_4_TRIGGERS, find_secrets
+from tests.engine.test_secrets_corpus import PLANTED, Planted
+
+V4 = [p for p in PLANTED if p.kind in _V4_RULES]
+
+
+def version(*texts: str) -> str:
+    scan = VersionScan()
+    for text in texts:
+        scan.feed(json.dumps({"content": text}).encode())
+    return scan.version
+
+
+def test_every_version_4_kind_is_planted_and_its_prefixes_are_triggers() -> None:
+    assert sorted({p.kind for p in V4}) == sorted(_V4_RULES)
+    assert len(_V4_RULES) == 24
+    assert [t for v, t in VERSION_TRIGGERS if v == "4"] == list(VERSION_4_TRIGGERS)
+    for kind, (prefixes, rule) in _V4_RULES.items():
+        assert len(prefixes) == len(rule.patterns), kind
+        for prefix, pattern in zip(prefixes, rule.patterns, strict=True):
+            # the prefix is a literal of the pattern, outside any group or alternation
+            literal = re.escape(prefix)
+            assert literal in pattern.pattern, kind
+            before = pattern.pattern.split(literal, 1)[0]
+            assert "|" not in before, kind
+            assert before.count("(") == before.count(")") == 1, kind  # only the `_B` lookbehind
+
+
+@pytest.mark.parametrize("planted", V4, ids=lambda p: p.label)
+def test_a_corpus_holding_a_version_4_credential_reads_under_version_4(planted: Planted) -> None:
+    text = planted.text
+    assert version("nothing to see", text) == "4"
+    assert version("nothing to see") == "2"  # control: no trigger, the base version
+    # the trigger is in the credential itself: what the rule redacts never lacks its prefix
+    found = [f for f in find_secrets(text) if f.kind == planted.kind]
+    assert len(found) == 1
+    prefixes = _V4_RULES[planted.kind][0]
+    start = max(0, found[0].start - len("discordapp.com/api/webhooks/") - 30)
+    assert any(prefix in text[start : found[0].end] for prefix in prefixes)
+
+
+def test_a_trigger_spelled_with_unicode_escapes_still_counts() -> None:
+    escaped = "".join(f"\\u{ord(ch):04x}" for ch in "gsk_")
+    line = f'{{"content": "{escaped}Pl4ntGr0qK3yQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qa"}}'
+    assert b"gsk_" not in line.encode()
+    scan = VersionScan()
+    scan.feed(line.encode())
+    assert scan.version == "4"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "call fw_update_firmware_version() then fw_init",  # fw_ and words, no 24-character key
+        "SECRET_KEY_BASE, secret_key_base and secret_santa_list_for_the_whole_team_2024",
+        "self.dp.state = dp.st.copy()",
+        "register r8_ holds the return address",
+        "see https://discord.com/channels/123456/789012 or discord.gg/abc",
+        "the ATBB macro and ATATT3 prefix are documented",
+        "tskey-auth is the kind of key to create",
+        "git rev 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    ],
+)
+def test_text_that_only_looks_like_a_version_4_credential_is_kept(text: str) -> None:
+    assert redact(text) == (text, {})
+    # positive control: the same surroundings with a real-format key are redacted
+    key = "gsk_Pl4ntGr0qK3yQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qa"
+    kept, counts = redact(f"{text} {key}")
+    assert kept == f"{text} [redacted:groq_key]"
+    assert counts["redacted:groq_key"] == 1

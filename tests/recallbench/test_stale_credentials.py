@@ -1,0 +1,93 @@
+"""`status` names the chunks an import before sanitizer version 4 left holding a credential in a
+format version 4 redacts, until a rebuild imports them again (docs/transcripts.md, "Versions")."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from engine import sanitized_sql, secrets
+from recallbench.cli import main
+from tests.engine.fixtures_transcripts import SESSION, simple_session, write_jsonl
+
+GROQ = "gsk_Pl4ntGr0qK3yQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qa"
+DOPPLER = "dp.st.dev.Pl4ntD0pp1erQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1"
+GITHUB = "ghp_Pl4ntGhpT0k3nA1b2C3d4E5f6G7h8I9j0K1l2"  # redacted by every version
+LINE = "credentials in formats that sanitizer version 4 redacts"
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def _status() -> tuple[dict[str, object], list[str]]:
+    shown = invoke("status")
+    assert shown.exit_code == 0, shown.output
+    return json.loads(invoke("status", "--json").stdout), shown.stdout.splitlines()
+
+
+def _texts(db: Path) -> str:
+    with sqlite3.connect(db) as conn:
+        return "\n".join(row[0] for row in conn.execute("SELECT text FROM chunks"))
+
+
+def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "t"
+    write_jsonl(
+        root / f"{SESSION}.jsonl",
+        simple_session(
+            f"Why does the deploy fail with GROQ_KEY {GROQ} and the token {GITHUB}?",
+            answer=f"The doppler token {DOPPLER} expired; secret_key_base is unrelated.",
+        ),
+    )
+    db = home / "memory.db"
+    # The memory as an import under version 3 left it: no version 4 rule, version 3 recorded.
+    older = tuple((k, f) for k, f in secrets._DETECTORS if k not in secrets.VERSION_4_KINDS)
+    with monkeypatch.context() as old:
+        old.setattr(secrets, "_DETECTORS", older)
+        old.setattr(
+            sanitized_sql,
+            "record_version",
+            lambda conn: conn.execute("INSERT INTO meta VALUES ('sanitize_version', '3')"),
+        )
+        assert invoke("import", "--no-embed", str(root)).exit_code == 0
+    text = _texts(db)
+    assert GROQ in text
+    assert DOPPLER in text
+    assert GITHUB not in text  # control: a format version 3 knew was redacted then
+
+    info, lines = _status()
+
+    assert info["sanitize_version"] == "3"
+    assert info["chunks"] == 1
+    assert info["stale_credentials"] == 1  # the session's one chunk holds both
+    assert any(line.startswith(f"{LINE} (Groq, xAI") and ": in 1 chunk;" in line for line in lines)
+
+    assert invoke("rebuild", "--no-embed").exit_code == 0
+    info, lines = _status()
+
+    assert info["sanitize_version"] == "4"
+    assert info["stale_credentials"] == 0
+    assert not any(line.startswith(LINE) for line in lines)
+    text = _texts(db)
+    assert GROQ not in text
+    assert DOPPLER not in text
+    assert "[redacted:groq_key]" in text
+    assert "[redacted:doppler_token]" in text
+    assert "secret_key_base" in text  # a trigger text that is no credential is kept
+
+
+def test_a_memory_imported_under_version_4_counts_none(home: Path, tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    write_jsonl(root / f"{SESSION}.jsonl", simple_session(f"Why does {GROQ} fail?"))
+    assert invoke("import", "--no-embed", str(root)).exit_code == 0
+    info, _ = _status()
+    assert info["sanitize_version"] == "4"
+    assert info["stale_credentials"] == 0
+    assert GROQ not in _texts(home / "memory.db")
