@@ -19,10 +19,11 @@ or stored. The rules come from three places, tried in this order of precedence:
    test and webhook keys, npm `npm_`, Slack app tokens, Mailgun, DigitalOcean, Shopify, Databricks,
    Vault, age, Linear, Postman, Supabase, Azure AD client secrets; and structures: PEM blocks, passwords
    in URLs (also ones containing `/`), `Bearer`/`Basic` credentials, `Authorization:` headers, `curl -u
-   user:pass`, `mysql -p…`/`sshpass -p`, `.netrc` lines. Sanitizer version 4 added 24 formats, each
+   user:pass`, `mysql -p…`/`sshpass -p`, `.netrc` lines. Sanitizer version 4 added 25 formats, each
    built from its literal prefixes (`_V4_RULES`: Groq, Replicate, xAI, Perplexity, Fireworks, LangSmith,
    Docker, Tailscale, Atlassian, Bitbucket, Grafana, Sentry, PlanetScale, Fly.io, Figma, Pulumi, New
-   Relic, Notion, Buildkite, Terraform Cloud, 1Password, Heroku, Doppler, Discord webhooks); the
+   Relic, Notion, Buildkite, Terraform Cloud, 1Password, Heroku, Doppler, a registry login's `-p`,
+   Discord webhooks); the
    prefixes are the version's trigger texts (`VERSION_4_TRIGGERS`).
 3. **Keyed assignments** (`engine.secret_keys`): a value assigned to a name that names a secret.
 
@@ -261,6 +262,12 @@ def _prefixed(
     return prefixes, _TokenRule(patterns=patterns, chars=chars, valid=valid, needles=prefixes)
 
 
+def _literal(value: str) -> bool:
+    """A value written out, not a variable (`$PW`, `${PW}`) or a placeholder (`<token>`)."""
+    bare = value.strip("\"'")
+    return bool(bare) and not bare.startswith(("$", "<", "{", "[redacted:", "%"))
+
+
 # Formats added in sanitizer version 4, each with its literal prefixes (their trigger texts).
 _ALNUM = "[A-Za-z0-9]"
 _V4_RULES: dict[str, tuple[tuple[str, ...], _TokenRule]] = {
@@ -313,6 +320,19 @@ _V4_RULES: dict[str, tuple[tuple[str, ...], _TokenRule]] = {
             for p in ("dp.pt.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit.")
         ),
         chars=_TOKEN_CHARS + ".",
+    ),
+    # `docker login -u me -p PASS` (`--password PASS` is an assignment, any version): the value only.
+    "registry_password": _prefixed(
+        *(
+            (
+                f"{tool} login",
+                r"""[^\n|;&]*?[ \t]-p(?:[ \t]+|=)?"""
+                r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"]\S*))""",
+            )
+            for tool in ("docker", "podman", "nerdctl", "buildah", "skopeo", "helm registry")
+        ),
+        chars="",
+        valid=_literal,
     ),
     "discord_webhook": _prefixed(
         ("discord", r"(?:app)?\.com/api/webhooks/\d{5,30}/(?P<t>[A-Za-z0-9_\-]{60,})")
@@ -432,12 +452,6 @@ def _basic_credentials(value: str) -> bool:
     except (binascii.Error, ValueError):
         return False
     return b":" in decoded
-
-
-def _literal(value: str) -> bool:
-    """A value written out, not a variable (`$PW`, `${PW}`) or a placeholder (`<token>`)."""
-    bare = value.strip("\"'")
-    return bool(bare) and not bare.startswith(("$", "<", "{", "[redacted:", "%"))
 
 
 def _authorization(value: str) -> bool:

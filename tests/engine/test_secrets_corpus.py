@@ -428,6 +428,12 @@ PLANTED: tuple[Planted, ...] = (
         cores=("Pl4ntD0pp1er",),
     ),
     Planted(
+        label="docker-login",
+        kind="registry_password",
+        text="podman login -u deploy -p Pl4ntP0dmanPassw0rd registry.internal",
+        cores=("Pl4ntP0dmanPassw0rd",),
+    ),
+    Planted(
         label="discord-webhook",
         kind="discord_webhook",
         text="post to https://discord.com/api/webhooks/1234567890123456789/Pl4ntD1sc0rdH00kQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qw8Er6Ty4",
@@ -438,8 +444,8 @@ PLANTED: tuple[Planted, ...] = (
 KINDS = sorted({p.kind for p in PLANTED})
 
 
-def test_the_planted_corpus_covers_sixty_six_credential_kinds() -> None:
-    assert len({p.label for p in PLANTED}) == len(PLANTED) == 66
+def test_the_planted_corpus_covers_sixty_seven_credential_kinds() -> None:
+    assert len({p.label for p in PLANTED}) == len(PLANTED) == 67
     # Every core belongs to exactly one text, so a leak names the credential it came from.
     assert [
         (p.label, core)

@@ -24,7 +24,7 @@ def version(*texts: str) -> str:
 
 def test_every_version_4_kind_is_planted_and_its_prefixes_are_triggers() -> None:
     assert sorted({p.kind for p in V4}) == sorted(_V4_RULES)
-    assert len(_V4_RULES) == 24
+    assert len(_V4_RULES) == 25
     assert [t for v, t in VERSION_TRIGGERS if v == "4"] == list(VERSION_4_TRIGGERS)
     for kind, (prefixes, rule) in _V4_RULES.items():
         assert len(prefixes) == len(rule.patterns), kind
@@ -69,6 +69,7 @@ def test_a_trigger_spelled_with_unicode_escapes_still_counts() -> None:
         "see https://discord.com/channels/123456/789012 or discord.gg/abc",
         "the ATBB macro and ATATT3 prefix are documented",
         "tskey-auth is the kind of key to create",
+        "docker login -u me -p $REGISTRY_PASSWORD ghcr.io && docker run -p 8080:80 app",
         "git rev 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
     ],
 )
