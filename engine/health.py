@@ -27,11 +27,12 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import reads, store
+from engine import reads, sanitized_sql, store
 from engine.backups import backup_name
 from engine.embed import Embedder
 from engine.held_vectors import index_files
 from engine.memory import Memory
+from engine.sanitize import SANITIZE_VERSION
 from engine.store_errors import STORE_ERRORS
 from engine.vectors import EXACT_THRESHOLD, VectorIndex
 
@@ -89,6 +90,34 @@ def _fts_check(conn: sqlite3.Connection) -> Check:
     except STORE_ERRORS as exc:
         return _problem(name, f"FTS5 integrity-check failed: {exc}")
     return Check(name=name, ok=True, detail="both FTS5 indexes match the stored chunks")
+
+
+def credentials_check(db: Path) -> Check:
+    """Whether the memory holds a credential in a format the running sanitizer redacts: text that an
+    import under an older version stored (`engine.sanitized_sql.stale_credentials`)."""
+    name = "credentials"
+    try:
+        conn = store.connect(db)
+        try:
+            with store.read(conn):
+                held = sanitized_sql.version(conn)
+                stale = sanitized_sql.stale_credentials(conn)
+        finally:
+            conn.close()
+    except STORE_ERRORS as exc:
+        return _problem(name, f"not checked: {exc}")
+    under = f"sanitizer version {held}" if held else "a sanitizer before version 3"
+    if stale:
+        return _problem(
+            name,
+            f"credentials in formats version {SANITIZE_VERSION} redacts, in {stale} "
+            f"chunk{'' if stale == 1 else 's'} imported under {under}",
+        )
+    return Check(
+        name=name,
+        ok=True,
+        detail=f"none in a format the running sanitizer (version {SANITIZE_VERSION}) redacts",
+    )
 
 
 # --- the vector index ------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ from engine.render import (
     render_block,
     tool_marker,
 )
-from engine.secrets import VERSION_4_TRIGGERS
+from engine.secret_formats import VERSION_4_TRIGGERS
 from engine.transcript_files import StreamState
 
 # Bump when the same messages would sanitize to different text; corpus manifests record it. A bump
@@ -55,7 +55,7 @@ SANITIZE_VERSION = "4"
 # anything (any one of a version's texts). A corpus none of whose lines holds one reads under that
 # version exactly as under the one before, so its manifest records the older version and every lock
 # made on it stays valid. Version 3: Claude Code's file-read notice. Version 4: credential formats
-# with a literal prefix (`engine.secrets.VERSION_4_TRIGGERS`: Groq, xAI, Docker, Sentry, Doppler, …).
+# with a literal prefix (`engine.secret_formats.VERSION_4_TRIGGERS`: Groq, xAI, Docker, Sentry, Doppler, …).
 BASE_SANITIZE_VERSION = "2"
 VERSION_TRIGGERS: tuple[tuple[str, str], ...] = (
     ("3", READ_NOTICE_LEAD),

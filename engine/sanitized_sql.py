@@ -14,7 +14,7 @@ import sqlite3
 from engine.markers import READ_NOTICE_LEAD
 
 # The versions this module's reads are for: the read notice is removed from version 3 on, the
-# credential formats of `engine.secrets.VERSION_4_KINDS` are redacted from version 4 on.
+# credential formats of `engine.secret_formats` are redacted from version 4 on.
 READ_NOTICE_VERSION = 3
 CREDENTIALS_VERSION = 4
 
@@ -58,7 +58,8 @@ def stale_credentials(conn: sqlite3.Connection) -> int:
     if _since(conn, CREDENTIALS_VERSION):
         return 0
     # the rules and detect-secrets: only for an older memory
-    from engine.secrets import VERSION_4_KINDS, VERSION_4_TRIGGERS, find_secrets
+    from engine.secret_formats import VERSION_4_KINDS, VERSION_4_TRIGGERS
+    from engine.secrets import find_secrets
 
     # every such credential holds one of the triggers (their literal prefixes): SQL narrows first
     where = " OR ".join("instr(text, ?) > 0" for _ in VERSION_4_TRIGGERS)

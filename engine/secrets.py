@@ -20,11 +20,11 @@ or stored. The rules come from three places, tried in this order of precedence:
    Vault, age, Linear, Postman, Supabase, Azure AD client secrets; and structures: PEM blocks, passwords
    in URLs (also ones containing `/`), `Bearer`/`Basic` credentials, `Authorization:` headers, `curl -u
    user:pass`, `mysql -p…`/`sshpass -p`, `.netrc` lines. Sanitizer version 4 added 25 formats, each
-   built from its literal prefixes (`_V4_RULES`: Groq, Replicate, xAI, Perplexity, Fireworks, LangSmith,
+   built from its literal prefixes (`engine.secret_formats`: Groq, Replicate, xAI, Perplexity, Fireworks, LangSmith,
    Docker, Tailscale, Atlassian, Bitbucket, Grafana, Sentry, PlanetScale, Fly.io, Figma, Pulumi, New
    Relic, Notion, Buildkite, Terraform Cloud, 1Password, Heroku, Doppler, a registry login's `-p`,
    Discord webhooks); the
-   prefixes are the version's trigger texts (`VERSION_4_TRIGGERS`).
+   prefixes are the version's trigger texts.
 3. **Keyed assignments** (`engine.secret_keys`): a value assigned to a name that names a secret.
 
 A token match is widened to the whole token it sits in, so a 99-character Stripe key whose rule reads 24
@@ -67,6 +67,7 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from engine.secret_formats import VERSION_4_FORMS, VERSION_4_KINDS
 from engine.secret_keys import assignments, looks_random
 
 DETECT_SECRETS_VERSION = "1.5.0"  # the pin in pyproject.toml; SANITIZE_VERSION moves with it
@@ -248,100 +249,45 @@ _EXTRA_TOKENS: dict[str, _TokenRule] = {
 }
 
 
-def _prefixed(
-    *forms: tuple[str, str] | tuple[str, str, str],
-    chars: str = _TOKEN_CHARS,
-    valid: Callable[[str], bool] | None = None,
-) -> tuple[tuple[str, ...], _TokenRule]:
-    """A rule of forms `(prefix, tail)` or `(head, prefix, tail)`: the `head` regex, the literal
-    `prefix`, the `tail` regex. Returned with the prefixes, since no match can exist without one
-    (what `VERSION_4_TRIGGERS` relies on)."""
-    shaped = [form if len(form) == 3 else ("", *form) for form in forms]
-    patterns = _rx(*(f"{_B}{head}{re.escape(prefix)}{tail}" for head, prefix, tail in shaped))
-    prefixes = tuple(p for _, p, _ in shaped)
-    return prefixes, _TokenRule(patterns=patterns, chars=chars, valid=valid, needles=prefixes)
-
-
 def _literal(value: str) -> bool:
     """A value written out, not a variable (`$PW`, `${PW}`) or a placeholder (`<token>`)."""
     bare = value.strip("\"'")
     return bool(bare) and not bare.startswith(("$", "<", "{", "[redacted:", "%"))
 
 
-# Formats added in sanitizer version 4, each with its literal prefixes (their trigger texts).
-_ALNUM = "[A-Za-z0-9]"
-_V4_RULES: dict[str, tuple[tuple[str, ...], _TokenRule]] = {
-    "groq_key": _prefixed(("gsk_", f"{_ALNUM}{{48,}}")),
-    "replicate_token": _prefixed(("r8_", f"{_ALNUM}{{37}}"), valid=_has_letter_and_digit),
-    "xai_key": _prefixed(("xai-", f"{_ALNUM}{{60,}}")),
-    "perplexity_key": _prefixed(("pplx-", f"{_ALNUM}{{40,}}")),
-    "fireworks_key": _prefixed(("fw_", f"{_ALNUM}{{24}}(?!{_ALNUM})"), valid=_has_letter_and_digit),
-    "langsmith_key": _prefixed(
-        *((p, "[a-f0-9]{32}_[a-f0-9]{10}") for p in ("lsv2_pt_", "lsv2_sk_"))
-    ),
-    "docker_token": _prefixed(*((p, r"[A-Za-z0-9_\-]{20,}") for p in ("dckr_pat_", "dckr_oat_"))),
-    "tailscale_key": _prefixed(("tskey-", r"[a-z]+-[A-Za-z0-9]+-[A-Za-z0-9]{20,}")),
-    "atlassian_token": _prefixed(("ATATT3", r"[A-Za-z0-9_\-=]{50,}"), chars=_TOKEN_CHARS + "="),
-    "bitbucket_token": _prefixed(("ATBB", f"{_ALNUM}{{28,}}"), valid=_has_letter_and_digit),
-    "grafana_token": _prefixed(
-        ("glsa_", f"{_ALNUM}{{32}}_[A-Fa-f0-9]{{8}}"),
-        ("glc_", "[A-Za-z0-9+/]{32,}={0,2}"),
-        chars=_BASE64_CHARS,
-    ),
-    "sentry_token": _prefixed(
-        ("sntrys_eyJ", "[A-Za-z0-9+/=_\\-]{40,}"), ("sntryu_", "[a-f0-9]{64}"), chars=_BASE64_CHARS
-    ),
-    "planetscale_token": _prefixed(
-        *((p, r"[A-Za-z0-9_\-.]{32,64}") for p in ("pscale_tkn_", "pscale_pw_", "pscale_oauth_")),
-        chars=_TOKEN_CHARS + ".",
-    ),
-    "fly_token": _prefixed(
-        *((p, "[A-Za-z0-9+/]{40,}={0,2}") for p in ("fm1_", "fm2_", "fm1r_", "fm1a_")),
-        chars=_BASE64_CHARS,
-    ),
-    "figma_token": _prefixed(("figd_", r"[A-Za-z0-9_\-]{40,}")),
-    "pulumi_token": _prefixed(("pul-", "[a-f0-9]{40}")),
-    "newrelic_key": _prefixed(
-        ("NRAK-", "[A-Z0-9]{27}"), ("NRJS-", "[a-f0-9]{19}"), ("NRII-", r"[A-Za-z0-9_\-]{32}")
-    ),
-    "notion_token": _prefixed(
-        ("ntn_", f"{_ALNUM}{{40,}}"), ("secret_", f"{_ALNUM}{{43}}(?!{_ALNUM})"), valid=_has_digit
-    ),
-    "buildkite_token": _prefixed(("bkua_", "[a-f0-9]{40}")),
-    "terraform_token": _prefixed(
-        (f"{_ALNUM}{{14}}", ".atlasv1.", r"[A-Za-z0-9_\-=]{60,}"), chars=_TOKEN_CHARS + ".="
-    ),
-    "onepassword_token": _prefixed(("ops_eyJ", "[A-Za-z0-9+/]{60,}={0,2}"), chars=_BASE64_CHARS),
-    "heroku_key": _prefixed(("HRKU-", r"[A-Za-z0-9_\-]{40,}")),
-    "doppler_token": _prefixed(
-        ("dp.st.", f"(?:[A-Za-z0-9_\\-]{{1,40}}\\.)?{_ALNUM}{{40,44}}"),
-        *(
-            (p, f"{_ALNUM}{{40,44}}")
-            for p in ("dp.pt.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit.")
-        ),
-        chars=_TOKEN_CHARS + ".",
-    ),
-    # `docker login -u me -p PASS` (`--password PASS` is an assignment, any version): the value only.
-    "registry_password": _prefixed(
-        *(
-            (
-                f"{tool} login",
-                r"""[^\n|;&]*?[ \t]-p(?:[ \t]+|=)?"""
-                r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"]\S*))""",
-            )
-            for tool in ("docker", "podman", "nerdctl", "buildah", "skopeo", "helm registry")
-        ),
-        chars="",
-        valid=_literal,
-    ),
-    "discord_webhook": _prefixed(
-        ("discord", r"(?:app)?\.com/api/webhooks/\d{5,30}/(?P<t>[A-Za-z0-9_\-]{60,})")
-    ),
+def _version_4(kind: str) -> _TokenRule:
+    """The rule of one version 4 format (`engine.secret_formats`): each form's head, its literal
+    prefix, its tail; the prefixes are the rule's needles, so a text without one is not scanned."""
+    forms = VERSION_4_FORMS[kind]
+    patterns = _rx(*(f"{_B}{head}{re.escape(prefix)}{tail}" for head, prefix, tail in forms))
+    return _TokenRule(
+        patterns=patterns,
+        chars=_V4_CHARS.get(kind, _TOKEN_CHARS),
+        valid=_V4_VALID.get(kind),
+        needles=tuple(prefix for _, prefix, _ in forms),
+    )
+
+
+# What a version 4 match widens over, where not `_TOKEN_CHARS`, and the check on its text, if any.
+_V4_CHARS = {
+    "atlassian_token": _TOKEN_CHARS + "=",
+    "grafana_token": _BASE64_CHARS,
+    "sentry_token": _BASE64_CHARS,
+    "planetscale_token": _TOKEN_CHARS + ".",
+    "fly_token": _BASE64_CHARS,
+    "terraform_token": _TOKEN_CHARS + ".=",
+    "onepassword_token": _BASE64_CHARS,
+    "doppler_token": _TOKEN_CHARS + ".",
+    "registry_password": "",
 }
-_V4_TOKENS = {kind: rule for kind, (_, rule) in _V4_RULES.items()}
-VERSION_4_KINDS = tuple(_V4_RULES)
-# The texts without which no version 4 rule can match (`engine.sanitize.VERSION_TRIGGERS`).
-VERSION_4_TRIGGERS = tuple(dict.fromkeys(t for triggers, _ in _V4_RULES.values() for t in triggers))
+_V4_VALID: dict[str, Callable[[str], bool]] = {
+    "replicate_token": _has_letter_and_digit,
+    "fireworks_key": _has_letter_and_digit,
+    "bitbucket_token": _has_letter_and_digit,
+    "notion_token": _has_digit,
+    "registry_password": _literal,
+}
+_V4_TOKENS = {kind: _version_4(kind) for kind in VERSION_4_KINDS}
 
 _PLUGIN_TOKENS: dict[str, _TokenRule] = {
     "aws_key": _plugin(AWSKeyDetector, chars=_BASE64_CHARS),

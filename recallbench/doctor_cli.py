@@ -43,7 +43,9 @@ def _embedder() -> Embedder | str:
 # --- doctor ----------------------------------------------------------------------------------------
 
 
-@click.command("doctor", short_help="Check the store: integrity, vector index, file modes.")
+@click.command(
+    "doctor", short_help="Check the store: integrity, vector index, file modes, credentials."
+)
 @click.option(
     "--fix",
     is_flag=True,
@@ -53,7 +55,8 @@ def _embedder() -> Embedder | str:
 @db_option
 @click.pass_context
 def doctor_command(ctx: click.Context, fix: bool) -> None:
-    """Check the memory store: SQLite and FTS5 integrity, the vector index, file modes.
+    """Check the memory store: SQLite and FTS5 integrity, the vector index, file modes, and
+    credentials that an import under an older sanitizer stored.
 
     Prints one line per check, OK or PROBLEM, and exits 1 when a problem remains.
     """
@@ -61,8 +64,16 @@ def doctor_command(ctx: click.Context, fix: bool) -> None:
     if not path.exists():
         raise click.ClickException(f"no database at {path}; run `recallbench import` first")
     checks = health.database_checks(path)
-    checks.append(_index(path, fix, sound=all(check.ok for check in checks)))
+    sound = all(check.ok for check in checks)
+    checks.append(_index(path, fix, sound=sound))
     checks.append(_permissions(path, fix))
+    checks.append(
+        health.credentials_check(path)
+        if sound
+        else health.Check(
+            name="credentials", ok=False, detail="not checked: the database is damaged"
+        )
+    )
     for check in checks:
         verdict = "OK" if check.ok else "PROBLEM"
         click.echo(f"{verdict:<{_VERDICT_WIDTH}}  {check.name}: {check.detail}")
@@ -113,8 +124,18 @@ def _advise(checks: list[health.Check]) -> None:
             "transcripts and keeps the old file as a backup.",
             err=True,
         )
-    elif broken & {"vector index", "permissions"}:
-        click.echo("`recallbench doctor --fix` repairs the vector index and the modes.", err=True)
+    else:
+        if broken & {"vector index", "permissions"}:
+            click.echo(
+                "`recallbench doctor --fix` repairs the vector index and the modes.", err=True
+            )
+        if "credentials" in broken:
+            click.echo(
+                "`recallbench rebuild` imports every transcript again under the running sanitizer "
+                "(delete the backup it keeps once you trust the rebuild: it holds them too); "
+                "`recallbench forget --match TEXT` removes one credential everywhere now.",
+                err=True,
+            )
 
 
 # --- rebuild ---------------------------------------------------------------------------------------

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 
 from engine.sanitize import VERSION_TRIGGERS, VersionScan, redact
-from engine.secrets import _V4_RULES, VERSION_4_TRIGGERS, find_secrets
+from engine.secret_formats import VERSION_4_FORMS, VERSION_4_TRIGGERS
+from engine.secrets import _V4_TOKENS, find_secrets
 from tests.engine.test_secrets_corpus import PLANTED, Planted
 
-V4 = [p for p in PLANTED if p.kind in _V4_RULES]
+V4 = [p for p in PLANTED if p.kind in VERSION_4_FORMS]
 
 
 def version(*texts: str) -> str:
@@ -23,18 +26,37 @@ def version(*texts: str) -> str:
 
 
 def test_every_version_4_kind_is_planted_and_its_prefixes_are_triggers() -> None:
-    assert sorted({p.kind for p in V4}) == sorted(_V4_RULES)
-    assert len(_V4_RULES) == 25
+    assert sorted({p.kind for p in V4}) == sorted(VERSION_4_FORMS)
+    assert len(VERSION_4_FORMS) == 25
     assert [t for v, t in VERSION_TRIGGERS if v == "4"] == list(VERSION_4_TRIGGERS)
-    for kind, (prefixes, rule) in _V4_RULES.items():
-        assert len(prefixes) == len(rule.patterns), kind
-        for prefix, pattern in zip(prefixes, rule.patterns, strict=True):
+    for kind, forms in VERSION_4_FORMS.items():
+        rule = _V4_TOKENS[kind]
+        assert len(forms) == len(rule.patterns) == len(rule.needles), kind
+        for (_, prefix, _), pattern, needle in zip(forms, rule.patterns, rule.needles, strict=True):
+            assert needle == prefix
+            assert prefix in VERSION_4_TRIGGERS
             # the prefix is a literal of the pattern, outside any group or alternation
             literal = re.escape(prefix)
             assert literal in pattern.pattern, kind
             before = pattern.pattern.split(literal, 1)[0]
             assert "|" not in before, kind
             assert before.count("(") == before.count(")") == 1, kind  # only the `_B` lookbehind
+
+
+def test_the_sanitizer_names_its_triggers_without_importing_detect_secrets() -> None:
+    code = (
+        "import sys, engine.sanitize as s; "
+        "print(len(s.VERSION_TRIGGERS), 'detect_secrets' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == [str(1 + len(VERSION_4_TRIGGERS)), "False"]
+    # control: the rules themselves do import it
+    code = "import sys, engine.secrets; print('detect_secrets' in sys.modules)"
+    assert subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split() == ["True"]
 
 
 @pytest.mark.parametrize("planted", V4, ids=lambda p: p.label)
@@ -45,7 +67,7 @@ def test_a_corpus_holding_a_version_4_credential_reads_under_version_4(planted: 
     # the trigger is in the credential itself: what the rule redacts never lacks its prefix
     found = [f for f in find_secrets(text) if f.kind == planted.kind]
     assert len(found) == 1
-    prefixes = _V4_RULES[planted.kind][0]
+    prefixes = [prefix for _, prefix, _ in VERSION_4_FORMS[planted.kind]]
     start = max(0, found[0].start - len("discordapp.com/api/webhooks/") - 30)
     assert any(prefix in text[start : found[0].end] for prefix in prefixes)
 

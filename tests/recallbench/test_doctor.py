@@ -187,6 +187,7 @@ def test_doctor_reports_every_check_ok_on_a_sound_store_and_names_the_failing_on
         "OK       full-text index",
         "OK       vector index",
         "OK       permissions",
+        "OK       credentials",
     ]
     damage_marker_pages(db)
     damaged = invoke("doctor")
@@ -195,6 +196,7 @@ def test_doctor_reports_every_check_ok_on_a_sound_store_and_names_the_failing_on
     assert lines[0].startswith("PROBLEM  sqlite integrity: ")
     assert lines[2] == "PROBLEM  vector index: not checked: the database is damaged"
     assert lines[3].startswith("OK       permissions: ")
+    assert lines[4] == "PROBLEM  credentials: not checked: the database is damaged"
     assert "`recallbench rebuild`" in damaged.stderr
 
 

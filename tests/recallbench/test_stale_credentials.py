@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from engine import sanitized_sql, secrets
+from engine.secret_formats import VERSION_4_KINDS
 from recallbench.cli import main
 from tests.engine.fixtures_transcripts import SESSION, simple_session, write_jsonl
 
@@ -48,7 +49,7 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     )
     db = home / "memory.db"
     # The memory as an import under version 3 left it: no version 4 rule, version 3 recorded.
-    older = tuple((k, f) for k, f in secrets._DETECTORS if k not in secrets.VERSION_4_KINDS)
+    older = tuple((k, f) for k, f in secrets._DETECTORS if k not in VERSION_4_KINDS)
     with monkeypatch.context() as old:
         old.setattr(secrets, "_DETECTORS", older)
         old.setattr(
@@ -69,8 +70,21 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     assert info["stale_credentials"] == 1  # the session's one chunk holds both
     assert any(line.startswith(f"{LINE} (Groq, xAI") and ": in 1 chunk;" in line for line in lines)
 
+    doctor = invoke("doctor")
+    assert doctor.exit_code == 1
+    assert doctor.stdout.splitlines()[-1] == (
+        "PROBLEM  credentials: credentials in formats version 4 redacts, in 1 chunk imported "
+        "under sanitizer version 3"
+    )
+    assert "`recallbench rebuild` imports every transcript again" in doctor.stderr
+
     assert invoke("rebuild", "--no-embed").exit_code == 0
     info, lines = _status()
+    doctor = invoke("doctor")
+    assert doctor.exit_code == 0, doctor.output
+    assert doctor.stdout.splitlines()[-1] == (
+        "OK       credentials: none in a format the running sanitizer (version 4) redacts"
+    )
 
     assert info["sanitize_version"] == "4"
     assert info["stale_credentials"] == 0
