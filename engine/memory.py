@@ -488,5 +488,4 @@ class Memory:
             "scrubbed": skip_scrub.get("scrub", {}),
             "sanitize_version": sanitized_sql.version(self.conn),
             "stale_read_notices": sanitized_sql.stale_read_notices(self.conn),
-            "stale_credentials": sanitized_sql.stale_credentials(self.conn),
         }

@@ -12,11 +12,11 @@ from __future__ import annotations
 import sqlite3
 
 from engine.markers import READ_NOTICE_LEAD
+from engine.secret_formats import SINCE_VERSION
 
 # The versions this module's reads are for: the read notice is removed from version 3 on, the
 # credential formats of `engine.secret_formats` are redacted from version 4 on.
 READ_NOTICE_VERSION = 3
-CREDENTIALS_VERSION = 4
 
 
 def record_version(conn: sqlite3.Connection) -> None:
@@ -55,7 +55,7 @@ def stale_read_notices(conn: sqlite3.Connection) -> int:
 def stale_credentials(conn: sqlite3.Connection) -> int:
     """Chunks holding a credential in a format that sanitizer version 4 began to redact, in a memory
     imported before version 4 (0 in a newer one, which never stores one)."""
-    if _since(conn, CREDENTIALS_VERSION):
+    if _since(conn, SINCE_VERSION):
         return 0
     # the rules and detect-secrets: only for an older memory
     from engine.secret_formats import VERSION_4_KINDS, VERSION_4_TRIGGERS

@@ -8,6 +8,8 @@ sanitizer names the triggers without importing detect-secrets; `engine.secrets` 
 
 from __future__ import annotations
 
+# The sanitizer version these formats came with.
+SINCE_VERSION = 4
 ALNUM = "[A-Za-z0-9]"
 Form = tuple[str, str, str]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from engine.checks import is_int
 from engine.git_repo import checkout_of
 from engine.scope import Resolution
+from engine.secret_formats import SINCE_VERSION
 from recallbench import config
 from recallbench.present import counted
 
@@ -42,12 +43,14 @@ def stale_notes(info: dict[str, object]) -> list[str]:
             f"{counted(notices, 'chunk')}; `recallbench rebuild` imports every transcript again "
             "without it"
         )
-    if credentials := int(str(info["stale_credentials"])):
+    held = info["sanitize_version"]
+    if not isinstance(held, str) or int(held) < SINCE_VERSION:
+        under = f"version {held}" if isinstance(held, str) else "a version before 3"
         notes.append(
-            f"credentials in formats that sanitizer version 4 redacts (Groq, xAI, Docker, Sentry, "
-            f"Doppler, …), imported before it: in {counted(credentials, 'chunk')}; `recallbench "
-            "rebuild` imports every transcript again and redacts them (the backup it keeps holds "
-            "them until you delete it), `recallbench forget --match TEXT` removes one everywhere"
+            f"imported under sanitizer {under}, before version {SINCE_VERSION} began to "
+            "redact 25 more credential formats (Groq, xAI, Docker, Sentry, Doppler, …): "
+            "`recallbench doctor` checks whether any is in the memory, `recallbench rebuild` "
+            "imports every transcript again under the running version"
         )
     return notes
 
