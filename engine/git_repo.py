@@ -13,7 +13,7 @@ the git directory unless absolute). A submodule's has none: its git directory is
 A linked worktree's git directory also holds `gitdir`, the path of the worktree's `.git` file, and it
 stays there when the worktree's folder is deleted (rather than `git worktree remove`d) until `git
 worktree prune`: `git worktree list` shows such a worktree as "prunable". `listed_checkout` reads those
-entries, the only record left of which repository a deleted worktree belonged to.
+entries (`listed_checkouts`), the only record left of which repository a deleted worktree belonged to.
 Standard library only, a few `stat` calls and two reads of at most `MAX_POINTER_BYTES`: the prompt
 hook calls it.
 """
@@ -101,26 +101,35 @@ def _joined(base: str, path: str) -> str:
 
 
 def listed_checkout(folder: str, repositories: Iterable[str]) -> Checkout | None:
-    """Where `folder` sat, by the linked worktrees that `repositories` (common git directories) list.
+    """Where `folder` sat, by the linked worktrees that `repositories` list (`listed_checkouts`)."""
+    return listed_checkouts([folder], repositories).get(folder)
+
+
+def listed_checkouts(folders: Iterable[str], repositories: Iterable[str]) -> dict[str, Checkout]:
+    """Where each of `folders` sat, by the linked worktrees that `repositories` (common git
+    directories) list, for the folders one lists; each repository's list is read once.
 
     A folder deleted with its worktree has no `.git` left to read, but its repository still lists the
-    worktree until it is pruned. The folder is matched, physically, against the deepest worktree root
-    that holds it. None when no repository lists a worktree holding it, or when two repositories list
-    the same deepest root (a path reused for another repository's worktree: which one is unknowable).
+    worktree until it is pruned. A folder is matched, physically, against the deepest worktree root
+    that holds it. It is left out when no repository lists a worktree holding it, or when two
+    repositories list the same deepest root (a path reused for another repository's worktree: which
+    one is unknowable).
     """
-    here = os.path.realpath(folder)
-    found: dict[str, set[str]] = {}
+    listed: dict[str, set[str]] = {}  # worktree root -> the repositories listing it
     for repository in sorted(set(repositories)):
         for root in worktree_roots(repository):
-            if os.path.commonpath([here, root]) == root:
-                found.setdefault(root, set()).add(repository)
-    if not found:
-        return None
-    deepest = max(found, key=lambda root: (root.count(os.sep), root))
-    if len(found[deepest]) > 1:
-        return None
-    relative = os.path.relpath(here, deepest).replace(os.sep, "/")
-    return Checkout(repository=found[deepest].pop(), folder=relative)
+            listed.setdefault(root, set()).add(repository)
+    found: dict[str, Checkout] = {}
+    for folder in folders:
+        here = os.path.realpath(folder)
+        holding = [root for root in listed if os.path.commonpath([here, root]) == root]
+        if not holding:
+            continue
+        deepest = max(holding, key=lambda root: (root.count(os.sep), root))
+        if len(listed[deepest]) == 1:
+            relative = os.path.relpath(here, deepest).replace(os.sep, "/")
+            found[folder] = Checkout(repository=next(iter(listed[deepest])), folder=relative)
+    return found
 
 
 def worktree_roots(repository: str) -> list[str]:

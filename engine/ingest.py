@@ -32,7 +32,7 @@ from engine import checkout_sql, reads, sanitized_sql, sentence_sql, store, tomb
 from engine.checks import is_int
 from engine.chunking import chunk_stream
 from engine.embed import Embedder
-from engine.git_repo import Checkout, checkout_of, listed_checkout
+from engine.git_repo import Checkout, checkout_of, listed_checkouts
 from engine.model import CleanMessage, Message, ToolUse
 from engine.render import MAX_MESSAGE_BYTES, cap_message, precut_text_blocks
 from engine.sanitize import redact_paths, sanitize
@@ -228,10 +228,7 @@ def _record_checkouts(conn: sqlite3.Connection) -> None:
     gone = [p for p in unrecorded if p not in found and not os.path.exists(p)]
     if gone:
         known = [*checkout_sql.checkouts(conn).values(), *found.values()]
-        repositories = {c.repository for c in known}
-        for project in gone:
-            if (listed := listed_checkout(project, repositories)) is not None:
-                found[project] = listed
+        found.update(listed_checkouts(gone, {c.repository for c in known}))
     if found:
         with store.write(conn):
             checkout_sql.put_missing(conn, {p: c for p, c in found.items() if p not in stated})

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 
 from engine.markers import READ_NOTICE_LEAD
-from engine.secret_formats import SINCE_VERSION
+from engine.secret_formats import SINCE_VERSION, VERSION_4_KINDS, VERSION_4_TRIGGERS
 
 # The versions this module's reads are for: the read notice is removed from version 3 on, the
 # credential formats of `engine.secret_formats` are redacted from version 4 on.
@@ -57,9 +57,9 @@ def stale_credentials(conn: sqlite3.Connection) -> int:
     imported before version 4 (0 in a newer one, which never stores one)."""
     if _since(conn, SINCE_VERSION):
         return 0
-    # the rules and detect-secrets: only for an older memory
-    from engine.secret_formats import VERSION_4_KINDS, VERSION_4_TRIGGERS
-    from engine.secrets import find_secrets
+    from engine.secrets import (
+        find_secrets,
+    )  # the rules and detect-secrets: only for an older memory
 
     # every such credential holds one of the triggers (their literal prefixes): SQL narrows first
     where = " OR ".join("instr(text, ?) > 0" for _ in VERSION_4_TRIGGERS)

@@ -20,11 +20,10 @@ or stored. The rules come from three places, tried in this order of precedence:
    Vault, age, Linear, Postman, Supabase, Azure AD client secrets; and structures: PEM blocks, passwords
    in URLs (also ones containing `/`), `Bearer`/`Basic` credentials, `Authorization:` headers, `curl -u
    user:pass`, `mysql -p…`/`sshpass -p`, `.netrc` lines. Sanitizer version 4 added 25 formats, each
-   built from its literal prefixes (`engine.secret_formats`: Groq, Replicate, xAI, Perplexity, Fireworks, LangSmith,
-   Docker, Tailscale, Atlassian, Bitbucket, Grafana, Sentry, PlanetScale, Fly.io, Figma, Pulumi, New
-   Relic, Notion, Buildkite, Terraform Cloud, 1Password, Heroku, Doppler, a registry login's `-p`,
-   Discord webhooks); the
-   prefixes are the version's trigger texts.
+   built from its literal prefixes, which are the version's trigger texts (`engine.secret_formats`:
+   Groq, Replicate, xAI, Perplexity, Fireworks, LangSmith, Docker, Tailscale, Atlassian, Bitbucket,
+   Grafana, Sentry, PlanetScale, Fly.io, Figma, Pulumi, New Relic, Notion, Buildkite, Terraform Cloud,
+   1Password, Heroku, Doppler, a registry login's `-p`, Discord webhooks).
 3. **Keyed assignments** (`engine.secret_keys`): a value assigned to a name that names a secret.
 
 A token match is widened to the whole token it sits in, so a 99-character Stripe key whose rule reads 24

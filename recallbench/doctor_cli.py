@@ -67,13 +67,7 @@ def doctor_command(ctx: click.Context, fix: bool) -> None:
     sound = all(check.ok for check in checks)
     checks.append(_index(path, fix, sound=sound))
     checks.append(_permissions(path, fix))
-    checks.append(
-        health.credentials_check(path)
-        if sound
-        else health.Check(
-            name="credentials", ok=False, detail="not checked: the database is damaged"
-        )
-    )
+    checks.append(health.credentials_check(path) if sound else _damaged("credentials"))
     for check in checks:
         verdict = "OK" if check.ok else "PROBLEM"
         click.echo(f"{verdict:<{_VERDICT_WIDTH}}  {check.name}: {check.detail}")
@@ -86,7 +80,7 @@ def _index(db: Path, fix: bool, *, sound: bool) -> health.Check:
     """The vector index check; only a sound database can say what the index should hold."""
     name = "vector index"
     if not sound:
-        return health.Check(name=name, ok=False, detail="not checked: the database is damaged")
+        return _damaged(name)
     embedder = _embedder()
     if isinstance(embedder, str):
         return health.Check(name=name, ok=True, detail=f"not checked: {embedder}")
@@ -97,6 +91,11 @@ def _index(db: Path, fix: bool, *, sound: bool) -> health.Check:
         click.echo("fixed: removed the vector index files; the next vector search rebuilds them")
         index = health.index_check(db, embedder)
     return index
+
+
+def _damaged(name: str) -> health.Check:
+    """A check that only a sound database can answer, on a damaged one."""
+    return health.Check(name=name, ok=False, detail="not checked: the database is damaged")
 
 
 def _permissions(db: Path, fix: bool) -> health.Check:

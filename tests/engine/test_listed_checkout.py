@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from engine.git_repo import Checkout, checkout_of, listed_checkout, worktree_roots
+from engine.git_repo import (
+    Checkout,
+    checkout_of,
+    listed_checkout,
+    listed_checkouts,
+    worktree_roots,
+)
 from tests.engine.git_layout import repository, worktree
 
 
@@ -32,6 +38,12 @@ def test_a_deleted_worktree_is_found_in_the_list_of_its_repository(tmp_path: Pat
     assert listed_checkout(str(base / "wt-a2"), [common]) is None
     assert listed_checkout(str(base / "wt-a"), [str(base / "nowhere" / ".git")]) is None
     assert listed_checkout(str(base / "wt-a"), []) is None
+    # many folders at once: the ones a listed worktree holds
+    many = [str(base / "wt-a"), str(base / "wt-a" / "src"), str(base / "elsewhere")]
+    assert listed_checkouts(many, [common, common]) == {
+        many[0]: Checkout(repository=common, folder="."),
+        many[1]: Checkout(repository=common, folder="src"),
+    }
 
 
 def test_a_pruned_entry_lists_nothing(tmp_path: Path) -> None:
