@@ -15,7 +15,7 @@ from engine.backups import kept_backups
 from engine.render import MAX_MESSAGE_BYTES
 from engine.store_errors import STORE_ERRORS, is_damage_report
 from recallbench import config
-from recallbench.cli_options import LazyGroup, chosen_db, db_option
+from recallbench.cli_options import LazyGroup, QueryCommand, chosen_db, db_option
 from recallbench.cli_scope import explain, resolve_here, resolve_scope
 from recallbench.home_trust import UntrustedHomeError, check_home
 from recallbench.present import hit_rows, megabytes
@@ -289,6 +289,7 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
 
 
 @main.command(
+    cls=QueryCommand,
     short_help="Search memory (the current project unless told otherwise).",
 )
 @db_option

@@ -61,6 +61,23 @@ def summary(command: click.Command) -> str:
     return first if end == -1 else first[: end + 1]
 
 
+class QueryCommand(click.Command):
+    """A command whose argument is free text: an unknown option may be text that starts with `-`
+    (searching for a flag such as `--force-with-lease`), so its error says how to pass that."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            if exc.possibilities:  # close to one of the command's options: a typo, said as such
+                raise
+            hint = (
+                f"{exc.message} Text that starts with '-' goes after `--`, as in: "
+                f"{ctx.command_path} -- '{exc.option_name}'"
+            )
+            raise click.NoSuchOption(exc.option_name, message=hint, ctx=exc.ctx) from None
+
+
 class HelpGroup(click.Group):
     """A group whose help lists each command with its whole summary, wrapped rather than cut."""
 

@@ -190,6 +190,28 @@ def test_hostile_fts_syntax_in_a_cli_query_is_plain_words(
     assert data["hits"]  # the plain words still match
 
 
+def test_a_query_that_starts_with_a_dash_is_told_to_follow_double_dash(
+    projects: tuple[Path, Path, Path],
+) -> None:
+    root, _, _ = projects
+    invoke("import", str(root))
+    flag = CliRunner().invoke(
+        main, ["search", "--all-projects", "--no-verify-flake"], prog_name="recallbench"
+    )
+    assert flag.exit_code == 2
+    assert flag.output.splitlines()[-1] == (
+        "Error: No such option '--no-verify-flake'. Text that starts with '-' goes after `--`, "
+        "as in: recallbench search -- '--no-verify-flake'"
+    )
+    # a near miss of a real option is a typo: Click's suggestion alone
+    typo = CliRunner().invoke(main, ["search", "--all-projects", "--limt", "3", "retry"])
+    assert typo.exit_code == 2
+    assert typo.output.splitlines()[-1] == "Error: No such option '--limt'. Did you mean '--limit'?"
+    # control: after `--` the text is the query
+    data = json.loads(invoke("search", "--all-projects", "--json", "--", "--retry flake"))
+    assert data["hits"]
+
+
 def test_unknown_arm_lists_the_registered_ones(projects: tuple[Path, Path, Path]) -> None:
     root, _, _ = projects
     invoke("import", str(root))
