@@ -345,7 +345,8 @@ def search(
     """Search memory with a retrieval arm, scoped to the current project unless told otherwise.
 
     Each hit shows its rank and the channel that found it (e.g. `#1 via rrf (fts+vector)`), who wrote
-    it, when, its session and project, then the part of the chunk around the query's words.
+    it, when, its session and project, the chunk's id (`recallbench show ID` prints it whole), then
+    the part of the chunk around the query's words.
 
     When `recallbench serve` is running over the same database with the same arm, it answers (its
     model is already loaded, so the answer comes in a fraction of a second); otherwise this process

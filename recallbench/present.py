@@ -150,10 +150,11 @@ def minute(iso: object) -> str:
 
 
 def header(row: HitRow) -> str:
-    """The line a person reads above a hit: rank and channel, then who, when, which session and project.
+    """The line a person reads above a hit: rank and channel, then who, when, which session and
+    project, and the chunk's id (what `recallbench show` prints whole).
 
-    `#1 via rrf (fts+vector) · User · 2026-03-01 10:00 · session 5555… · /home/dev/alpha`, and the
-    row's `status` last when it has one.
+    `#1 via rrf (fts+vector) · User · 2026-03-01 10:00 · session 5555… · /home/dev/alpha · chunk
+    2d1c…`, and the row's `status` last when it has one.
     """
     return " · ".join(
         (
@@ -162,6 +163,7 @@ def header(row: HitRow) -> str:
             minute(row.timestamp),
             f"session {row.session_id}",
             row.project,
+            f"chunk {row.chunk_id}",
             *([row.status] if row.status else []),
         )
     )

@@ -155,7 +155,14 @@ def test_search_shows_rank_and_channel_who_when_session_project_and_a_snippet(
     assert first.startswith("#1 via ")  # a rank and a channel a person reads, not a raw score
     assert " · User · 2026-03-01 10:00 · " in first
     assert "session 55555555-0000-4000-8000-000000000001" in first
-    assert first.endswith(f" · {alpha}")
+    assert f" · {alpha} · chunk " in first
+    # the id a person passes to `show`: it prints the same chunk whole
+    chunk = first.rsplit(" · chunk ", 1)[1]
+    assert (
+        invoke("show", chunk, "--project", str(alpha))
+        .splitlines()[0]
+        .startswith(f"--- chunk {chunk} · User · 2026-03-01 10:00 · ")
+    )
     assert "retry" in out.splitlines()[2]
     fused = invoke("search", "--project", str(alpha), "retry flake")
     # the default arm (rrf): the channels that found the hit, never the fused value (about 0.03)

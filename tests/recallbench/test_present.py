@@ -106,7 +106,7 @@ def test_the_header_shows_rank_and_channel_not_the_raw_score() -> None:
     )
     assert header(row) == (
         "#1 via rrf (fts+vector) · User · 2026-03-01 10:00 · "
-        "session 55555555-0000-4000-8000-000000000001 · /home/dev/alpha"
+        "session 55555555-0000-4000-8000-000000000001 · /home/dev/alpha · chunk c"
     )
     assert "0.03" not in header(row)
 
