@@ -20,7 +20,7 @@ import os
 import shutil
 import sqlite3
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -284,6 +284,19 @@ def tighten(loose: Iterable[LoosePath]) -> list[tuple[LoosePath, str]]:
 
 
 # --- rebuild ---------------------------------------------------------------------------------------
+
+
+def chunks_of_transcripts(db: Path, paths: Sequence[Path]) -> int:
+    """How many chunks of the database at `db` came from the transcript files at `paths`.
+
+    Raises:
+        One of STORE_ERRORS: the database cannot be opened or read.
+    """
+    conn = store.connect(db)
+    try:
+        return reads.chunks_of_files(conn, [str(p) for p in paths])
+    finally:
+        conn.close()
 
 
 def recorded_transcripts(db: Path) -> list[Path]:

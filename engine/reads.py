@@ -498,6 +498,13 @@ def recorded_files(conn: sqlite3.Connection) -> list[str]:
     return [str(r[0]) for r in conn.execute("SELECT path FROM files ORDER BY path")]
 
 
+def chunks_of_files(conn: sqlite3.Connection, paths: Sequence[str]) -> int:
+    """How many chunks the streams imported from the transcript files at `paths` hold."""
+    marks = ",".join("?" * len(paths))
+    sql = f"SELECT count(*) FROM chunks WHERE stream IN (SELECT stream FROM files WHERE path IN ({marks}))"
+    return int(conn.execute(sql, list(paths)).fetchone()[0]) if paths else 0
+
+
 def ids_starting_with(
     conn: sqlite3.Connection, kind: str, prefix: str, scope: Scope, limit: int
 ) -> tuple[list[str], int]:

@@ -144,8 +144,16 @@ def _advise(checks: list[health.Check]) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @db_option
 @click.option("--no-embed", is_flag=True, help="Store text and FTS rows only; embed later.")
+@click.option(
+    "--drop-missing",
+    is_flag=True,
+    help="Rebuild even when transcripts the database records are gone: their sessions then stay "
+    "only in the backup.",
+)
 @click.pass_context
-def rebuild_command(ctx: click.Context, paths: tuple[Path, ...], no_embed: bool) -> None:
+def rebuild_command(
+    ctx: click.Context, paths: tuple[Path, ...], no_embed: bool, drop_missing: bool
+) -> None:
     """Build a fresh memory database from the transcripts and swap it in.
 
     Imports PATHS (files or folders), else every transcript file the database records, else (when it
@@ -156,11 +164,15 @@ def rebuild_command(ctx: click.Context, paths: tuple[Path, ...], no_embed: bool)
     forget` removed stays out: its tombstones are carried into the new file before the import. The
     old database's vectors of texts that did not change are reused (when it passes SQLite's
     quick_check), so only new or changed texts are embedded.
+
+    Claude Code deletes transcripts older than its `cleanupPeriodDays` (30 by default), while the
+    memory keeps what it imported from them. When recorded transcripts are gone, rebuild refuses,
+    naming how many and how many chunks only this database holds; `--drop-missing` rebuilds anyway.
     """
     path = _db(ctx)
     if not path.exists():
         raise click.ClickException(f"no database at {path}; `recallbench import` creates one")
-    sources = _sources(path, paths)
+    sources = _sources(path, paths, drop_missing=drop_missing)
     new = path.with_name(f".{path.name}.rebuild-{os.getpid()}")
     for leftover in (new, Path(f"{new}-wal"), Path(f"{new}-shm")):
         leftover.unlink(missing_ok=True)
@@ -254,8 +266,9 @@ def _carry_tombstones(db: Path, new: Path) -> None:
         )
 
 
-def _sources(db: Path, paths: tuple[Path, ...]) -> list[Path]:
-    """What to import: PATHS, else the recorded transcripts that still exist, else the default folder."""
+def _sources(db: Path, paths: tuple[Path, ...], *, drop_missing: bool) -> list[Path]:
+    """What to import: PATHS, else the recorded transcripts (refused when some are gone, unless
+    `drop_missing`), else the default folder."""
     if paths:
         missing = [p for p in paths if not p.exists()]
         if missing:
@@ -272,11 +285,20 @@ def _sources(db: Path, paths: tuple[Path, ...]) -> list[Path]:
         recorded = []
     present = [p for p in recorded if p.exists()]
     if len(present) < len(recorded):
-        click.echo(
-            f"warning: {len(recorded) - len(present)} of the {len(recorded)} transcript files "
-            "the database records no longer exist; what they held stays only in the backup",
-            err=True,
+        gone = len(recorded) - len(present)
+        said = (
+            f"{gone} of the {len(recorded)} transcript files the database records no longer exist"
         )
+        if not drop_missing:
+            held = health.chunks_of_transcripts(db, [p for p in recorded if not p.exists()])
+            raise click.ClickException(
+                f"{said} (Claude Code deletes transcripts after its cleanupPeriodDays, 30 by "
+                f"default): what they held ({counted(held, 'chunk')}) is only in {db}, and a "
+                "rebuild would leave it in the backup alone; nothing was changed. `recallbench rebuild "
+                "--drop-missing` rebuilds anyway; `recallbench forget --match TEXT` removes one "
+                "text from this database without a rebuild"
+            )
+        click.echo(f"warning: {said}; what they held stays only in the backup", err=True)
     if present:
         return present
     if not default.exists():

@@ -251,7 +251,20 @@ def test_rebuild_reads_the_transcript_paths_the_store_recorded(home: Path, tmp_p
     assert {query: search_json(db, query) for query in QUERIES} == before
     gone = next(root.rglob("*.jsonl"))
     gone.unlink()
-    again = invoke("rebuild")
+    # Claude Code deleted a transcript: the memory alone holds its chunk; nothing is dropped unasked
+    kept = db.read_bytes()
+    refused = invoke("rebuild")
+    assert refused.exit_code == 1
+    assert " ".join(refused.stderr.split()) == (
+        "Error: 1 of the 9 transcript files the database records no longer exist (Claude Code "
+        "deletes transcripts after its cleanupPeriodDays, 30 by default): what they held (1 chunk) "
+        f"is only in {db}, and a rebuild would leave it in the backup alone; nothing was changed. "
+        "`recallbench rebuild --drop-missing` rebuilds anyway; `recallbench forget --match TEXT` "
+        "removes one text from this database without a rebuild"
+    )
+    assert db.read_bytes() == kept
+    assert len(backups(home)) == 1
+    again = invoke("rebuild", "--drop-missing")
     assert again.exit_code == 0, again.output
     assert "1 of the 9 transcript files the database records no longer exist" in again.stderr
     assert "from 8 transcript files" in again.stdout
