@@ -170,9 +170,9 @@ def join_command(
             "`recallbench config set scope.worktrees true`"
         )
     which = _which(plan.projects)
+    kind = "a worktree" if len(plan.projects) == 1 else "worktrees"
     if not go_ahead(
-        f"Record {which} as {'a worktree' if len(plan.projects) == 1 else 'worktrees'} of that "
-        "repository?",
+        f"Record {which} as {kind} of that repository?",
         dry_run=dry_run,
         yes=yes,
         nothing="nothing was recorded",
@@ -182,7 +182,6 @@ def join_command(
         entry = join(ctx.db, plan, now=datetime.now(UTC))
     except JoinRefusedError as exc:
         raise click.ClickException(f"{exc}; nothing was recorded") from exc
-    kind = "a worktree" if len(plan.projects) == 1 else "worktrees"
     click.echo(f"recorded {which} as {kind} of {plan.checkout.repository} (audit entry {entry})")
 
 
