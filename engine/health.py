@@ -41,6 +41,8 @@ PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
 # The problems of integrity_check listed at most; the first ones say what is wrong.
 _INTEGRITY_LIMIT = 5
+# The sessions the credentials check names at most (by the first 8 characters of the id).
+_SESSIONS_NAMED = 3
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,11 +109,17 @@ def credentials_check(db: Path) -> Check:
     except STORE_ERRORS as exc:
         return _problem(name, f"not checked: {exc}")
     under = f"sanitizer version {held}" if held else "a sanitizer before version 3"
-    if stale:
+    if stale.chunks:
+        kinds = ", ".join(f"{kind} ×{n}" for kind, n in stale.kinds.items())
+        sessions = ", ".join(s[:8] for s in stale.sessions[:_SESSIONS_NAMED])
+        more = len(stale.sessions) - _SESSIONS_NAMED
+        sessions += f" and {more} more" if more > 0 else ""
         return _problem(
             name,
-            f"credentials in formats version {SANITIZE_VERSION} redacts, in {stale} "
-            f"chunk{'' if stale == 1 else 's'} imported under {under}",
+            f"credentials in formats version {SANITIZE_VERSION} redacts ({kinds}), in "
+            f"{stale.chunks} chunk{'' if stale.chunks == 1 else 's'} of "
+            f"{len(stale.sessions)} session{'' if len(stale.sessions) == 1 else 's'} "
+            f"({sessions}) imported under {under}",
         )
     return Check(
         name=name,

@@ -10,6 +10,8 @@ was cleaned by; a memory first imported before version 3, which began recording 
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
 
 from engine.markers import READ_NOTICE_LEAD
 from engine.secret_formats import SINCE_VERSION, VERSION_4_KINDS, VERSION_4_TRIGGERS
@@ -52,19 +54,38 @@ def stale_read_notices(conn: sqlite3.Connection) -> int:
     return int(row[0])
 
 
-def stale_credentials(conn: sqlite3.Connection) -> int:
-    """Chunks holding a credential in a format that sanitizer version 4 began to redact, in a memory
-    imported before version 4 (0 in a newer one, which never stores one)."""
+@dataclass(frozen=True, kw_only=True)
+class StaleCredentials:
+    """What an import before version 4 left: the chunks holding a credential in a format version 4
+    redacts, the kinds found (how many of each), and the sessions those chunks belong to."""
+
+    chunks: int = 0
+    kinds: dict[str, int] = field(default_factory=dict)
+    sessions: tuple[str, ...] = ()
+
+
+def stale_credentials(conn: sqlite3.Connection) -> StaleCredentials:
+    """The chunks holding a credential in a format that sanitizer version 4 began to redact, in a
+    memory imported before version 4 (none in a newer one, which never stores one)."""
     if _since(conn, SINCE_VERSION):
-        return 0
+        return StaleCredentials()
     from engine.secrets import (
         find_secrets,
     )  # the rules and detect-secrets: only for an older memory
 
     # every such credential holds one of the triggers (their literal prefixes): SQL narrows first
     where = " OR ".join("instr(text, ?) > 0" for _ in VERSION_4_TRIGGERS)
-    rows = conn.execute(f"SELECT text FROM chunks WHERE {where}", VERSION_4_TRIGGERS)
-    return sum(any(f.kind in VERSION_4_KINDS for f in find_secrets(str(t))) for (t,) in rows)
+    rows = conn.execute(f"SELECT session_id, text FROM chunks WHERE {where}", VERSION_4_TRIGGERS)
+    chunks, kinds, sessions = 0, Counter[str](), set()
+    for session_id, text in rows:
+        found = [f.kind for f in find_secrets(str(text)) if f.kind in VERSION_4_KINDS]
+        if found:
+            chunks += 1
+            kinds.update(found)
+            sessions.add(str(session_id))
+    return StaleCredentials(
+        chunks=chunks, kinds=dict(sorted(kinds.items())), sessions=tuple(sorted(sessions))
+    )
 
 
 def _since(conn: sqlite3.Connection, number: int) -> bool:

@@ -132,7 +132,8 @@ def _advise(checks: list[health.Check]) -> None:
             click.echo(
                 "`recallbench rebuild` imports every transcript again under the running sanitizer "
                 "(delete the backup it keeps once you trust the rebuild: it holds them too); "
-                "`recallbench forget --match TEXT` removes one credential everywhere now.",
+                "`recallbench forget --session ID` (`recallbench sessions` lists the ids) or "
+                "`--match TEXT` removes them now, without the transcripts.",
                 err=True,
             )
 

@@ -70,15 +70,19 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     assert any(line.startswith(f"{LINE} (Groq, xAI") for line in lines)
     assert "`recallbench doctor` checks whether any is in the memory" in "\n".join(lines)
     with sqlite3.connect(db) as conn:
-        assert sanitized_sql.stale_credentials(conn) == 1  # the session's one chunk holds both
+        # the session's one chunk holds both; the GitHub token was redacted by version 3
+        assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials(
+            chunks=1, kinds={"doppler_token": 1, "groq_key": 1}, sessions=(SESSION,)
+        )
 
     doctor = invoke("doctor")
     assert doctor.exit_code == 1
     assert doctor.stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 4 redacts, in 1 chunk imported "
-        "under sanitizer version 3"
+        "PROBLEM  credentials: credentials in formats version 4 redacts (doppler_token ×1, "
+        "groq_key ×1), in 1 chunk of 1 session (5e551011) imported under sanitizer version 3"
     )
     assert "`recallbench rebuild` imports every transcript again" in doctor.stderr
+    assert "`recallbench forget --session ID`" in doctor.stderr
 
     assert invoke("rebuild", "--no-embed").exit_code == 0
     info, lines = _status()
@@ -91,7 +95,7 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     assert info["sanitize_version"] == "4"
     assert not any("before version 4 began" in line for line in lines)
     with sqlite3.connect(db) as conn:
-        assert sanitized_sql.stale_credentials(conn) == 0
+        assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials()
     text = _texts(db)
     assert GROQ not in text
     assert DOPPLER not in text
@@ -108,6 +112,36 @@ def test_a_memory_imported_under_version_4_counts_none(home: Path, tmp_path: Pat
     assert info["sanitize_version"] == "4"
     assert not any("before version 4 began" in line for line in lines)
     with sqlite3.connect(home / "memory.db") as conn:
-        assert sanitized_sql.stale_credentials(conn) == 0
+        assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials()
     assert GROQ not in _texts(home / "memory.db")
     assert invoke("doctor").stdout.splitlines()[-1].startswith("OK       credentials: ")
+
+
+def test_doctor_names_three_sessions_and_counts_the_rest(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "t"
+    sids = [f"aaaa000{i}-0000-4000-8000-00000000000{i}" for i in range(1, 6)]
+    for i, sid in enumerate(sids):
+        key = DOPPLER if i % 2 else GROQ
+        write_jsonl(
+            root / f"{sid}.jsonl",
+            simple_session(f"Deploy {i} with {key}?", session_id=sid, prefix=f"s{i}-"),
+        )
+    # one session holds no credential: control, not counted
+    clean = "bbbb0000-0000-4000-8000-000000000000"
+    write_jsonl(root / f"{clean}.jsonl", simple_session("Deploy with $KEY?", session_id=clean))
+    older = tuple((k, f) for k, f in secrets._DETECTORS if k not in VERSION_4_KINDS)
+    with monkeypatch.context() as old:
+        old.setattr(secrets, "_DETECTORS", older)
+        old.setattr(sanitized_sql, "record_version", lambda conn: None)  # before version 3
+        assert invoke("import", "--no-embed", str(root)).exit_code == 0
+
+    doctor = invoke("doctor")
+
+    assert doctor.exit_code == 1
+    assert doctor.stdout.splitlines()[-1] == (
+        "PROBLEM  credentials: credentials in formats version 4 redacts (doppler_token ×2, "
+        "groq_key ×3), in 5 chunks of 5 sessions (aaaa0001, aaaa0002, aaaa0003 and 2 more) "
+        "imported under a sanitizer before version 3"
+    )
