@@ -61,7 +61,7 @@ from recallbench.inject import (
     wrap,
 )
 from recallbench.present import clip, counted, hit_rows, minute, one_line
-from recallbench.running_session import not_in_context
+from recallbench.running_session import not_in_context, resumed_from
 from recallbench.search_service import MAX_SEARCH_K, search_via_socket, socket_path
 
 if TYPE_CHECKING:
@@ -389,14 +389,16 @@ def _brief(memory: Memory, payload: Mapping[str, Any], ctx: HookContext, log: Ho
         )
         where = f"{where} and {others}" if where else others
     current = _text_field(payload, "session_id")
-    sessions = [s for s in memory.recent_sessions(scope, 6) if s["session_id"] != current][:5]
-    if not sessions:
-        log.info(f"no earlier sessions in {scope}; no brief")
-        return ""
+    sessions = [s for s in memory.recent_sessions(scope, 7) if s["session_id"] != current]
     # A main stream's chunk 0 opens the session, usually with the user's first prompt.
     first = memory.chunks(
         [str(s["opening_chunk_id"]) for s in sessions if s["opening_chunk_id"]], scope
     )
+    copied = resumed_from(first, payload)
+    sessions = [s for s in sessions if s["session_id"] not in copied][:5]
+    if not sessions:
+        log.info(f"no earlier sessions in {scope}; no brief")
+        return ""
     openings = {r.session_id: r.text for r in first}
     lines = [f"recallbench remembers earlier Claude Code sessions in {where}. Most recent:"]
     for s in sessions:

@@ -1,4 +1,5 @@
-"""What the running Claude Code session already has in context, for the prompt hook.
+"""What the running Claude Code session already has in context, for the prompt hook (and which
+session a resumed or forked one continues, for the SessionStart brief).
 
 The prompt hook injects only what the model's context lacks:
 
@@ -40,6 +41,7 @@ __all__ = [
     "TAIL_BYTES",
     "compaction_lines",
     "not_in_context",
+    "resumed_from",
     "transcript_uuids",
 ]
 
@@ -88,6 +90,23 @@ def not_in_context(
         for r in records
         if r.session_id != current and not (r.message_uuids and held.issuperset(r.message_uuids))
     ]
+
+
+# SessionStart's `source` when the session continues another one's lines.
+RESUMED_SOURCES = frozenset({"resume", "fork"})
+
+
+def resumed_from(openings: Sequence[ChunkRecord], payload: Mapping[str, Any]) -> set[str]:
+    """The sessions (of `openings`, each session's opening chunk) whose opening lines the transcript
+    of a resumed or forked session holds: the session it continues, already in its context. Empty
+    for any other start, or when the transcript cannot be read (the SessionStart hook's stdin)."""
+    if _field(payload, "source") not in RESUMED_SOURCES:
+        return set()
+    raw = _field(payload, "transcript_path")
+    held = transcript_uuids(Path(raw).expanduser()) if raw else None
+    if not held:
+        return set()
+    return {r.session_id for r in openings if r.message_uuids and held.issuperset(r.message_uuids)}
 
 
 def _after_compaction(record: ChunkRecord, current: str, since: frozenset[str]) -> bool:

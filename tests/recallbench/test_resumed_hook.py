@@ -15,10 +15,12 @@ import os
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from engine.scope import Scope
 from engine.text_reads import TextReads
 from recallbench.running_session import not_in_context, transcript_uuids
+from recallbench.serve_cli import hook_command
 from tests.engine.fixtures_transcripts import Line, write_jsonl
 from tests.recallbench.corpus import ALPHA, chat_session, import_corpus
 from tests.recallbench.prompt_hook import ANSWER as ORIG_ANSWER
@@ -200,3 +202,51 @@ def test_a_long_session_on_its_own_topic_does_not_crowd_out_earlier_sessions(
     other = ask(FRESH)
     assert f"{TOPIC} {TOPIC}" in other
     assert EARLIER_TEXT not in other
+
+
+def brief(session: str, transcript: Path | str, source: str) -> str:
+    """What the SessionStart hook prints for `session` starting in alpha (`source`: how it started)."""
+    payload = {
+        "session_id": session,
+        "transcript_path": str(transcript),
+        "cwd": ALPHA,
+        "hook_event_name": "SessionStart",
+        "source": source,
+    }
+    result = CliRunner().invoke(
+        hook_command, ["SessionStart"], input=json.dumps(payload), catch_exceptions=False
+    )
+    assert result.exit_code == 0
+    return result.stdout
+
+
+# How the brief lists each session: its opening words (every test session id starts 0a0a0a0a).
+ORIG_LISTED = f'"{PROMPT[:40]}'
+OTHER_LISTED = f'"{OTHER_TEXT[:40]}'
+
+
+@pytest.mark.parametrize("source", ["resume", "fork"])
+def test_the_brief_of_a_resumed_or_forked_session_leaves_out_the_session_it_continues(
+    tmp_path: Path, home: Path, source: str
+) -> None:
+    files = write(tmp_path / "projects")
+    import_only(home / "memory.db", tmp_path / "projects", [ORIG, OTHER])
+    resumed = brief(RESUMED, files[RESUMED], source)
+    assert ORIG_LISTED not in resumed
+    assert OTHER_LISTED in resumed  # positive control: the other session is listed
+    # controls: a fresh start lists ORIG; so does the resumed session when its transcript is gone,
+    # or when its copy lacks ORIG's opening lines
+    assert ORIG_LISTED in brief(FRESH, tmp_path / "none.jsonl", "startup")
+    assert ORIG_LISTED in brief(RESUMED, tmp_path / "missing.jsonl", source)
+    partial = write_jsonl(tmp_path / "partial.jsonl", resumed_lines(0))
+    assert ORIG_LISTED in brief(RESUMED, partial, source)
+
+
+def test_only_a_resumed_or_forked_start_reads_the_transcript_for_the_brief(
+    tmp_path: Path, home: Path
+) -> None:
+    files = write(tmp_path / "projects")
+    import_only(home / "memory.db", tmp_path / "projects", [ORIG, OTHER])
+    # the same transcript under a start that continues nothing: ORIG stays listed
+    for source in ("startup", "clear", "compact", ""):
+        assert ORIG_LISTED in brief(RESUMED, files[RESUMED], source)
