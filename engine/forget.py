@@ -1,4 +1,5 @@
-"""Forget: remove a session, a project, a chunk or every text containing a string from the memory.
+"""Forget: remove a session, a project, a chunk or every text containing a string from the memory, or
+redact in place the credentials an older sanitizer let in (`engine.forget_credentials`).
 
 Owner only. `recallbench forget` is the one caller; nothing the server, the MCP tools or the hooks
 reach imports this module (tests/recallbench/test_forget_imports.py), so the model can never delete.
@@ -44,7 +45,7 @@ from engine.backups import backups
 from engine.chunking import chunk_stream
 from engine.forget_sql import ChunkRow, FileRow, MessageRow
 
-TARGET_KINDS: tuple[str, ...] = ("session", "project", "chunk", "match")
+TARGET_KINDS: tuple[str, ...] = ("session", "project", "chunk", "match", "credentials")
 # A shorter string would match too much by accident (every "ok"); the person can still remove more.
 MIN_MATCH_CHARS = 4
 ENGINE_STAGES: tuple[str, ...] = ("rows", "fts", "index", "backups")
@@ -174,6 +175,10 @@ def plan(conn: sqlite3.Connection, target: Target, *, snippets: int = 3, width: 
     message id), one by one.
     """
     with store.read(conn):
+        if target.kind == "credentials":
+            from engine.forget_credentials import plan_credentials  # imports the sanitizer's rules
+
+            return plan_credentials(conn, target)
         if target.kind in ("session", "project"):
             return _plan_sessions(conn, target, snippets, width)
         return _plan_messages(conn, target, snippets, width)
@@ -219,14 +224,14 @@ def _plan_sessions(conn: sqlite3.Connection, target: Target, snippets: int, widt
         for stream, uuids in sorted(by_stream.items())
         for c in forget_sql.chunks_of_messages(conn, stream, uuids)
     ]
-    counts += _partial_counts(copied, copy_chunks)
+    counts += partial_counts(copied, copy_chunks)
     return Plan(
         target=target,
         sessions=tuple(sessions),
         streams=tuple(streams),
         messages=tuple(copied),
         chunks=(*chunks, *copy_chunks),
-        counts=_sorted(counts),
+        counts=sorted_counts(counts),
         snippets=_snippets(conn, chunks, None, snippets, width),
         state_paths=(),
         edit_paths=0,
@@ -257,7 +262,7 @@ def _plan_messages(conn: sqlite3.Connection, target: Target, snippets: int, widt
     chunks: list[ChunkRow] = []
     for stream, uuids in sorted(by_stream.items()):
         chunks.extend(forget_sql.chunks_of_messages(conn, stream, uuids))
-    counts = _partial_counts(messages, chunks)
+    counts = partial_counts(messages, chunks)
     quoting = [] if text is None else [f.path for f in forget_sql.files(conn) if text in f.state]
     return Plan(
         target=target,
@@ -265,14 +270,14 @@ def _plan_messages(conn: sqlite3.Connection, target: Target, snippets: int, widt
         streams=(),
         messages=tuple(messages),
         chunks=tuple(chunks),
-        counts=_sorted(counts),
+        counts=sorted_counts(counts),
         snippets=_snippets(conn, chunks, text, snippets, width),
         state_paths=tuple(quoting),
         edit_paths=0 if text is None else forget_sql.edit_paths_containing(conn, text),
     )
 
 
-def _partial_counts(
+def partial_counts(
     messages: Sequence[MessageRow], chunks: Sequence[ChunkRow]
 ) -> tuple[SessionCount, ...]:
     """Per session, the chunks and messages a plan removes from it one by one."""
@@ -292,7 +297,7 @@ def _chunk_project(chunks: Sequence[ChunkRow], session_id: str) -> str:
     return next((c.project for c in chunks if c.session_id == session_id), "(unknown)")
 
 
-def _sorted(counts: tuple[SessionCount, ...]) -> tuple[SessionCount, ...]:
+def sorted_counts(counts: tuple[SessionCount, ...]) -> tuple[SessionCount, ...]:
     return tuple(sorted(counts, key=lambda c: (c.project, c.session_id)))
 
 
@@ -334,7 +339,7 @@ def forget(
         first = plan(conn, target)
         report = ForgetReport(plan=first)
         stages = [
-            Stage(name="rows", run=lambda: _remove_rows(conn, target, now)),
+            Stage(name="rows", run=lambda: _rows(conn, target, now)),
             Stage(name="fts", run=lambda: _optimize(conn)),
             Stage(name="index", run=lambda: _remove_index_files(db_path)),
             Stage(name="backups", run=lambda: _forget_in_backups(db_path, target, now)),
@@ -397,6 +402,14 @@ def _failed(
 # --- the stages ------------------------------------------------------------------------------------
 
 
+def _rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str:
+    if target.kind == "credentials":  # redacted in place, not removed (engine.forget_credentials)
+        from engine.forget_credentials import redact_rows
+
+        return redact_rows(conn, target, now)
+    return _remove_rows(conn, target, now)
+
+
 def _remove_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str:
     """Tombstones, then the rows, in one transaction (the plan is read again inside it)."""
     at = audit.utc_text(now)
@@ -415,7 +428,7 @@ def _remove_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str
             uuids = [m.uuid for m in p.messages if m.stream == stream]
             forget_sql.delete_messages(conn, stream, uuids)
             if owner is not None:
-                rewritten += _rechunk(conn, stream, owner)
+                rewritten += rechunk(conn, stream, owner)
         states = _scrub_states(conn, p, list(spans.values()))
         edits = 0
         if target.kind == "match":
@@ -465,7 +478,7 @@ def _tombstones(conn: sqlite3.Connection, p: Plan, spans: dict[str, FileRow], at
         )
 
 
-def _rechunk(conn: sqlite3.Connection, stream: str, owner: tuple[str, str]) -> int:
+def rechunk(conn: sqlite3.Connection, stream: str, owner: tuple[str, str]) -> int:
     """Chunk a stream again from the messages it still holds; returns chunk rows changed.
 
     Packing is greedy from the stream's start, so the chunks before the first removed message keep

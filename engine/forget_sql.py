@@ -130,6 +130,25 @@ def messages_containing(conn: sqlite3.Connection, text: str) -> list[MessageRow]
     return [MessageRow(stream=r[0], uuid=r[1], session_id=r[2], api_message_id=r[3]) for r in rows]
 
 
+def message_texts(
+    conn: sqlite3.Connection, needles: Sequence[str] | None
+) -> list[tuple[MessageRow, str]]:
+    """Each message with its text, by stream and ordinal: every one (`needles` None), or those whose
+    text contains one of `needles`."""
+    where = (
+        "" if needles is None else " WHERE " + " OR ".join("instr(text, ?) > 0" for _ in needles)
+    )
+    rows = conn.execute(
+        f"SELECT stream, uuid, session_id, api_message_id, text FROM messages{where} "
+        "ORDER BY stream, ordinal",
+        list(needles or ()),
+    ).fetchall()
+    return [
+        (MessageRow(stream=r[0], uuid=r[1], session_id=r[2], api_message_id=r[3]), str(r[4]))
+        for r in rows
+    ]
+
+
 def stream_messages(
     conn: sqlite3.Connection, stream: str, uuids: Iterable[str]
 ) -> list[MessageRow]:
@@ -337,6 +356,10 @@ def delete_messages(conn: sqlite3.Connection, stream: str, uuids: Iterable[str])
 
 def delete_edit_paths_containing(conn: sqlite3.Connection, text: str) -> int:
     return conn.execute("DELETE FROM file_edits WHERE instr(path, ?) > 0", (text,)).rowcount
+
+
+def set_message_text(conn: sqlite3.Connection, stream: str, uuid: str, text: str) -> None:
+    conn.execute("UPDATE messages SET text = ? WHERE stream = ? AND uuid = ?", (text, stream, uuid))
 
 
 def set_file_state(conn: sqlite3.Connection, path: str, state: str) -> None:

@@ -130,10 +130,9 @@ def _advise(checks: list[health.Check]) -> None:
             )
         if "credentials" in broken:
             click.echo(
-                "`recallbench rebuild` imports every transcript again under the running sanitizer "
-                "(delete the backup it keeps once you trust the rebuild: it holds them too); "
-                "`recallbench forget --session ID` (`recallbench sessions` lists the ids) or "
-                "`--match TEXT` removes them now, without the transcripts.",
+                "`recallbench forget --credentials` redacts them in place, in the backups too, "
+                "without the transcripts (the messages stay); `recallbench rebuild` imports every "
+                "transcript again under the running sanitizer, when they all still exist.",
                 err=True,
             )
 

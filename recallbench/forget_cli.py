@@ -1,4 +1,5 @@
-"""`recallbench forget`: remove a session, a project, a chunk or a string from the memory, for good.
+"""`recallbench forget`: remove a session, a project, a chunk or a string from the memory, for good,
+or redact in place the credentials an older sanitizer let in (`--credentials`).
 
 Owner only: the command line is the one way in. Nothing `recallbench serve`, the MCP tools or the
 hooks reach imports this module or `engine.forget` (tests/recallbench/test_forget_imports.py), and this
@@ -97,16 +98,33 @@ def scrub_logs(home: Path, needle: str) -> str:
 # --- the command ----------------------------------------------------------------------------------
 
 
+# What `--credentials` stands for, and what a person types back to confirm it.
+CREDENTIALS = "credentials"
+
+
 def _target(
-    session: str | None, project: str | None, chunk: str | None, match: str | None
+    session: str | None,
+    project: str | None,
+    chunk: str | None,
+    match: str | None,
+    credentials: bool = False,
 ) -> Target:
     from engine.forget import Target
 
-    options = {"session": session, "project": project, "chunk": chunk, "match": match}
+    options = {
+        "session": session,
+        "project": project,
+        "chunk": chunk,
+        "match": match,
+        CREDENTIALS: CREDENTIALS if credentials else None,
+    }
     given = [(kind, value) for kind, value in options.items() if value is not None]
     if len(given) != 1:
         shown = ", ".join(f"--{k}" for k, _ in given) or "none"
-        msg = f"give exactly one of --session, --project, --chunk, --match (got {shown})"
+        msg = (
+            "give exactly one of --session, --project, --chunk, --match, --credentials "
+            f"(got {shown})"
+        )
         raise click.UsageError(msg)
     kind, value = given[0]
     if kind == "project" and not Path(value).is_absolute():
@@ -123,6 +141,9 @@ def _interactive() -> bool:
 
 def _show(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None:
     target = plan.target
+    if target.kind == CREDENTIALS:
+        _show_credentials(plan, db, kept)
+        return
     shown = "(the string given)" if target.kind == "match" else target.value
     click.echo(f"forget --{target.kind} {shown} in {db} removes, for good:")
     if not plan.counts:
@@ -152,6 +173,23 @@ def _show(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None:
     )
 
 
+def _show_credentials(plan: Plan, db: Path, kept: list[Path]) -> None:
+    click.echo(f"forget --credentials in {db} redacts, in place (the messages stay):")
+    if not plan.counts and not plan.state_paths:
+        click.echo("  nothing: no stored text holds a credential the running sanitizer redacts")
+    for c in plan.counts:
+        click.echo(
+            f"  {c.project}  session {c.session_id}: {counted(c.messages, 'message')} "
+            f"rewritten, {counted(c.chunks, 'chunk')} chunked again"
+        )
+    if plan.state_paths:
+        click.echo(f"  and the credentials in {len(plan.state_paths)} stored tool inputs")
+    if kept:
+        names = ", ".join(p.name for p in kept)
+        click.echo(f"  and the same in {len(kept)} backups `recallbench rebuild` kept: {names}")
+    click.echo("The audit records the ids and counts, never the text.")
+
+
 def _confirm(target: Target, confirm: str | None) -> None:
     flag = f"--{target.kind}"
     if confirm is not None:
@@ -166,9 +204,12 @@ def _confirm(target: Target, confirm: str | None) -> None:
             "Nothing was removed."
         )
         raise click.ClickException(msg)
-    typed = click.prompt(
-        f"Type the {target.kind} again to forget it", default="", show_default=False
+    asked = (
+        f"Type {CREDENTIALS} to redact them"
+        if target.kind == CREDENTIALS
+        else f"Type the {target.kind} again to forget it"
     )
+    typed = click.prompt(asked, default="", show_default=False)
     if typed != target.value:
         msg = f"what was typed is not the {target.kind} given; nothing was removed"
         raise click.ClickException(msg)
@@ -229,6 +270,12 @@ def _database() -> Path:
     help="Forget every message holding this exact, case-sensitive text (e.g. a leaked token).",
 )
 @click.option(
+    "--credentials",
+    is_flag=True,
+    help="Redact in place every credential the running sanitizer finds in the stored text (an "
+    "import under an older sanitizer kept them; `recallbench doctor` counts them).",
+)
+@click.option(
     "--confirm",
     metavar="SAME",
     default=None,
@@ -242,6 +289,7 @@ def forget_command(
     project: str | None,
     chunk: str | None,
     match: str | None,
+    credentials: bool,
     confirm: str | None,
     dry_run: bool,
 ) -> None:
@@ -256,6 +304,8 @@ def forget_command(
       --project PATH  every session of a project
       --chunk ID      the messages a chunk packs (the rest of its session stays)
       --match TEXT    every message whose text contains TEXT (exact, case-sensitive)
+      --credentials   every credential the running sanitizer finds, redacted in place
+                      (confirm with: --confirm credentials)
 
     A resumed or forked session starts with a copy of the earlier lines (same line ids): those
     copies go too, from the sessions holding them (which otherwise stay).
@@ -271,14 +321,15 @@ def forget_command(
     from engine.backups import backups
     from engine.forget import ForgetError, Stage, forget, preview
 
-    target = _target(session, project, chunk, match)
+    target = _target(session, project, chunk, match, credentials)
     db = _database()
     home = db.parent
     plan = preview(db, target)
     if not plan.counts and target.kind in ("session", "chunk"):
         _refuse_a_short_id(db, target)
+    redacting = target.kind == CREDENTIALS  # hooks.log never holds text: nothing to scrub there
     try:
-        log_lines = quoting_lines(home, target.value)
+        log_lines = 0 if redacting else quoting_lines(home, target.value)
     except (OSError, UntrustedFileError) as exc:
         raise click.ClickException(f"cannot read {home / LOG_NAME}: {exc}") from exc
     _show(plan, log_lines, db, backups(db))
@@ -289,14 +340,16 @@ def forget_command(
     def progress(name: str, counts: str) -> None:
         click.echo(f"forget: {name} done ({counts})", err=True)
 
-    logs = Stage(name="logs", run=lambda: scrub_logs(home, target.value))
-    click.echo("forget: stages rows, fts, index, backups, logs, vacuum", err=True)
+    extra = [] if redacting else [Stage(name="logs", run=lambda: scrub_logs(home, target.value))]
+    names = ", ".join(["rows", "fts", "index", "backups", *(s.name for s in extra), "vacuum"])
+    click.echo(f"forget: stages {names}", err=True)
     try:
-        report = forget(db, target, now=datetime.now(UTC), extra=[logs], on_stage=progress)
+        report = forget(db, target, now=datetime.now(UTC), extra=extra, on_stage=progress)
     except ForgetError as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"forgot: {report.plan.summary()}; see `recallbench audit` for the stages")
-    if target.kind in ("chunk", "match") and report.plan.chunks:
+    said = "redacted" if redacting else "forgot"
+    click.echo(f"{said}: {report.plan.summary()}; see `recallbench audit` for the stages")
+    if target.kind in ("chunk", "match", CREDENTIALS) and report.plan.chunks:
         click.echo(
             "Chunks rewritten from the messages that stay get their vectors on the next "
             "`recallbench import` (or from a running server's background embedding)."

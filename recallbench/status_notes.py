@@ -49,8 +49,8 @@ def stale_notes(info: dict[str, object]) -> list[str]:
         notes.append(
             f"imported under sanitizer {under}, before version {SINCE_VERSION} began to "
             "redact 25 more credential formats (Groq, xAI, Docker, Sentry, Doppler, …): "
-            "`recallbench doctor` checks whether any is in the memory, `recallbench rebuild` "
-            "imports every transcript again under the running version"
+            "`recallbench doctor` checks whether any is in the memory, `recallbench forget "
+            "--credentials` redacts them in place"
         )
     return notes
 

@@ -17,7 +17,12 @@ from tests.recallbench.test_mcp_read_only import default_finder, walk
 
 REPO = Path(__file__).resolve().parents[2]
 ALL_PACKAGES = ("recallbench", "arms", "harness", "engine")
-FORGET_MODULES = {"engine.forget", "engine.forget_sql", "recallbench.forget_cli"}
+FORGET_MODULES = {
+    "engine.forget",
+    "engine.forget_sql",
+    "engine.forget_credentials",
+    "recallbench.forget_cli",
+}
 MODEL_REACHABLE = (
     "recallbench.mcp_tools",
     "recallbench.mcp_server",

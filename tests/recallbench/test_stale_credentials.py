@@ -81,8 +81,8 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
         "PROBLEM  credentials: credentials in formats version 4 redacts (doppler_token ×1, "
         "groq_key ×1), in 1 chunk of 1 session (5e551011) imported under sanitizer version 3"
     )
+    assert "`recallbench forget --credentials` redacts them in place" in doctor.stderr
     assert "`recallbench rebuild` imports every transcript again" in doctor.stderr
-    assert "`recallbench forget --session ID`" in doctor.stderr
 
     assert invoke("rebuild", "--no-embed").exit_code == 0
     info, lines = _status()

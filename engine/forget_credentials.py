@@ -1,0 +1,115 @@
+"""Forget `credentials`: redact, in place, every credential the running sanitizer finds in stored text.
+
+A memory imported under an older sanitizer keeps what the newer one redacts (`engine.sanitized_sql`),
+and `recallbench rebuild` can only read it again from transcripts Claude Code may have deleted. This
+target rewrites the stored messages instead, each credential replaced by `[redacted:<kind>]` as an
+import would (`engine.sanitize.redact`), and the rest of `engine.forget`'s stages follow: the streams
+are chunked again from the rewritten messages, the vectors of the old texts that no chunk shares any
+more go, tool inputs in the stored stream states are redacted the same way, both FTS5 indexes are
+merged, the vector index files removed, the same done in the backups `rebuild` kept, and the file
+vacuumed. Messages and sessions stay; nothing is tombstoned, since nothing is removed.
+
+Which messages are read: a memory recorded under the running version holds none; one recorded under an
+older version only those holding a trigger text of a later version (`engine.sanitize.VERSION_TRIGGERS`:
+every credential a later version added holds one); one imported before versions were recorded, every
+message. Text that an older import cut inside a credential (a long command in a `[Bash: …]` marker) is
+a fragment no rule matches, and stays.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime
+
+from engine import forget_sql, sanitized_sql, store
+from engine.forget import Plan, Target, partial_counts, rechunk, sorted_counts
+from engine.forget_sql import MessageRow
+from engine.sanitize import SANITIZE_VERSION, VERSION_TRIGGERS, redact
+
+
+def plan_credentials(conn: sqlite3.Connection, target: Target) -> Plan:
+    """The messages holding a credential the running sanitizer redacts, and their chunks; the
+    caller holds a read (or write) transaction. Shows no snippet: the text is what must not be shown."""
+    found = _holding(conn)
+    messages = [m for m, _ in found]
+    chunks = [
+        c
+        for stream in sorted({m.stream for m in messages})
+        for c in forget_sql.chunks_of_messages(
+            conn, stream, {m.uuid for m in messages if m.stream == stream}
+        )
+    ]
+    states = [f.path for f in forget_sql.files(conn) if _redacted_state(f.state) is not None]
+    return Plan(
+        target=target,
+        sessions=(),
+        streams=(),
+        messages=tuple(messages),
+        chunks=tuple(chunks),
+        counts=sorted_counts(partial_counts(messages, chunks)),
+        snippets=(),
+        state_paths=tuple(states),
+        edit_paths=0,
+    )
+
+
+def redact_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str:
+    """The ``rows`` stage: in one write transaction, the messages rewritten with their credentials
+    redacted, their streams chunked again, the stream states redacted, the vectors of texts no chunk
+    holds any more deleted. Idempotent: a second run finds nothing."""
+    del now  # nothing is tombstoned
+    with store.write(conn):
+        found = _holding(conn)
+        streams = sorted({m.stream for m, _ in found})
+        before = forget_sql.stream_shas(conn, streams)
+        owners = {s: forget_sql.stream_owner(conn, s) for s in streams}
+        for message, text in found:
+            forget_sql.set_message_text(conn, message.stream, message.uuid, redact(text)[0])
+        rewritten = sum(rechunk(conn, s, owner) for s, owner in owners.items() if owner is not None)
+        states = 0
+        for f in forget_sql.files(conn):
+            if (state := _redacted_state(f.state)) is not None:
+                forget_sql.set_file_state(conn, f.path, state)
+                states += 1
+        vectors = forget_sql.delete_unshared_vectors(conn, before)
+        sentences = forget_sql.delete_unshared_sentence_vectors(conn, before)
+        store.bump_generation(conn)
+    return (
+        f"{target.kind}: {len(found)} messages redacted, {rewritten} chunk rows rewritten, "
+        f"{vectors} vectors, {sentences} sentence-vector rows, {states} stream states"
+    )
+
+
+def _holding(conn: sqlite3.Connection) -> list[tuple[MessageRow, str]]:
+    """The stored messages in which the running sanitizer finds a credential, with their text."""
+    held = sanitized_sql.version(conn)
+    if held is not None and int(held) >= int(SANITIZE_VERSION):
+        return []
+    needles = None
+    if held is not None:  # only what later versions added: each such rule needs its trigger text
+        needles = sorted({t for v, t in VERSION_TRIGGERS if int(v) > int(held)})
+    rows = forget_sql.message_texts(conn, needles)
+    return [(m, text) for m, text in rows if redact(text)[0] != text]
+
+
+def _redacted_state(state: str) -> str | None:
+    """A stream state (JSON) with every string redacted, or None when no string holds a credential."""
+    try:
+        value = json.loads(state)
+    except ValueError:
+        return None
+    redacted = _redact_strings(value)
+    if redacted == value:
+        return None
+    return json.dumps(redacted, sort_keys=True, ensure_ascii=False)
+
+
+def _redact_strings(value: object) -> object:
+    if isinstance(value, str):
+        return redact(value)[0]
+    if isinstance(value, dict):
+        return {k: _redact_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_strings(v) for v in value]
+    return value
