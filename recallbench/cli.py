@@ -422,10 +422,12 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "forget": (
         'recallbench forget --match "hunter2-password"',
         "recallbench forget --session 5e551011-0000-4000-8000-000000000001 --dry-run",
+        "recallbench forget --credentials --dry-run",
     ),
     "rebuild": (
         "recallbench rebuild",
         "recallbench rebuild ~/.claude/projects --db /tmp/memory.db",
+        "recallbench rebuild --drop-missing",
     ),
     "config": (
         "recallbench config list",

@@ -256,7 +256,9 @@ def _database() -> Path:
 
 
 @click.command(
-    "forget", short_help="Remove a session, project, chunk or string from the memory, for good."
+    "forget",
+    short_help="Remove a session, project, chunk or string from the memory, for good (or redact "
+    "credentials in place).",
 )
 @db_option
 @click.option("--session", metavar="ID", help="Forget this session whole (its later lines too).")
