@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from engine import sanitized_sql, secrets
 from engine.forget_credentials import _redacted_state
-from engine.secret_formats import VERSION_4_KINDS
 from recallbench.cli import main
 from tests.engine.fixtures_transcripts import simple_session, write_jsonl
+from tests.recallbench.older_import import import_as_before
 
 GROQ = "gsk_Pl4ntGr0qK3yQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qa"
 DOPPLER = "dp.st.dev.Pl4ntD0pp1erQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1"
@@ -55,18 +54,8 @@ def older(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         root / f"{CLEAN}.jsonl",
         simple_session("Why does the deploy fail on Mondays?", session_id=CLEAN, prefix="c-"),
     )
-    older = tuple((k, f) for k, f in secrets._DETECTORS if k not in VERSION_4_KINDS)
-    with monkeypatch.context() as old:
-        old.setattr(secrets, "_DETECTORS", older)
-        old.setattr(
-            sanitized_sql,
-            "record_version",
-            lambda conn: conn.execute(
-                "INSERT OR IGNORE INTO meta VALUES ('sanitize_version', '3')"
-            ),
-        )
-        done = invoke("import", str(root))  # with vectors (the hash embedder)
-        assert "2 imported" in done.output, done.output
+    done = import_as_before(monkeypatch, str(root))  # with vectors (the hash embedder)
+    assert "2 imported" in done.output, done.output
     return root
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from engine import sanitized_sql, secrets
-from engine.secret_formats import VERSION_4_KINDS
+from engine import sanitized_sql
 from recallbench.cli import main
 from tests.engine.fixtures_transcripts import SESSION, simple_session, write_jsonl
+from tests.recallbench.older_import import import_as_before
 
 GROQ = "gsk_Pl4ntGr0qK3yQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qa"
 DOPPLER = "dp.st.dev.Pl4ntD0pp1erQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1"
@@ -49,15 +49,7 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     )
     db = home / "memory.db"
     # The memory as an import under version 3 left it: no version 4 rule, version 3 recorded.
-    older = tuple((k, f) for k, f in secrets._DETECTORS if k not in VERSION_4_KINDS)
-    with monkeypatch.context() as old:
-        old.setattr(secrets, "_DETECTORS", older)
-        old.setattr(
-            sanitized_sql,
-            "record_version",
-            lambda conn: conn.execute("INSERT INTO meta VALUES ('sanitize_version', '3')"),
-        )
-        assert invoke("import", "--no-embed", str(root)).exit_code == 0
+    assert import_as_before(monkeypatch, "--no-embed", str(root)).exit_code == 0
     text = _texts(db)
     assert GROQ in text
     assert DOPPLER in text
@@ -131,11 +123,7 @@ def test_doctor_names_three_sessions_and_counts_the_rest(
     # one session holds no credential: control, not counted
     clean = "bbbb0000-0000-4000-8000-000000000000"
     write_jsonl(root / f"{clean}.jsonl", simple_session("Deploy with $KEY?", session_id=clean))
-    older = tuple((k, f) for k, f in secrets._DETECTORS if k not in VERSION_4_KINDS)
-    with monkeypatch.context() as old:
-        old.setattr(secrets, "_DETECTORS", older)
-        old.setattr(sanitized_sql, "record_version", lambda conn: None)  # before version 3
-        assert invoke("import", "--no-embed", str(root)).exit_code == 0
+    assert import_as_before(monkeypatch, "--no-embed", str(root), version=None).exit_code == 0
 
     doctor = invoke("doctor")
 

@@ -1,0 +1,32 @@
+"""Importing as sanitizer version 3 did: without version 4's credential rules, recording version 3 (or,
+with `version=None`, recording nothing, as an import before version 3 did)."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner, Result
+
+from engine import sanitized_sql, secrets
+from engine.secret_formats import VERSION_4_KINDS
+from recallbench.cli import main
+
+
+def import_as_before(
+    monkeypatch: pytest.MonkeyPatch, *args: str, version: str | None = "3"
+) -> Result:
+    """`recallbench import ARGS` under version 3's rules; the memory records `version` (if any)."""
+    older = tuple((k, f) for k, f in secrets._DETECTORS if k not in VERSION_4_KINDS)
+    with monkeypatch.context() as old:
+        old.setattr(secrets, "_DETECTORS", older)
+        old.setattr(
+            sanitized_sql,
+            "record_version",
+            lambda conn: (
+                None
+                if version is None
+                else conn.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('sanitize_version', ?)", (version,)
+                )
+            ),
+        )
+        return CliRunner().invoke(main, ["import", *args], catch_exceptions=False)
