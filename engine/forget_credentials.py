@@ -23,7 +23,7 @@ import sqlite3
 from datetime import datetime
 
 from engine import forget_sql, sanitized_sql, store
-from engine.forget import Plan, Target, partial_counts, rechunk, sorted_counts
+from engine.forget_parts import Plan, Target, partial_counts, rechunk, sorted_counts
 from engine.forget_sql import MessageRow
 from engine.sanitize import SANITIZE_VERSION, VERSION_TRIGGERS, redact
 

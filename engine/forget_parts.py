@@ -1,0 +1,139 @@
+"""What every forget target shares: the target, the plan of what it covers and its counts per session,
+and chunking a stream again from the messages it keeps (`engine.forget`, `engine.forget_credentials`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine import store
+from engine.chunking import chunk_stream
+from engine.forget_sql import ChunkRow, MessageRow
+
+TARGET_KINDS: tuple[str, ...] = ("session", "project", "chunk", "match", "credentials")
+# A shorter string would match too much by accident (every "ok"); the person can still remove more.
+MIN_MATCH_CHARS = 4
+
+
+@dataclass(frozen=True, kw_only=True)
+class Target:
+    """What to forget: `kind` is one of TARGET_KINDS; `value` the id, project path or string."""
+
+    kind: str
+    value: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in TARGET_KINDS:
+            msg = f"unknown forget target {self.kind!r}; use one of {', '.join(TARGET_KINDS)}"
+            raise ValueError(msg)
+        if not self.value.strip():
+            msg = f"the {self.kind} to forget is empty; give the {self.kind} to remove"
+            raise ValueError(msg)
+        if self.kind == "match" and len(self.value) < MIN_MATCH_CHARS:
+            msg = (
+                f"a --match string must have at least {MIN_MATCH_CHARS} characters (got "
+                f"{len(self.value)}): a shorter one would remove far more than meant"
+            )
+            raise ValueError(msg)
+
+    @property
+    def audit_label(self) -> str:
+        """The target as the audit records it: ids only, so a string to forget is never written."""
+        return "match:(text not recorded)" if self.kind == "match" else f"{self.kind}:{self.value}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionCount:
+    """What a plan removes from one session: chunks removed or rewritten, messages removed."""
+
+    project: str
+    session_id: str
+    chunks: int
+    messages: int
+    whole: bool  # the session is forgotten whole (and its future lines with it)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    """What `forget` would remove for `target`, found without changing anything."""
+
+    target: Target
+    sessions: tuple[str, ...]  # forgotten whole
+    streams: tuple[str, ...]  # removed whole
+    messages: tuple[MessageRow, ...]  # removed one by one from streams that stay
+    chunks: tuple[ChunkRow, ...]  # removed, or rewritten from the messages that stay
+    counts: tuple[SessionCount, ...]
+    snippets: tuple[str, ...]
+    state_paths: tuple[str, ...]  # transcript files whose stored tool inputs quote the string
+    edit_paths: int  # recorded file edits whose path contains the string
+
+    @property
+    def in_database(self) -> bool:
+        """Whether anything of the target is still stored."""
+        return bool(
+            self.sessions_present
+            or self.streams
+            or self.messages
+            or self.chunks
+            or self.state_paths
+            or self.edit_paths
+        )
+
+    @property
+    def sessions_present(self) -> int:
+        return sum(1 for c in self.counts if c.whole and (c.chunks or c.messages))
+
+    def audit_targets(self) -> list[str]:
+        """The target and the ids it covers (sessions, chunks), for the audit."""
+        ids = [f"session:{s}" for s in self.sessions]
+        ids += [f"chunk:{c}" for c in sorted({c.id for c in self.chunks})]
+        return [self.target.audit_label, *ids]
+
+    def summary(self) -> str:
+        """Counts only (no text): for the audit and the progress lines."""
+        return (
+            f"{len(self.sessions)} whole sessions, {len({c.id for c in self.chunks})} chunks, "
+            f"{sum(c.messages for c in self.counts)} messages, "
+            f"{len(self.state_paths)} stream states, {self.edit_paths} file-edit paths"
+        )
+
+
+def partial_counts(
+    messages: Sequence[MessageRow], chunks: Sequence[ChunkRow]
+) -> tuple[SessionCount, ...]:
+    """Per session, the chunks and messages a plan removes from it one by one."""
+    return tuple(
+        SessionCount(
+            project=chunk_project(chunks, sid),
+            session_id=sid,
+            chunks=sum(1 for c in chunks if c.session_id == sid),
+            messages=sum(1 for m in messages if m.session_id == sid),
+            whole=False,
+        )
+        for sid in sorted({m.session_id for m in messages} | {c.session_id for c in chunks})
+    )
+
+
+def chunk_project(chunks: Sequence[ChunkRow], session_id: str) -> str:
+    return next((c.project for c in chunks if c.session_id == session_id), "(unknown)")
+
+
+def sorted_counts(counts: tuple[SessionCount, ...]) -> tuple[SessionCount, ...]:
+    return tuple(sorted(counts, key=lambda c: (c.project, c.session_id)))
+
+
+def rechunk(conn: sqlite3.Connection, stream: str, owner: tuple[str, str]) -> int:
+    """Chunk a stream again from the messages it still holds; returns chunk rows changed.
+
+    Packing is greedy from the stream's start, so the chunks before the first removed message keep
+    their ids and text, and the ones after it are exactly what an import without the removed
+    messages would have written: no removed text can remain under any id.
+    """
+    session_id, project = owner
+    chunks = chunk_stream(stream, session_id, store.messages_from(conn, stream, 0))
+    shas = [hashlib.sha256(c.text.encode("utf-8")).hexdigest() for c in chunks]
+    changed = store.put_chunks(conn, project, chunks, shas)
+    return changed + store.trim_chunks(conn, stream, len(chunks))
