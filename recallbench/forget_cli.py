@@ -28,7 +28,7 @@ from recallbench.home_trust import UntrustedFileError, UntrustedHomeError, check
 from recallbench.present import counted
 
 if TYPE_CHECKING:
-    from engine.forget import Plan, Target
+    from engine.forget_parts import Plan, Target
 
 LOG_NAME = "hooks.log"  # recallbench.hooks.LOG_NAME; not imported, the hooks stay out of this graph
 _READ_CHUNK = 1 << 16
@@ -109,7 +109,7 @@ def _target(
     match: str | None,
     credentials: bool = False,
 ) -> Target:
-    from engine.forget import Target
+    from engine.forget_parts import Target
 
     options = {
         "session": session,

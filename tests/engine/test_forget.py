@@ -12,7 +12,8 @@ import pytest
 
 from engine import forget_sql, store
 from engine.embed import HashEmbedder
-from engine.forget import ForgetError, Target, forget, preview
+from engine.forget import ForgetError, forget, preview
+from engine.forget_parts import Target
 from engine.memory import Memory
 from engine.scope import Scope
 from tests.engine.fixtures_transcripts import append_jsonl, assistant_lines, text_block, ts

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from engine.embed import HashEmbedder
-from engine.forget import Target, forget, preview
+from engine.forget import forget, preview
+from engine.forget_parts import Target
 from engine.memory import Memory
 from engine.scope import Scope
 from tests.engine.fixtures_transcripts import user_line, write_jsonl

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from engine.embed import MiniLMEmbedder
-from engine.forget import Target, forget
+from engine.forget import forget
+from engine.forget_parts import Target
 from engine.memory import Memory
 from engine.scope import Scope
 from tests.engine.forget_corpus import (

@@ -21,6 +21,7 @@ FORGET_MODULES = {
     "engine.forget",
     "engine.forget_sql",
     "engine.forget_credentials",
+    "engine.forget_parts",
     "recallbench.forget_cli",
 }
 MODEL_REACHABLE = (
