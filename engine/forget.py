@@ -47,6 +47,7 @@ from engine.forget_parts import (
     Target,
     chunk_project,
     partial_counts,
+    partial_plan,
     rechunk,
     sorted_counts,
 )
@@ -183,17 +184,13 @@ def _plan_messages(conn: sqlite3.Connection, target: Target, snippets: int, widt
     chunks: list[ChunkRow] = []
     for stream, uuids in sorted(by_stream.items()):
         chunks.extend(forget_sql.chunks_of_messages(conn, stream, uuids))
-    counts = partial_counts(messages, chunks)
     quoting = [] if text is None else [f.path for f in forget_sql.files(conn) if text in f.state]
-    return Plan(
-        target=target,
-        sessions=(),
-        streams=(),
-        messages=tuple(messages),
-        chunks=tuple(chunks),
-        counts=sorted_counts(counts),
+    return partial_plan(
+        target,
+        messages,
+        chunks,
         snippets=_snippets(conn, chunks, text, snippets, width),
-        state_paths=tuple(quoting),
+        state_paths=quoting,
         edit_paths=0 if text is None else forget_sql.edit_paths_containing(conn, text),
     )
 

@@ -23,7 +23,7 @@ import sqlite3
 from datetime import datetime
 
 from engine import forget_sql, sanitized_sql, store
-from engine.forget_parts import Plan, Target, partial_counts, rechunk, sorted_counts
+from engine.forget_parts import Plan, Target, partial_plan, rechunk
 from engine.forget_sql import MessageRow
 from engine.sanitize import SANITIZE_VERSION, VERSION_TRIGGERS, redact
 
@@ -41,17 +41,7 @@ def plan_credentials(conn: sqlite3.Connection, target: Target) -> Plan:
         )
     ]
     states = [f.path for f in forget_sql.files(conn) if _redacted_state(f.state) is not None]
-    return Plan(
-        target=target,
-        sessions=(),
-        streams=(),
-        messages=tuple(messages),
-        chunks=tuple(chunks),
-        counts=sorted_counts(partial_counts(messages, chunks)),
-        snippets=(),
-        state_paths=tuple(states),
-        edit_paths=0,
-    )
+    return partial_plan(target, messages, chunks, state_paths=states)
 
 
 def redact_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str:

@@ -121,6 +121,30 @@ def chunk_project(chunks: Sequence[ChunkRow], session_id: str) -> str:
     return next((c.project for c in chunks if c.session_id == session_id), "(unknown)")
 
 
+def partial_plan(
+    target: Target,
+    messages: Sequence[MessageRow],
+    chunks: Sequence[ChunkRow],
+    *,
+    snippets: Sequence[str] = (),
+    state_paths: Sequence[str] = (),
+    edit_paths: int = 0,
+) -> Plan:
+    """The plan of a target that takes messages one by one (no whole session or stream), with its
+    counts per session."""
+    return Plan(
+        target=target,
+        sessions=(),
+        streams=(),
+        messages=tuple(messages),
+        chunks=tuple(chunks),
+        counts=sorted_counts(partial_counts(messages, chunks)),
+        snippets=tuple(snippets),
+        state_paths=tuple(state_paths),
+        edit_paths=edit_paths,
+    )
+
+
 def sorted_counts(counts: tuple[SessionCount, ...]) -> tuple[SessionCount, ...]:
     return tuple(sorted(counts, key=lambda c: (c.project, c.session_id)))
 

@@ -20,21 +20,29 @@ OTHER_TEXT = "Did the flaky retry test in the importer fail on the nightly build
 FRESH = "0f0f0f0f-0000-4000-8000-000000000009"
 
 
-def inject(prompt: str, *, session: str, cwd: str, transcript: str = "") -> str:
-    """What the prompt hook prints for `prompt` typed in `session` (its transcript at `transcript`)
-    in the project at `cwd`; the hook must exit 0."""
+def run_hook(event: str, *, session: str, cwd: str, transcript: str = "", **fields: str) -> str:
+    """What the hook for `event` prints in `session` (its transcript at `transcript`) in the project
+    at `cwd`, with the event's own `fields` in its stdin; the hook must exit 0."""
     payload = {
         "session_id": session,
         "transcript_path": transcript,
         "cwd": cwd,
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": prompt,
+        "hook_event_name": event,
+        **fields,
     }
     result = CliRunner().invoke(
-        hook_command, ["UserPromptSubmit"], input=json.dumps(payload), catch_exceptions=False
+        hook_command, [event], input=json.dumps(payload), catch_exceptions=False
     )
     assert result.exit_code == 0
     return result.stdout
+
+
+def inject(prompt: str, *, session: str, cwd: str, transcript: str = "") -> str:
+    """What the prompt hook prints for `prompt` typed in `session` (its transcript at `transcript`)
+    in the project at `cwd`; the hook must exit 0."""
+    return run_hook(
+        "UserPromptSubmit", session=session, cwd=cwd, transcript=transcript, prompt=prompt
+    )
 
 
 def write_other(folder: Path, session: str) -> Path:

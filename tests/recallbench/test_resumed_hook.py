@@ -15,16 +15,14 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from engine.scope import Scope
 from engine.text_reads import TextReads
 from recallbench.running_session import not_in_context, transcript_uuids
-from recallbench.serve_cli import hook_command
 from tests.engine.fixtures_transcripts import Line, write_jsonl
 from tests.recallbench.corpus import ALPHA, chat_session, import_corpus
 from tests.recallbench.prompt_hook import ANSWER as ORIG_ANSWER
-from tests.recallbench.prompt_hook import FRESH, OTHER_TEXT, PROMPT, inject, write_other
+from tests.recallbench.prompt_hook import FRESH, OTHER_TEXT, PROMPT, inject, run_hook, write_other
 
 ORIG = "0a0a0a0a-0000-4000-8000-000000000001"
 RESUMED = "0a0a0a0a-0000-4000-8000-000000000002"
@@ -206,18 +204,9 @@ def test_a_long_session_on_its_own_topic_does_not_crowd_out_earlier_sessions(
 
 def brief(session: str, transcript: Path | str, source: str) -> str:
     """What the SessionStart hook prints for `session` starting in alpha (`source`: how it started)."""
-    payload = {
-        "session_id": session,
-        "transcript_path": str(transcript),
-        "cwd": ALPHA,
-        "hook_event_name": "SessionStart",
-        "source": source,
-    }
-    result = CliRunner().invoke(
-        hook_command, ["SessionStart"], input=json.dumps(payload), catch_exceptions=False
+    return run_hook(
+        "SessionStart", session=session, cwd=ALPHA, transcript=str(transcript), source=source
     )
-    assert result.exit_code == 0
-    return result.stdout
 
 
 # How the brief lists each session: its opening words (every test session id starts 0a0a0a0a).
