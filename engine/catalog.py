@@ -33,7 +33,7 @@ from engine.api import Scored
 from engine.catalog_files import nearest_from_files
 from engine.embed import Embedder
 from engine.private_files import write_private
-from engine.scope import Scope, require_scope
+from engine.scope import Scope, ScopeError, require_scope
 from engine.vectors import EXACT_THRESHOLD, VectorIndex, exact_search
 
 T = TypeVar("T")
@@ -462,8 +462,12 @@ class VectorCatalog:
 
         Exact numpy scan when the scoped set holds at most EXACT_THRESHOLD vectors, else the hnswlib
         partitions of the projects in scope, merged (a project at or below the threshold is scanned).
+        A scope with a time window is refused: the catalog holds no times (`engine.window_reads`).
         """
         require_scope(scope)
+        if scope.windowed:
+            msg = "the vector catalog holds no times; read a windowed scope through Memory.nearest"
+            raise ScopeError(msg)
         if limit < 1:
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(-1)

@@ -65,15 +65,16 @@ class LexicalReads:
         """FTS5 BM25 over chunk text; score = -bm25 (higher is better). User text is plain words only.
 
         `stem` reads the Porter-stemmed index. Answered by the in-memory snapshot of that index when
-        this mode keeps one and it is current (the same ids, order and scores), else by FTS5 itself.
+        this mode keeps one and it is current (the same ids, order and scores), else by FTS5 itself;
+        always by FTS5 for a scope with a time window (the snapshot holds no times).
         A chunk an active `corrected` settle hides is never returned: the snapshot is asked for as
         many more rows as there are hidden chunks, so `limit` still fills exactly as FTS5's does.
         """
         stem = bool(stem)
-        index = self._current_index(stem)
+        require_scope(scope)
+        index = None if scope.windowed else self._current_index(stem)  # it holds no times
         if index is None:
             return reads.lexical(self._conn(), text, scope, limit, stem=stem)
-        require_scope(scope)
         allowed = None if scope.all_projects else frozenset(scope.projects)
         hidden = trust_sql.corrected_ids(self._conn(), None if allowed is None else sorted(allowed))
         found = index.search(

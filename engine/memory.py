@@ -38,6 +38,7 @@ from engine import (
     trust,
     trust_sql,
     vector_sql,
+    window_reads,
 )
 from engine.api import ChunkRecord, Scored, Settlement
 from engine.catalog import VectorCatalog
@@ -249,10 +250,16 @@ class Memory:
         Exact numpy scan when the scoped set holds at most `engine.vectors.EXACT_THRESHOLD` vectors,
         else the hnswlib partitions of the projects in scope, merged. Chunks an active `corrected`
         settle hides are left out; the catalog is asked for that many more, so `limit` still fills.
+        A scope with a time window is an exact scan of the window's vectors (`engine.window_reads`).
         """
         require_scope(scope)
         if limit < 1:
             return []
+        if scope.windowed:  # the partitions hold no times: an exact scan of the window
+            emb = self._require_embedder()
+            return window_reads.nearest_in_window(
+                self.conn, emb.id, vector, scope, limit, min_score
+            )
         catalog = self._require_vectors()
         hidden = trust_sql.corrected_ids(
             self.conn, None if scope.all_projects else sorted(scope.projects)
@@ -291,7 +298,7 @@ class Memory:
         have any; chunks without sentence vectors (not written by the person, or too short) are absent.
         """
         emb = self._require_embedder()
-        where, params = reads.scope_sql(scope, "c.project")
+        where, params = reads.scope_sql(scope, "c.project", ts="c.ts_start")
         found = sentence_sql.matrices(self.conn, emb.id, ids, where, params)
         if not found:
             return {}
@@ -346,6 +353,8 @@ class Memory:
         if reads.session_project(self.conn, session_id, scope) is None:
             return None
         hidden = trust_sql.corrected_ids(self.conn)
+        if scope.windowed:
+            hidden |= window_reads.outside_window(self.conn, session_id, scope)
         return self._require_vectors().best_in_session(vector, session_id, hidden)
 
     # --- trust: typed corrections (engine.trust) ----------------------------------------------

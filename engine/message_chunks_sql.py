@@ -23,7 +23,7 @@ def chunks_for_messages(
 
     A uuid no chunk covers (unknown, out of scope, or scrubbed whole by the sanitizer) is left out.
     """
-    where, params = scope_sql(scope, "c.project")
+    where, params = scope_sql(scope, "c.project", ts="c.ts_start")
     if not uuids:
         return {}
     rows = conn.execute(

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from engine import trust_sql
 from engine.api import SETTLEMENT_KINDS, ChunkRecord, Scored, SettledAs, Settlement
 from engine.model import Author
-from engine.scope import Scope, require_scope
+from engine.scope import Scope, ScopeError, require_scope
 
 _TOKEN = re.compile(r"[\w-]+", re.UNICODE)
 # Phrase tokenisations kept per `PhraseTokenizer`.
@@ -117,14 +117,45 @@ class PhraseTokenizer:
 # --- scope ----------------------------------------------------------------------------------------
 
 
-def scope_sql(scope: Scope, column: str) -> tuple[str, list[object]]:
-    """An `AND column IN (...)` clause and its parameter for `scope` ("" for every project)."""
+def scope_sql(
+    scope: Scope, column: str, *, ts: str | None = None, session: str | None = None
+) -> tuple[str, list[object]]:
+    """An `AND column IN (...)` clause and its parameters for `scope` ("" for every project), with
+    its time window when it has one: on the chunk time column `ts`, or, for a read of sessions, on
+    the chunks of the session whose id is the column `session` (a session lies in a window when one
+    of its chunks does). A windowed scope given to a read that names neither is refused
+    (`ScopeError`): a read that cannot honour the window must not ignore it.
+    """
     require_scope(scope)
-    if scope.all_projects:
-        return "", []
-    return f" AND {column} IN (SELECT value FROM json_each(?))", [
-        json.dumps(sorted(scope.projects))
-    ]
+    where, params = "", list[object]()
+    if not scope.all_projects:
+        where, params = (
+            f" AND {column} IN (SELECT value FROM json_each(?))",
+            [json.dumps(sorted(scope.projects))],
+        )
+    if not scope.windowed:
+        return where, params
+    if ts is None and session is None:
+        msg = f"this read ({column}) cannot honour a time window; ask it without one"
+        raise ScopeError(msg)
+    clause, bounds = window_sql(scope, ts or "w.ts_start")
+    if ts is None:
+        clause = f" AND EXISTS (SELECT 1 FROM chunks w WHERE w.session_id = {session}{clause})"
+    return where + clause, [*params, *bounds]
+
+
+def window_sql(scope: Scope, ts: str) -> tuple[str, list[object]]:
+    """`AND` clauses keeping the rows whose time column `ts` lies in `scope`'s window (compared as
+    instants, so `Z` and `+02:00` agree; a time SQLite cannot read lies in no window)."""
+    since, until = scope.window_bounds()
+    clause, params = f" AND julianday({ts}) IS NOT NULL", list[object]()
+    if since is not None:
+        clause += f" AND julianday({ts}) >= julianday(?)"
+        params.append(since)
+    if until is not None:
+        clause += f" AND julianday({ts}) < julianday(?)"
+        params.append(until)
+    return clause, params
 
 
 # --- the text side of the read API ----------------------------------------------------------------
@@ -138,7 +169,7 @@ def lexical(
     `stem` reads the Porter-stemmed index, where "running" and "runs" both match "run". A chunk an
     active `corrected` settle hides is never returned (filtered in SQL, so `limit` still fills).
     """
-    where, params = scope_sql(scope, "c.project")
+    where, params = scope_sql(scope, "c.project", ts="c.ts_start")
     query = fts_query(text)
     if query is None or limit < 1:
         return []
@@ -158,7 +189,7 @@ def chunks(conn: sqlite3.Connection, ids: Sequence[str], scope: Scope) -> list[C
 
     A read by id answers for a corrected chunk too: its `settled` says what replaced it and when.
     """
-    where, params = scope_sql(scope, "c.project")
+    where, params = scope_sql(scope, "c.project", ts="c.ts_start")
     if not ids:
         return []
     rows = conn.execute(
@@ -295,7 +326,7 @@ def sessions_for_file(
     conn: sqlite3.Connection, path: str, scope: Scope, limit: int, exclude: str | None
 ) -> list[str]:
     """Sessions in scope that edited `path`, most recent start first, ties by id."""
-    where, params = scope_sql(scope, "s.project")
+    where, params = scope_sql(scope, "s.project", session="s.id")
     rows = conn.execute(
         "SELECT DISTINCT s.id, s.started FROM file_edits fe JOIN sessions s "
         "ON s.id = fe.session_id WHERE fe.path = ? AND s.self_transcript = 0 "
@@ -362,7 +393,7 @@ def recent_sessions(conn: sqlite3.Connection, scope: Scope, limit: int) -> list[
     `@`, and a main file's key is named after the file (`<session id>@<hash>`, or whatever a copied
     transcript was renamed to), while its chunks carry the session id of their lines.
     """
-    where, params = scope_sql(scope, "s.project")
+    where, params = scope_sql(scope, "s.project", session="s.id")
     rows = conn.execute(
         # The sessions are chosen first, so the per-session reads run for those `limit` alone.
         "SELECT s.id, s.project, s.started, s.ended, "

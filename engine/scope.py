@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -22,14 +23,21 @@ class ScopeError(ValueError):
 
 @dataclass(frozen=True, kw_only=True)
 class Scope:
-    """An explicit set of projects (real `cwd` paths), or everywhere when spelled out.
+    """An explicit set of projects (real `cwd` paths), or everywhere when spelled out; optionally a
+    time window.
 
     Build one with `Scope.of(...)` or `Scope.everywhere()`; an empty project set is refused because
-    it would silently return nothing.
+    it would silently return nothing. `within(since, until)` narrows it to the chunks written in a
+    window: a chunk lies in it when its first message's time is at or after `since` and before
+    `until` (either may be open); a chunk without a time lies in no window. The window is enforced
+    where the projects are, in the engine's reads, and a read that cannot honour it refuses a
+    windowed scope instead of ignoring it.
     """
 
     projects: frozenset[str] = frozenset()
     all_projects: bool = False
+    since: datetime | None = None
+    until: datetime | None = None
 
     def __post_init__(self) -> None:
         if self.all_projects and self.projects:
@@ -37,6 +45,16 @@ class Scope:
             raise ScopeError(msg)
         if not self.all_projects and not self.projects:
             msg = "Scope needs at least one project; use Scope.everywhere() to read all projects"
+            raise ScopeError(msg)
+        for name, bound in (("since", self.since), ("until", self.until)):
+            if bound is not None and bound.utcoffset() is None:
+                msg = f"a Scope's {name} needs a time zone, got {bound.isoformat()}"
+                raise ScopeError(msg)
+        if self.since is not None and self.until is not None and self.since >= self.until:
+            msg = (
+                f"a Scope's window is empty: since {self.since.isoformat()} is not before "
+                f"until {self.until.isoformat()}"
+            )
             raise ScopeError(msg)
 
     @classmethod
@@ -54,10 +72,43 @@ class Scope:
         return cls(all_projects=True)
 
     def allows(self, project: str) -> bool:
+        """Whether `project` is in scope (the window, if any, is checked by the reads)."""
         return self.all_projects or project in self.projects
+
+    def within(self, since: datetime | None, until: datetime | None) -> Scope:
+        """The same projects, narrowed to chunks written at or after `since` and before `until`."""
+        return replace(self, since=since, until=until)
+
+    @property
+    def windowed(self) -> bool:
+        """Whether a time window narrows this scope."""
+        return self.since is not None or self.until is not None
+
+    def window_bounds(self) -> tuple[str | None, str | None]:
+        """The window's bounds as UTC ISO-8601 texts with milliseconds, as Claude Code writes
+        times (`2026-02-11T20:36:45.618Z`); None for an open side."""
+        return _utc_text(self.since), _utc_text(self.until)
+
+    def window_label(self) -> str:
+        """`2026-02-11 00:00 .. 2026-02-12 00:00` (UTC; `..` alone on an open side), or ""."""
+        if not self.windowed:
+            return ""
+        since, until = (
+            "" if b is None else b.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+            for b in (self.since, self.until)
+        )
+        return f"{since} .. {until}".strip()
 
     def __str__(self) -> str:
         return "*" if self.all_projects else ",".join(sorted(self.projects))
+
+
+def _utc_text(bound: datetime | None) -> str | None:
+    if bound is None:
+        return None
+    return (
+        bound.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{bound.microsecond // 1000:03d}Z"
+    )
 
 
 def require_scope(scope: object) -> Scope:

@@ -1,0 +1,69 @@
+"""The reads of a scope narrowed to a time window (`Scope.within`) that the in-memory indexes cannot
+answer: the vector channel and a session's chunks outside the window.
+
+The hnswlib partitions and the catalog hold no times, and filtering their top hits afterwards would
+leave a narrow window short of hits that it does hold. A windowed vector read is an exact scan of the
+stored vectors of the chunks in the window instead (one SQL read and one matrix product), so `limit`
+fills exactly as it would over those chunks alone. The lexical channel needs no module of its own:
+FTS5 answers a windowed read with the window in its SQL (`engine.reads.lexical`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+from numpy.typing import NDArray
+
+from engine import trust_sql
+from engine.api import Scored
+from engine.reads import scope_sql, window_sql
+from engine.scope import Scope
+
+
+def nearest_in_window(
+    conn: sqlite3.Connection,
+    embedder_id: str,
+    vector: NDArray[np.float32],
+    scope: Scope,
+    limit: int,
+    min_score: float,
+) -> list[Scored]:
+    """Cosine similarity of `vector` to every stored vector of the chunks in `scope` (its projects
+    and its window) that no active `corrected` settle hides; the `limit` best with score >=
+    `min_score`, by (-score, chunk id). Chunks whose text has no vector yet are not read."""
+    where, params = scope_sql(scope, "c.project", ts="c.ts_start")
+    if limit < 1:
+        return []
+    rows = conn.execute(
+        "SELECT c.id, v.vec FROM chunks c JOIN vectors v ON v.embedder = ? AND v.sha256 = c.sha256 "
+        f"WHERE c.id NOT IN ({trust_sql.CORRECTED_IDS})" + where + " ORDER BY c.id",
+        (embedder_id, *params),
+    ).fetchall()
+    if not rows:
+        return []
+    ids = [str(r[0]) for r in rows]
+    matrix = np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype="<f4").reshape(len(rows), -1)
+    query = np.asarray(vector, dtype=np.float32).reshape(-1)
+    unit = query / max(float(np.linalg.norm(query)), 1e-12)
+    scores = matrix.astype(np.float32) @ unit
+    order = np.lexsort((np.arange(len(ids)), -scores))  # rows are in id order: ties by chunk id
+    return [
+        Scored(chunk_id=ids[int(i)], score=float(scores[i]))
+        for i in order[:limit]
+        if float(scores[i]) >= min_score
+    ]
+
+
+def outside_window(conn: sqlite3.Connection, session_id: str, scope: Scope) -> frozenset[str]:
+    """The ids of the session's chunks that lie outside `scope`'s window (none for an unwindowed
+    scope): what a read of the session's best chunk must leave out."""
+    if not scope.windowed:
+        return frozenset()
+    clause, params = window_sql(scope, "c.ts_start")
+    rows = conn.execute(
+        "SELECT id FROM chunks WHERE session_id = ? AND id NOT IN "
+        "(SELECT c.id FROM chunks c WHERE c.session_id = ?" + clause + ")",
+        (session_id, session_id, *params),
+    ).fetchall()
+    return frozenset(str(r[0]) for r in rows)
