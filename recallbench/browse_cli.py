@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,9 +24,10 @@ from engine.scope import Scope
 from engine.text_reads import TextReads
 from recallbench.chunk_view import chunk_fields, neighbours, previous_and_next
 from recallbench.cli import Context, pass_ctx
-from recallbench.cli_options import db_option
+from recallbench.cli_options import db_option, window_options
 from recallbench.cli_scope import resolve_scope
 from recallbench.present import clip, counted, ids_that_start, minute, one_line, status_line
+from recallbench.time_window import TimeError, narrowed
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -72,13 +74,21 @@ def _reads(ctx: Context) -> TextReads:
     help="Print the sessions as JSON rows (session_id, project, started, ended, chunks, "
     "opening_chunk_id, opening).",
 )
+@window_options("sessions with a chunk written")
 @pass_ctx
 def sessions_command(
-    ctx: Context, project: tuple[str, ...], all_projects: bool, limit: int, as_json: bool
+    ctx: Context,
+    project: tuple[str, ...],
+    all_projects: bool,
+    limit: int,
+    as_json: bool,
+    since: str | None,
+    until: str | None,
 ) -> None:
     """List the sessions of the current project (or --project, or --all-projects), most recently
     started first: when each started, its id, how many chunks it holds, its project, and the start of
-    its opening chunk (usually the first prompt).
+    its opening chunk (usually the first prompt). `--since`/`--until` list only the sessions with a
+    chunk written in that window (each still shown whole).
 
     A session's id is what `recallbench forget --session` takes; a chunk id is what `recallbench show`
     takes. Sessions that only hold recallbench's own output are not listed (`status` counts them as
@@ -86,15 +96,24 @@ def sessions_command(
     """
     with _reads(ctx) as reads:
         scope = resolve_scope(reads, project, all_projects, Path.cwd())
-        rows = reads.recent_sessions(scope, limit)
+        try:
+            window = narrowed(scope, since, until, datetime.now(UTC))
+        except TimeError as exc:
+            raise click.UsageError(str(exc)) from exc
+        rows = reads.recent_sessions(window, limit)
         ids = [str(r["opening_chunk_id"]) for r in rows if r["opening_chunk_id"]]
-        openings = {r.id: r.text for r in reads.chunks(ids, scope)}
+        openings = {r.id: r.text for r in reads.chunks(ids, scope)}  # an opening before the window
     for row in rows:
         row["opening"] = openings.get(str(row["opening_chunk_id"]))
+    since_utc, until_utc = window.window_bounds()
     if as_json:
-        click.echo(json.dumps({"scope": str(scope), "sessions": rows}, indent=2))
+        data: dict[str, object] = {"scope": str(scope)}
+        if window.windowed:
+            data["window"] = {"since": since_utc, "until": until_utc}
+        click.echo(json.dumps(data | {"sessions": rows}, indent=2))
         return
-    click.echo(f"scope: {scope}  sessions: {len(rows)} (most recent first)")
+    shown = f"  window: {window.window_label()} UTC" if window.windowed else ""
+    click.echo(f"scope: {scope}{shown}  sessions: {len(rows)} (most recent first)")
     for row in rows:
         chunks = counted(int(str(row["chunks"])), "chunk")
         click.echo(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,10 +14,10 @@ from engine.backups import kept_backups
 from engine.render import MAX_MESSAGE_BYTES
 from engine.store_errors import STORE_ERRORS, is_damage_report
 from recallbench import config
-from recallbench.cli_options import LazyGroup, QueryCommand, chosen_db, db_option
-from recallbench.cli_scope import explain, resolve_here, resolve_scope
+from recallbench.cli_options import LazyGroup, chosen_db, db_option
+from recallbench.cli_scope import explain, resolve_here
 from recallbench.home_trust import UntrustedHomeError, check_home
-from recallbench.present import hit_rows, megabytes
+from recallbench.present import megabytes
 from recallbench.status_notes import (
     index_note,
     other_vectors,
@@ -289,114 +288,6 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
 
 
 @main.command(
-    cls=QueryCommand,
-    short_help="Search memory (the current project unless told otherwise).",
-)
-@db_option
-@click.argument("query")
-@click.option(
-    "--arm",
-    "arm_spec",
-    default=None,
-    help="Arm spec, e.g. 'walk' or 'rrf(pool=20)'. Default: the shipped arm, else rrf. A fitted "
-    "arm (e.g. ltr) runs only as shipped, with the model of its benchmark run.",
-)
-@click.option(
-    "--project", multiple=True, help="Search this project (its recorded cwd); repeatable."
-)
-@click.option("--all-projects", is_flag=True, help="Search every project (must be asked for).")
-@click.option(
-    "--limit",
-    default=10,
-    show_default=True,
-    type=click.IntRange(1, 100),
-    help="How many hits to show.",
-)
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print hits as JSON rows (rank, chunk_id, score, via, session_id, project, author, "
-    "timestamp, text).",
-)
-@click.option(
-    "--in-process",
-    is_flag=True,
-    help="Search in this process even when a running `recallbench serve` could answer.",
-)
-@click.option(
-    "--verbose",
-    "-v",
-    is_flag=True,
-    help="Say on stderr which path answered: the running server, or this process (and why).",
-)
-@pass_ctx
-def search(
-    ctx: Context,
-    query: str,
-    arm_spec: str | None,
-    project: tuple[str, ...],
-    all_projects: bool,
-    limit: int,
-    as_json: bool,
-    in_process: bool,
-    verbose: bool,
-) -> None:
-    """Search memory with a retrieval arm, scoped to the current project unless told otherwise.
-
-    Each hit shows its rank and the channel that found it (e.g. `#1 via rrf (fts+vector)`), who wrote
-    it, when, its session and project, the chunk's id (`recallbench show ID` prints it whole), then
-    the part of the chunk around the query's words.
-
-    When `recallbench serve` is running over the same database with the same arm, it answers (its
-    model is already loaded, so the answer comes in a fraction of a second); otherwise this process
-    loads the model and searches. The hits are the same either way; `--verbose` says which path
-    answered.
-    """
-    from engine.text_reads import TextReads
-    from recallbench.search_run import ask_for, print_hits, search_in_process
-
-    if not query.strip():
-        raise click.UsageError('the query is empty; say what to look for, e.g. "retry flake"')
-    if not ctx.db.exists():
-        raise click.ClickException(f"no database at {ctx.db}; run `recallbench import` first")
-    ctx.check_home()
-    spec = arm_spec or config.shipped_spec() or "rrf"
-    now = datetime.now(UTC)
-    with TextReads(ctx.db) as reads:
-        try:
-            scope = resolve_scope(reads, project, all_projects, Path.cwd())
-        except click.UsageError:
-            _refuse_bad_spec(spec)  # a misspelt --arm is named first
-            raise
-        served = None if in_process else ask_for(reads, scope, query, spec, limit, now, ctx.db)
-        if served is not None:
-            if verbose:
-                click.echo(served.how, err=True)
-            if served.hits is not None:
-                records = reads.chunks([h.chunk_id for h in served.hits], scope)
-                print_hits(hit_rows(served.hits, records), query, spec, scope, as_json)
-                return
-    if verbose:
-        why = "--in-process was given" if served is None else "the server did not answer"
-        click.echo(f"searching in this process ({why})", err=True)
-    rows = search_in_process(ctx.memory(few_texts=True), query, spec, scope, limit, now)
-    print_hits(rows, query, spec, scope, as_json)
-
-
-def _refuse_bad_spec(spec: str) -> None:
-    """Raise a UsageError naming what is wrong with arm `spec`, if anything. Called only when the
-    search is refused anyway: parsing a spec imports the arms (about 60 ms), which a search answered
-    by the server does not otherwise pay."""
-    from arms.registry import full_canonical
-
-    try:
-        full_canonical(spec)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from exc
-
-
-@main.command(
     "arms",
     short_help="List the registered retrieval arms.",
 )
@@ -446,6 +337,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "search": (
         'recallbench search "why did the retry test flake"',
         'recallbench search --db /tmp/memory.db --arm fts --all-projects --json "signing key"',
+        'recallbench search --since 7d "what did we decide about the cache"',
     ),
     "arms": ("recallbench arms",),
     "protocol": ("recallbench protocol verify protocols/default-2.toml",),
@@ -508,7 +400,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "recallbench correct --undo 3",
     ),
     "corrections": ("recallbench corrections --pending", "recallbench corrections --project ."),
-    "sessions": ("recallbench sessions", "recallbench sessions --all-projects --limit 5 --json"),
+    "sessions": (
+        "recallbench sessions",
+        "recallbench sessions --all-projects --limit 5 --json",
+        "recallbench sessions --since 2026-02-11 --until 2026-02-11",
+    ),
     "show": (
         "recallbench show 2d1c88f7-a1d1-5ded-842d-fe7b28184a34",
         "recallbench show 2d1c88f7-a1d1-5ded-842d-fe7b28184a34 --context 1 --all-projects",
@@ -555,6 +451,7 @@ def _attach() -> None:
         "correct": ("recallbench.correct_cli", "correct_command"),
         "corrections": ("recallbench.correct_cli", "corrections_command"),
         "forget": ("recallbench.forget_cli", "forget_command"),
+        "search": ("recallbench.search_cli", "search_command"),
         "sessions": ("recallbench.browse_cli", "sessions_command"),
         "show": ("recallbench.browse_cli", "show_command"),
         "vectors": ("recallbench.vectors_cli", "vectors_group"),

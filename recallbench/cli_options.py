@@ -1,5 +1,6 @@
-"""What the command line's modules share: the `--db` option, the group class that lists commands, and
-the `--dry-run` / `--yes` pair of the commands that remove what is not in use.
+"""What the command line's modules share: the `--db` option, the group class that lists commands, the
+`--since` / `--until` pair of the commands that read a time window, and the `--dry-run` / `--yes` pair
+of the commands that remove what is not in use.
 
 `recallbench --db X search q` and `recallbench search --db X q` mean the same: both spellings store the
 path in the invocation's shared `meta` (one dict for the whole command chain), the later one winning, and
@@ -152,3 +153,24 @@ def go_ahead(
             raise click.ClickException("no terminal to ask on: give --yes to go ahead")
         click.confirm(question, abort=True)
     return True
+
+
+def window_options(what: str) -> Callable[[F], F]:
+    """`--since WHEN` and `--until WHEN` (`recallbench.time_window` reads them), worded for `what`
+    the command lists ("what was written", "sessions with a chunk written")."""
+
+    def add(command: F) -> F:
+        command = click.option(
+            "--until",
+            metavar="WHEN",
+            help=f"Only {what} before WHEN (as --since; a bare date counts that whole day).",
+        )(command)
+        return click.option(
+            "--since",
+            metavar="WHEN",
+            help=f"Only {what} at or after WHEN: a date (2026-02-11), a date and time "
+            "(2026-02-11T14:30; UTC, as every time shown, unless it ends in Z or +02:00) or an age "
+            "(90m, 12h, 7d, 2w).",
+        )(command)
+
+    return add

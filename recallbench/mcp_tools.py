@@ -34,6 +34,7 @@ from engine.git_repo import Checkout
 from engine.scope import Resolution, Scope, explain_recorded
 from recallbench.chunk_view import chunk_fields, previous_and_next
 from recallbench.present import clip, hit_rows, one_line
+from recallbench.time_window import TimeError, narrowed
 
 MAX_LIMIT = 50
 READ_ONLY = ToolAnnotations(
@@ -65,6 +66,11 @@ ALL_PROJECTS_HELP = (
     "Read every project instead of the current one; refused unless the person ran "
     "`recallbench config set mcp.all_projects true`."
 )
+SINCE_HELP = (
+    "Only memories written at or after this time: a date (2026-02-11), a date and time "
+    "(2026-02-11T14:30, UTC unless it names its zone) or an age back from now (90m, 12h, 7d, 2w)."
+)
+UNTIL_HELP = "Only memories written before this time (as since; a bare date counts that whole day)."
 
 
 class ScopeSettings(Protocol):
@@ -144,6 +150,12 @@ class SearchResult(BaseModel):
     arm: str
     scope: list[str] = Field(description="Projects searched; empty with all_projects=true.")
     all_projects: bool
+    since: str | None = Field(
+        default=None, description="The window's start searched (UTC), when one was given."
+    )
+    until: str | None = Field(
+        default=None, description="The window's end searched (UTC, exclusive), when one was given."
+    )
     hits: list[SearchHit]
     message: str | None = None
 
@@ -306,31 +318,39 @@ class MemoryTools:
         query: Annotated[str, Field(description="What to recall, in plain words.", min_length=1)],
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Hits to return.")] = 5,
         all_projects: Annotated[bool, Field(description=ALL_PROJECTS_HELP)] = False,
+        since: Annotated[str | None, Field(description=SINCE_HELP)] = None,
+        until: Annotated[str | None, Field(description=UNTIL_HELP)] = None,
     ) -> SearchResult:
-        """Search memory of earlier Claude Code sessions of this project for `query`."""
+        """Search memory of earlier Claude Code sessions of this project for `query`; `since` and
+        `until` keep to what was written in that window."""
         if not query.strip():
             raise ToolError(EMPTY_QUERY)
+        now = self._clock()
         scope, message = self._scope(all_projects)
+        if scope is not None:
+            try:
+                scope = narrowed(scope, since, until, now)
+            except TimeError as exc:
+                raise ToolError(str(exc)) from exc
         projects, everywhere = _scope_fields(scope)
-        if scope is None:
-            return SearchResult(
-                query=query,
-                arm=self._arm_spec,
-                scope=projects,
-                all_projects=everywhere,
-                hits=[],
-                message=message,
-            )
-        hits = self._arm.search(Query(text=query, scope=scope, now=self._clock(), k=limit))
-        records = self._reader.chunks([h.chunk_id for h in hits], scope)
-        rows = [SearchHit.model_validate(row.to_dict()) for row in hit_rows(hits, records)]
-        return SearchResult(
+        bounds = (None, None) if scope is None else scope.window_bounds()
+        result = SearchResult(
             query=query,
             arm=self._arm_spec,
             scope=projects,
             all_projects=everywhere,
-            hits=rows,
-            message=None if rows else "nothing relevant found",
+            since=bounds[0],
+            until=bounds[1],
+            hits=[],
+            message=message,
+        )
+        if scope is None:
+            return result
+        hits = self._arm.search(Query(text=query, scope=scope, now=now, k=limit))
+        records = self._reader.chunks([h.chunk_id for h in hits], scope)
+        rows = [SearchHit.model_validate(row.to_dict()) for row in hit_rows(hits, records)]
+        return result.model_copy(
+            update={"hits": rows, "message": None if rows else "nothing relevant found"}
         )
 
     def get_memory(
