@@ -17,7 +17,7 @@ from arms.base import Query
 from arms.registry import full_canonical
 from engine.api import ReadAPI
 from engine.checks import is_int
-from engine.scope import Scope
+from engine.scope import Scope, ScopeError
 from recallbench.home_trust import LoggableError
 from recallbench.search_service import MAX_SEARCH_K
 from recallbench.shipped_model import build_arm
@@ -33,11 +33,14 @@ class PromptSearch:
     """Answers a prompt hook's search request with the arm `arm_spec` over `reader`.
 
     Request: {"text": prompt, "projects": [project, ...], "k": int, "now": ISO-8601}, and optionally
-    "arm" (a spec the answer must be computed with) and "database" (the database file the asker
-    means): a server that runs another arm or serves another database refuses rather than answer for
+    "arm" (a spec the answer must be computed with), "database" (the database file the asker
+    means), and "since"/"until" (ISO-8601 with an offset: the scope's time window, `Scope.within`): a
+    server that runs another arm or serves another database refuses rather than answer for
     something else (`recallbench search` then searches in-process). Answer: {"arm": canonical spec,
     "database": the served file, "hits": [{"chunk_id", "score", "via", "cosine"}, ...]} where cosine
-    is the prompt's cosine to the chunk's stored vector (None without one).
+    is the prompt's cosine to the chunk's stored vector (None without one), and, for a windowed
+    request, "window": [since, until] as applied (UTC; null on an open side). A server from before
+    windows answers without "window", which the asker takes as not applied.
 
     Raises:
         ValueError: `arm_spec` does not parse or names an unknown arm or parameter, or is fitted and
@@ -54,7 +57,8 @@ class PromptSearch:
     def __call__(self, request: Mapping[str, Any]) -> dict[str, Any]:
         text, projects, k, now = parse_request(request)
         self._check_asked_for(request)
-        query = Query(text=text, scope=Scope.of(*projects), now=now, k=k)
+        scope = request_scope(request, projects)
+        query = Query(text=text, scope=scope, now=now, k=k)
         found = self._arm.search(query)
         vector = self._reader.embed_query(text)  # cached: the arm has just embedded the same text
         hits = []
@@ -69,7 +73,10 @@ class PromptSearch:
                     "cosine": cosine,
                 }
             )
-        return {"arm": self.arm, "database": self.database, "hits": hits}
+        answer: dict[str, Any] = {"arm": self.arm, "database": self.database, "hits": hits}
+        if scope.windowed:  # named back, so an asker knows the window was applied
+            answer["window"] = list(scope.window_bounds())
+        return answer
 
     def _check_asked_for(self, request: Mapping[str, Any]) -> None:
         """Refuse a request for another arm or another database than this server's."""
@@ -119,3 +126,33 @@ def parse_request(request: Mapping[str, Any]) -> tuple[str, list[str], int, date
         msg = "now must carry a UTC offset"
         raise BadSearchRequestError(msg)
     return text, [str(p) for p in projects], k, when
+
+
+def request_scope(request: Mapping[str, Any], projects: list[str]) -> Scope:
+    """The request's projects, narrowed to its "since"/"until" window when it names one.
+
+    Raises:
+        BadSearchRequestError: a bound is not an ISO-8601 time with an offset, or the window is empty.
+    """
+    bounds: list[datetime | None] = []
+    for key in ("since", "until"):
+        raw = request.get(key)
+        if raw is None:
+            bounds.append(None)
+            continue
+        try:
+            when = datetime.fromisoformat(raw) if isinstance(raw, str) else None
+        except ValueError:
+            when = None
+        if when is None or when.tzinfo is None:
+            msg = f"{key} must be an ISO-8601 timestamp with a UTC offset"
+            raise BadSearchRequestError(msg)
+        bounds.append(when)
+    scope = Scope.of(*projects)
+    if bounds == [None, None]:
+        return scope
+    try:
+        return scope.within(bounds[0], bounds[1])
+    except ScopeError:
+        msg = "since must be before until"
+        raise BadSearchRequestError(msg) from None

@@ -91,7 +91,7 @@ def search_command(
 
     `--since` and `--until` keep only the chunks written in that window (a chunk's time is its first
     message's). The window narrows the read itself, so `--limit` still fills from the chunks inside
-    it; a search with a window is answered in this process.
+    it.
     """
     from engine.text_reads import TextReads
     from recallbench.search_run import ask_for, print_hits, search_in_process
@@ -113,7 +113,6 @@ def search_command(
             scope = narrowed(scope, since, until, now)
         except TimeError as exc:
             raise click.UsageError(str(exc)) from exc
-        in_process = in_process or scope.windowed  # a server of an older version would ignore it
         served = None if in_process else ask_for(reads, scope, query, spec, limit, now, ctx.db)
         if served is not None:
             if verbose:
@@ -123,13 +122,7 @@ def search_command(
                 print_hits(hit_rows(served.hits, records), query, spec, scope, as_json)
                 return
     if verbose:
-        why = (
-            "the server did not answer"
-            if served is not None
-            else "a time window was given"
-            if scope.windowed
-            else "--in-process was given"
-        )
+        why = "--in-process was given" if served is None else "the server did not answer"
         click.echo(f"searching in this process ({why})", err=True)
     rows = search_in_process(ctx.memory(few_texts=True), query, spec, scope, limit, now)
     print_hits(rows, query, spec, scope, as_json)

@@ -36,7 +36,10 @@ def ask_for(
 ) -> ServedAnswer:
     """The running server's answer for exactly this search (`recallbench.served_search`)."""
     projects = reads.projects() if scope.all_projects else sorted(scope.projects)
-    asked = ServedQuery(text=text, spec=spec, projects=projects, k=limit, now=now)
+    since, until = scope.window_bounds()
+    asked = ServedQuery(
+        text=text, spec=spec, projects=projects, k=limit, now=now, since=since, until=until
+    )
     embedder_id = config.make_embedder().id  # only its id: the model is not loaded
     return ask_server(asked, db=db, home=config.home(), embedder_id=embedder_id)
 

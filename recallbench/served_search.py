@@ -50,6 +50,9 @@ class ServedQuery:
     projects: Sequence[str]
     k: int
     now: datetime
+    # The scope's time window as `Scope.window_bounds` gives it (UTC texts; None: open).
+    since: str | None = None
+    until: str | None = None
 
 
 def ask_server(
@@ -76,6 +79,9 @@ def ask_server(
         "arm": query.spec,
         "database": str(db.resolve()),
     }
+    window = [query.since, query.until]
+    if window != [None, None]:
+        request["since"], request["until"] = window
     reasons: list[str] = []
     answer = search_via_socket(
         request,
@@ -88,6 +94,12 @@ def ask_server(
     if answer is None:
         why = reasons[-1] if reasons else "it did not answer"
         return ServedAnswer(hits=None, how=f"the server at {path} was not used: {why}")
+    if window != [None, None] and answer.get("window") != window:
+        return ServedAnswer(
+            hits=None,
+            how=f"the server at {path} did not apply the time window (a version from before "
+            "windows: restart `recallbench serve`)",
+        )
     hits = _hits(answer.get("hits"))
     if hits is None:
         return ServedAnswer(hits=None, how=f"the server at {path} sent malformed hits")

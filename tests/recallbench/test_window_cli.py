@@ -8,8 +8,10 @@ Corpus: `tests.engine.window_corpus` (chunks of project P written on 2026-01-10,
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -18,7 +20,7 @@ from engine.embed import HashEmbedder
 from engine.memory import Memory
 from engine.scope import Scope
 from recallbench.cli import main
-from recallbench.prompt_search import PromptSearch
+from recallbench.prompt_search import BadSearchRequestError, PromptSearch, request_scope
 from recallbench.search_service import SearchService, socket_path
 from recallbench.time_window import TimeError, narrowed, parse_time
 from tests.engine.window_corpus import QUERY, P, session_id, write_window_corpus
@@ -102,19 +104,43 @@ def test_search_keeps_to_the_window_and_says_so(imported: Path) -> None:
     assert "session 77777777-0000-4000-8000-000000000003" in text.stdout
 
 
-def test_a_windowed_search_is_answered_in_this_process(imported: Path, home: Path) -> None:
+def test_a_running_server_answers_a_windowed_search_only_when_it_applies_the_window(
+    imported: Path, home: Path
+) -> None:
     emb = HashEmbedder()
     db = home / "memory.db"
     handler = Counting(PromptSearch(Memory(db, emb), "rrf", database=db))
     base = ("search", QUERY, "--project", P, "--json", "--verbose")
+    alone = run(*base, "--until", "2026-01-15", "--in-process")
     with SearchService(emb, socket_path(home, emb.id), search=handler):
-        served = run(*base)
-        assert handler.calls == 1  # control: without a window, the server answers
-        windowed = run(*base, "--until", "2026-01-15")
+        served = run(*base, "--until", "2026-01-15")
     assert handler.calls == 1
-    assert "searching in this process (a time window was given)" in windowed.stderr
+    assert "answered by the server" in served.stderr
+    assert json.loads(served.stdout) == json.loads(alone.stdout)
+    assert sessions_of(served) == [session_id(1)]
+
+    def without_window(request: Mapping[str, Any]) -> dict[str, Any]:
+        """A server from before windows: it reads no since/until and names no window back."""
+        older = {k: v for k, v in request.items() if k not in ("since", "until")}
+        return {k: v for k, v in handler(older).items() if k != "window"}
+
+    with SearchService(emb, socket_path(home, emb.id), search=without_window):
+        unwindowed = run(*base)
+        windowed = run(*base, "--until", "2026-01-15")
+    assert "answered by the server" in unwindowed.stderr  # control: it answers without a window
+    assert handler.calls == 3
+    assert "did not apply the time window" in windowed.stderr
+    assert "searching in this process (the server did not answer)" in windowed.stderr
     assert sessions_of(windowed) == [session_id(1)]
-    assert sessions_of(served)[0] == session_id(1)
+
+
+def test_the_server_refuses_a_malformed_window() -> None:
+    base = {"since": "2026-01-15T00:00:00.000Z"}
+    assert request_scope(base, [P]).window_bounds() == ("2026-01-15T00:00:00.000Z", None)
+    with pytest.raises(BadSearchRequestError, match="until must be an ISO-8601 timestamp with"):
+        request_scope(base | {"until": "2026-01-20"}, [P])  # no offset
+    with pytest.raises(BadSearchRequestError, match="since must be before until"):
+        request_scope(base | {"until": "2026-01-15T00:00:00Z"}, [P])
 
 
 def test_a_bad_time_is_a_usage_error_naming_the_forms(imported: Path) -> None:
