@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -107,6 +109,12 @@ EXTRA_SPECS: dict[str, str] = {
 }
 
 
+# Arms timed again with each query's scope narrowed to a time window (`Scope.within`), as
+# `search --since` asks: a windowed read is FTS5's and an exact scan of the window's vectors
+# (`engine.window_reads`), not the lexical snapshot and the hnswlib partitions. Reported as `<arm>@window`.
+WINDOW_ARMS = ("fts", "vector", "rrf", "ltr")
+
+
 def measure_arms(
     api: ReadAPI, queries: Sequence[Query], warmup: int, *, extra: Mapping[str, str] | None = None
 ) -> dict[str, dict[str, Any]]:
@@ -117,6 +125,23 @@ def measure_arms(
     for name, spec in (extra or {}).items():
         arms[name] = registry.build(spec, api)
         specs[name] = registry.full_canonical(spec)
+    return _timed(arms, specs, queries, warmup)
+
+
+def measure_windowed(
+    api: ReadAPI, queries: Sequence[Query], warmup: int, since: datetime
+) -> dict[str, dict[str, Any]]:
+    """p50/p95 latency of each of `WINDOW_ARMS` over `queries` narrowed to the chunks written at or
+    after `since`, under the name `<arm>@window`."""
+    windowed = [replace(q, scope=q.scope.within(since, None)) for q in queries]
+    arms = {f"{name}@window": build_timed(name, api) for name in WINDOW_ARMS}
+    specs = {f"{name}@window": registry.full_canonical(name) for name in WINDOW_ARMS}
+    return _timed(arms, specs, windowed, warmup)
+
+
+def _timed(
+    arms: Mapping[str, Arm], specs: Mapping[str, str], queries: Sequence[Query], warmup: int
+) -> dict[str, dict[str, Any]]:
     for query in queries[:warmup]:
         for arm in arms.values():
             arm.search(query)

@@ -123,16 +123,17 @@ def _query_embedding_line(qe: dict[str, Any]) -> str:
 def _arm_lines(report: Report) -> list[str]:
     sizes = report["sizes"]
     growth = report["growth"]
+    width = max(10, *(len(arm) + 1 for arm in sizes[0]["arms"]))
     lines = [
         "arm latency, ms, query embedding excluded (p50 / p95)",
-        "arm       " + "".join(f"{s['chunks']:>20}" for s in sizes) + "   exp p50  exp p95",
+        f"{'arm':<{width}}" + "".join(f"{s['chunks']:>20}" for s in sizes) + "   exp p50  exp p95",
     ]
     for arm in sizes[0]["arms"]:
         cells = "".join(
             f"{s['arms'][arm]['p50_ms']:>11.3f} /{s['arms'][arm]['p95_ms']:>7.3f}" for s in sizes
         )
         lines.append(
-            f"{arm:<10}{cells}   {_fmt(growth.get(f'{arm}_p50')):>7}  "
+            f"{arm:<{width}}{cells}   {_fmt(growth.get(f'{arm}_p50')):>7}  "
             f"{_fmt(growth.get(f'{arm}_p95')):>7}"
         )
     return lines

@@ -33,7 +33,11 @@ def parse_time(text: str, now: datetime, *, end: bool = False) -> datetime:
     age = _AGE.fullmatch(given)
     if age is not None:
         count, unit = int(age.group(1)), _UNITS[age.group(2).lower()]
-        return now - timedelta(**{unit: count})
+        try:
+            return now - timedelta(**{unit: count})
+        except OverflowError:
+            msg = f"{text!r} reaches back before the year 1"
+            raise TimeError(msg) from None
     try:
         day = date.fromisoformat(given)
     except ValueError:

@@ -15,7 +15,7 @@ from arms import registry
 from engine.checks import is_number
 from engine.memory import Memory
 from harness.synthetic import SyntheticConfig
-from perf.arms import EXTRA_SPECS
+from perf.arms import EXTRA_SPECS, WINDOW_ARMS
 from perf.config import PerfConfig, PerfError
 from perf.corpus import load_queries, to_query
 from perf.hooks import distinct_prompts
@@ -115,8 +115,11 @@ def test_every_figure_of_the_issue_is_present_for_every_size(report: dict[str, A
     assert [s["size"] for s in report["sizes"]] == [250, 700]
     for size in report["sizes"]:
         assert size["chunks"] > 0
-        # every registered arm, and the extra specs (the bridges with sentence vectors, stored static)
-        assert sorted(size["arms"]) == sorted([*registry.names(), *EXTRA_SPECS])
+        # every registered arm, the extra specs (the bridges with sentence vectors, stored static),
+        # and four arms again over a time window (`search --since`)
+        windowed = [f"{name}@window" for name in WINDOW_ARMS]
+        assert windowed == ["fts@window", "vector@window", "rrf@window", "ltr@window"]
+        assert sorted(size["arms"]) == sorted([*registry.names(), *EXTRA_SPECS, *windowed])
         assert size["vectors"]["sentence_texts"] > 0
         for row in size["arms"].values():
             assert row["n"] == 12

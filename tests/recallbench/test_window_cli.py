@@ -58,6 +58,9 @@ def test_an_unreadable_time_or_an_empty_window_is_refused_with_the_forms() -> No
         parse_time("yesterday", NOW)
     with pytest.raises(TimeError, match="cannot read"):
         parse_time("7 days", NOW)
+    with pytest.raises(TimeError, match="'999999w' reaches back before the year 1"):
+        parse_time("999999w", NOW)
+    assert parse_time("99999w", NOW).year == 109  # control: far back, but a time
     scope = Scope.of(P)
     assert narrowed(scope, None, "  ", NOW) is scope  # nothing given: the scope itself
     assert narrowed(scope, "2026-02-11", "2026-02-11", NOW).window_bounds() == (
