@@ -25,9 +25,8 @@ from engine.text_reads import TextReads
 from recallbench.chunk_view import chunk_fields, neighbours, previous_and_next
 from recallbench.cli import Context, pass_ctx
 from recallbench.cli_options import db_option, window_options
-from recallbench.cli_scope import resolve_scope
+from recallbench.cli_scope import resolve_scope, window_fields, window_note, within_window
 from recallbench.present import clip, counted, ids_that_start, minute, one_line, status_line
-from recallbench.time_window import TimeError, narrowed
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -96,24 +95,17 @@ def sessions_command(
     """
     with _reads(ctx) as reads:
         scope = resolve_scope(reads, project, all_projects, Path.cwd())
-        try:
-            window = narrowed(scope, since, until, datetime.now(UTC))
-        except TimeError as exc:
-            raise click.UsageError(str(exc)) from exc
+        window = within_window(scope, since, until, datetime.now(UTC))
         rows = reads.recent_sessions(window, limit)
         ids = [str(r["opening_chunk_id"]) for r in rows if r["opening_chunk_id"]]
         openings = {r.id: r.text for r in reads.chunks(ids, scope)}  # an opening before the window
     for row in rows:
         row["opening"] = openings.get(str(row["opening_chunk_id"]))
-    since_utc, until_utc = window.window_bounds()
     if as_json:
-        data: dict[str, object] = {"scope": str(scope)}
-        if window.windowed:
-            data["window"] = {"since": since_utc, "until": until_utc}
-        click.echo(json.dumps(data | {"sessions": rows}, indent=2))
+        data = {"scope": str(scope), **window_fields(window), "sessions": rows}
+        click.echo(json.dumps(data, indent=2))
         return
-    shown = f"  window: {window.window_label()} UTC" if window.windowed else ""
-    click.echo(f"scope: {scope}{shown}  sessions: {len(rows)} (most recent first)")
+    click.echo(f"scope: {scope}{window_note(window)}  sessions: {len(rows)} (most recent first)")
     for row in rows:
         chunks = counted(int(str(row["chunks"])), "chunk")
         click.echo(

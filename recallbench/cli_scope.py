@@ -7,12 +7,14 @@ path to its folder) and `--all-projects` reads every one.
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import click
 
 from engine.scope import RecordedProjects, Resolution, Scope, explain_recorded, resolve_project
 from recallbench import config
+from recallbench.time_window import TimeError, narrowed
 
 
 def resolve_scope(
@@ -47,6 +49,29 @@ def resolve_scope(
             "pass --project PATH or --all-projects"
         )
     return Scope.of(found.projects)
+
+
+def within_window(scope: Scope, since: str | None, until: str | None, now: datetime) -> Scope:
+    """`scope` narrowed to `--since`/`--until` (`recallbench.time_window`); an unreadable time or an
+    empty window is a usage error naming the forms."""
+    try:
+        return narrowed(scope, since, until, now)
+    except TimeError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def window_fields(scope: Scope) -> dict[str, object]:
+    """`{"window": {"since": …, "until": …}}` (UTC texts, null on an open side) for a JSON listing
+    of a windowed scope; nothing for one without a window."""
+    if not scope.windowed:
+        return {}
+    since, until = scope.window_bounds()
+    return {"window": {"since": since, "until": until}}
+
+
+def window_note(scope: Scope) -> str:
+    """`  window: 2026-02-11 00:00 .. UTC` for a listing's header line, "" without a window."""
+    return f"  window: {scope.window_label()} UTC" if scope.windowed else ""
 
 
 def resolve_here(memory: RecordedProjects, directory: Path) -> Resolution:

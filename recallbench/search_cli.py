@@ -15,9 +15,8 @@ import click
 from recallbench import config
 from recallbench.cli import Context, pass_ctx
 from recallbench.cli_options import QueryCommand, db_option, window_options
-from recallbench.cli_scope import resolve_scope
+from recallbench.cli_scope import resolve_scope, within_window
 from recallbench.present import hit_rows
-from recallbench.time_window import TimeError, narrowed
 
 
 @click.command(
@@ -109,10 +108,7 @@ def search_command(
         except click.UsageError:
             _refuse_bad_spec(spec)  # a misspelt --arm is named first
             raise
-        try:
-            scope = narrowed(scope, since, until, now)
-        except TimeError as exc:
-            raise click.UsageError(str(exc)) from exc
+        scope = within_window(scope, since, until, now)
         served = None if in_process else ask_for(reads, scope, query, spec, limit, now, ctx.db)
         if served is not None:
             if verbose:

@@ -15,6 +15,7 @@ import click
 
 from engine.scope import Scope
 from recallbench import config
+from recallbench.cli_scope import window_fields, window_note
 from recallbench.present import HitRow, header, hit_rows, snippet
 from recallbench.served_search import ServedAnswer, ServedQuery, ask_server
 
@@ -66,16 +67,11 @@ def search_in_process(
 def print_hits(rows: list[HitRow], text: str, spec: str, scope: Scope, as_json: bool) -> None:
     """The rows as JSON, or as a header line and a snippet per hit; a scope's time window is named
     in both (`window`: its UTC bounds, null on an open side)."""
-    since, until = scope.window_bounds()
     if as_json:
-        data: dict[str, object] = {"arm": spec, "scope": str(scope)}
-        if scope.windowed:
-            data["window"] = {"since": since, "until": until}
-        data["hits"] = [row.to_dict() for row in rows]
-        click.echo(json.dumps(data, indent=2))
+        data = {"arm": spec, "scope": str(scope), **window_fields(scope)}
+        click.echo(json.dumps(data | {"hits": [row.to_dict() for row in rows]}, indent=2))
         return
-    window = f"  window: {scope.window_label()} UTC" if scope.windowed else ""
-    click.echo(f"arm: {spec}  scope: {scope}{window}  hits: {len(rows)}")
+    click.echo(f"arm: {spec}  scope: {scope}{window_note(scope)}  hits: {len(rows)}")
     for row in rows:
         click.echo(header(row))
         click.echo(f"    {snippet(row.text, text, SNIPPET_CHARS)}")
