@@ -70,7 +70,11 @@ SINCE_HELP = (
     "Only memories written at or after this time: a date (2026-02-11), a date and time "
     "(2026-02-11T14:30, UTC unless it names its zone) or an age back from now (90m, 12h, 7d, 2w)."
 )
-UNTIL_HELP = "Only memories written before this time (as since; a bare date counts that whole day)."
+UNTIL_HELP = "Only what was written before this time (as since; a bare date counts that whole day)."
+SESSIONS_SINCE_HELP = (
+    "Only sessions with a chunk written at or after this time (a date, a date and time, UTC unless "
+    "zoned, or an age back from now: 90m, 12h, 7d, 2w)."
+)
 
 
 class ScopeSettings(Protocol):
@@ -206,6 +210,12 @@ class SessionSummary(BaseModel):
 class RecentSessions(BaseModel):
     scope: list[str]
     all_projects: bool
+    since: str | None = Field(
+        default=None, description="The window's start (UTC), when one was given."
+    )
+    until: str | None = Field(
+        default=None, description="The window's end (UTC, exclusive), when one was given."
+    )
     sessions: list[SessionSummary]
     message: str | None = None
 
@@ -312,6 +322,22 @@ class MemoryTools:
             )
         return Scope.of(found.projects), None
 
+    def _windowed_scope(
+        self, all_projects: bool, since: str | None, until: str | None, now: datetime
+    ) -> tuple[Scope | None, str | None]:
+        """`_scope`, narrowed to the window `since`..`until` (`recallbench.time_window`).
+
+        Raises:
+            ToolError: as `_scope`, or a time cannot be read, or the window is empty.
+        """
+        scope, message = self._scope(all_projects)
+        if scope is None:
+            return None, message
+        try:
+            return narrowed(scope, since, until, now), None
+        except TimeError as exc:
+            raise ToolError(str(exc)) from exc
+
     # --- the tools -----------------------------------------------------------------------------
     def search_memory(
         self,
@@ -326,12 +352,7 @@ class MemoryTools:
         if not query.strip():
             raise ToolError(EMPTY_QUERY)
         now = self._clock()
-        scope, message = self._scope(all_projects)
-        if scope is not None:
-            try:
-                scope = narrowed(scope, since, until, now)
-            except TimeError as exc:
-                raise ToolError(str(exc)) from exc
+        scope, message = self._windowed_scope(all_projects, since, until, now)
         projects, everywhere = _scope_fields(scope)
         bounds = (None, None) if scope is None else scope.window_bounds()
         result = SearchResult(
@@ -460,19 +481,23 @@ class MemoryTools:
         self,
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="Sessions to list.")] = 10,
         all_projects: Annotated[bool, Field(description=ALL_PROJECTS_HELP)] = False,
+        since: Annotated[str | None, Field(description=SESSIONS_SINCE_HELP)] = None,
+        until: Annotated[str | None, Field(description=UNTIL_HELP)] = None,
     ) -> RecentSessions:
         """The most recently started sessions of this project: when, how many chunks, and how each
-        opened (usually its first prompt)."""
-        scope, message = self._scope(all_projects)
-        projects, everywhere = _scope_fields(scope)
-        if scope is None:
+        opened (usually its first prompt); `since` and `until` list only the sessions with a chunk
+        written in that window."""
+        window, message = self._windowed_scope(all_projects, since, until, self._clock())
+        projects, everywhere = _scope_fields(window)
+        if window is None:
             return RecentSessions(
                 scope=projects, all_projects=everywhere, sessions=[], message=message
             )
-        rows = self._reader.recent_sessions(scope, limit)
+        rows = self._reader.recent_sessions(window, limit)
         first = [str(r["opening_chunk_id"]) for r in rows if r["opening_chunk_id"]]
+        whole = window.within(None, None)  # an opening written before the window is still shown
         openings = {
-            c.id: clip(one_line(c.text), OPENING_CHARS) for c in self._reader.chunks(first, scope)
+            c.id: clip(one_line(c.text), OPENING_CHARS) for c in self._reader.chunks(first, whole)
         }
         sessions = [
             SessionSummary(
@@ -488,7 +513,14 @@ class MemoryTools:
             )
             for r in rows
         ]
-        return RecentSessions(scope=projects, all_projects=everywhere, sessions=sessions)
+        since_utc, until_utc = window.window_bounds()
+        return RecentSessions(
+            scope=projects,
+            all_projects=everywhere,
+            since=since_utc,
+            until=until_utc,
+            sessions=sessions,
+        )
 
     def memory_status(self) -> MemoryStatus:
         """What the memory holds: sessions, chunks, vectors, index state, and the arm being served."""
