@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from engine import (
     checkout_sql,
+    file_paths,
     message_chunks_sql,
     reads,
     sanitized_sql,
@@ -337,8 +338,10 @@ class Memory:
     def sessions_for_file(
         self, path: str, scope: Scope, limit: int, exclude: str | None = None
     ) -> list[str]:
-        """Sessions in scope that edited `path`, most recent start first, ties by id."""
-        return reads.sessions_for_file(self.conn, path, scope, limit, exclude)
+        """Sessions in scope that edited `path`, or the same file in another recorded worktree of
+        its folder (`engine.file_paths`), most recent start first, ties by id."""
+        paths = file_paths.same_file_paths(path, checkout_sql.checkouts(self.conn))
+        return reads.sessions_for_file(self.conn, paths, scope, limit, exclude)
 
     def previous_session(self, session_id: str, scope: Scope) -> str | None:
         """The session of the same project that started last before this one (ties by id)."""

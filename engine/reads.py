@@ -323,15 +323,18 @@ def files_for_session(conn: sqlite3.Connection, session_id: str, limit: int) -> 
 
 
 def sessions_for_file(
-    conn: sqlite3.Connection, path: str, scope: Scope, limit: int, exclude: str | None
+    conn: sqlite3.Connection, paths: Sequence[str], scope: Scope, limit: int, exclude: str | None
 ) -> list[str]:
-    """Sessions in scope that edited `path`, most recent start first, ties by id."""
+    """Sessions in scope that edited one of `paths` (a file's paths: `engine.file_paths`), most
+    recent start first, ties by id."""
     where, params = scope_sql(scope, "s.project", session="s.id")
     rows = conn.execute(
         "SELECT DISTINCT s.id, s.started FROM file_edits fe JOIN sessions s "
-        "ON s.id = fe.session_id WHERE fe.path = ? AND s.self_transcript = 0 "
-        "AND s.id != ?" + where + " ORDER BY s.started IS NULL, s.started DESC, s.id LIMIT ?",
-        (path, exclude or "", *params, limit),
+        "ON s.id = fe.session_id WHERE fe.path IN (SELECT value FROM json_each(?)) "
+        "AND s.self_transcript = 0 AND s.id != ?"
+        + where
+        + " ORDER BY s.started IS NULL, s.started DESC, s.id LIMIT ?",
+        (json.dumps(sorted(paths)), exclude or "", *params, limit),
     ).fetchall()
     return [str(r[0]) for r in rows]
 
