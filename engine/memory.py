@@ -251,12 +251,19 @@ class Memory:
         Exact numpy scan when the scoped set holds at most `engine.vectors.EXACT_THRESHOLD` vectors,
         else the hnswlib partitions of the projects in scope, merged. Chunks an active `corrected`
         settle hides are left out; the catalog is asked for that many more, so `limit` still fills.
-        A scope with a time window is an exact scan of the window's vectors (`engine.window_reads`).
+        A scope with a time window keeps the window's hits of a read asked for more, or scans the
+        window's vectors exactly when too few of them are in it (`engine.window_reads`).
         """
         require_scope(scope)
         if limit < 1:
             return []
-        if scope.windowed:  # the partitions hold no times: an exact scan of the window
+        if scope.windowed:  # the partitions hold no times (engine.window_reads)
+            asked = limit * window_reads.OVERFETCH
+            found = self.nearest(vector, scope.within(None, None), asked, min_score)
+            inside = window_reads.in_window(self.conn, [s.chunk_id for s in found], scope)
+            kept = [s for s in found if s.chunk_id in inside]
+            if len(kept) >= limit or len(found) < asked:
+                return kept[:limit]
             emb = self._require_embedder()
             return window_reads.nearest_in_window(
                 self.conn, emb.id, vector, scope, limit, min_score

@@ -9,9 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from engine import window_reads
 from engine.api import Scored
+from engine.embed import HashEmbedder
 from engine.memory import Memory
 from engine.scope import Scope, ScopeError
+from engine.window_reads import OVERFETCH, nearest_in_window
+from tests.engine.fixtures_transcripts import user_line, write_jsonl
 from tests.engine.window_corpus import QUERY, P, Q, chunk_of, session_id, window_memory
 
 JAN = datetime(2026, 1, 1, tzinfo=UTC)
@@ -135,3 +139,41 @@ def test_a_window_needs_zoned_bounds_in_order() -> None:
     assert MID.window_label() == "2026-01-15 00:00 .. 2026-01-25 00:00"
     assert Scope.everywhere().within(None, JAN).window_label() == ".. 2026-01-01 00:00"
     assert str(MID) == P  # the projects part is unchanged
+
+
+def test_a_window_whose_best_lie_beyond_the_overfetch_is_scanned_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ten chunks written in January match the query better than the two of February; asked for
+    one February hit, the read takes 8 hits without the window, finds none of February's among them,
+    and scans February's vectors instead. Asked for one January hit, the 8 hold it."""
+    assert OVERFETCH == 8
+    texts = {n: f"deploy gateway deploy gateway attempt {n}" for n in range(1, 11)}
+    texts |= {11: "the gateway answered", 12: "deploy notes for later"}
+    for n, text in texts.items():
+        day = f"2026-01-{n:02d}" if n <= 10 else f"2026-02-0{n - 10}"
+        sid = f"99999999-0000-4000-8000-{n:012d}"
+        line = user_line(
+            text, uuid=f"o{n}", timestamp=f"{day}T09:00:00.000Z", session_id=sid, cwd=P
+        )
+        write_jsonl(tmp_path / "c" / "projects" / "p" / f"{sid}.jsonl", [line])
+    memory = Memory(tmp_path / "o.db", HashEmbedder(64))
+    memory.import_paths([tmp_path / "c"])
+    query = memory.embed_query(QUERY)
+    february = Scope.of(P).within(datetime(2026, 2, 1, tzinfo=UTC), None)
+    january = Scope.of(P).within(None, datetime(2026, 2, 1, tzinfo=UTC))
+    top8 = memory.nearest(query, Scope.of(P), 8, min_score=-1.0)
+    days = {r.id: r.ts_start for r in memory.chunks(ids(top8), Scope.of(P))}
+    assert all(str(t).startswith("2026-01") for t in days.values())  # February is not among them
+    exact = nearest_in_window(memory.conn, "hash-64-v1", query, february, 1, -1.0)
+    assert len(exact) == 1
+    assert ids(memory.nearest(query, february, 1, min_score=-1.0)) == ids(exact)
+    # control: January's best is among the 8, so no scan is made (a scan would raise here)
+    monkeypatch.setattr(window_reads, "nearest_in_window", _no_scan)
+    assert ids(memory.nearest(query, january, 1, min_score=-1.0)) == ids(top8[:1])
+    with pytest.raises(AssertionError, match="scanned"):
+        memory.nearest(query, february, 1, min_score=-1.0)
+
+
+def _no_scan(*_args: object) -> list[Scored]:
+    raise AssertionError("the window was scanned")
