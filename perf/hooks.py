@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -216,6 +217,11 @@ def measure_hook_latency(
     `ship`, also with a server after `recallbench ship SHIP` (the arm that run chose) in the home."""
     corpus = work / "hook-corpus"
     home = work / "hook-home"
+    for stale in (
+        corpus,
+        home,
+    ):  # a kept --work-dir holds the last run's (the generator never overwrites)
+        shutil.rmtree(stale, ignore_errors=True)
     generated = generate(corpus, SyntheticConfig.small(seed=seed))
     home.mkdir(parents=True, exist_ok=True)
     say(f"hook latency: importing a small corpus with {embedder}")
