@@ -65,14 +65,16 @@ class LexicalReads:
         """FTS5 BM25 over chunk text; score = -bm25 (higher is better). User text is plain words only.
 
         `stem` reads the Porter-stemmed index. Answered by the in-memory snapshot of that index when
-        this mode keeps one and it is current (the same ids, order and scores), else by FTS5 itself;
-        always by FTS5 for a scope with a time window (the snapshot holds no times).
+        this mode keeps one and it is current (the same ids, order and scores), else by FTS5 itself.
+        A scope with a time window: see `_windowed` (the snapshot holds no times).
         A chunk an active `corrected` settle hides is never returned: the snapshot is asked for as
         many more rows as there are hidden chunks, so `limit` still fills exactly as FTS5's does.
         """
         stem = bool(stem)
         require_scope(scope)
-        index = None if scope.windowed else self._current_index(stem)  # it holds no times
+        if scope.windowed:
+            return self._windowed(text, scope, limit, stem)
+        index = self._current_index(stem)
         if index is None:
             return reads.lexical(self._conn(), text, scope, limit, stem=stem)
         allowed = None if scope.all_projects else frozenset(scope.projects)
@@ -83,6 +85,20 @@ class LexicalReads:
         return [
             Scored(chunk_id=chunk, score=score) for chunk, score in found if chunk not in hidden
         ][:limit]
+
+    def _windowed(self, text: str, scope: Scope, limit: int, stem: bool) -> list[Scored]:
+        """A windowed read: the window's hits among `reads.WINDOW_OVERFETCH` times as many read
+        without it from a current snapshot, when `limit` of them are inside or the snapshot held
+        fewer matches than asked (then they are the window's best, scored as FTS5 scores them);
+        else FTS5 with the window in its SQL."""
+        if limit > 0 and self._current_index(stem) is not None:
+            asked = limit * reads.WINDOW_OVERFETCH
+            found = self.lexical(text, scope.within(None, None), asked, stem=stem)
+            inside = reads.in_window(self._conn(), [s.chunk_id for s in found], scope)
+            kept = [s for s in found if s.chunk_id in inside]
+            if len(kept) >= limit or len(found) < asked:
+                return kept[:limit]
+        return reads.lexical(self._conn(), text, scope, limit, stem=stem)
 
     def warm(self, *, wait: bool = True, stem: bool = False) -> None:
         """Bring the snapshot of one index (`stem`: the stemmed one) up to date now (`wait`), or start

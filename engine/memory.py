@@ -258,9 +258,9 @@ class Memory:
         if limit < 1:
             return []
         if scope.windowed:  # the partitions hold no times (engine.window_reads)
-            asked = limit * window_reads.OVERFETCH
+            asked = limit * reads.WINDOW_OVERFETCH
             found = self.nearest(vector, scope.within(None, None), asked, min_score)
-            inside = window_reads.in_window(self.conn, [s.chunk_id for s in found], scope)
+            inside = reads.in_window(self.conn, [s.chunk_id for s in found], scope)
             kept = [s for s in found if s.chunk_id in inside]
             if len(kept) >= limit or len(found) < asked:
                 return kept[:limit]

@@ -158,6 +158,23 @@ def window_sql(scope: Scope, ts: str) -> tuple[str, list[object]]:
     return clause, params
 
 
+# How many more hits than asked a windowed read takes from an index that holds no times (the lexical
+# snapshot, the hnswlib partitions) before it falls back to a read of the window itself.
+WINDOW_OVERFETCH = 8
+
+
+def in_window(conn: sqlite3.Connection, ids: Sequence[str], scope: Scope) -> frozenset[str]:
+    """Which of the chunk ids `ids` lie in `scope` (its projects and its window)."""
+    where, params = scope_sql(scope, "c.project", ts="c.ts_start")
+    if not ids:
+        return frozenset()
+    rows = conn.execute(
+        "SELECT c.id FROM chunks c WHERE c.id IN (SELECT value FROM json_each(?))" + where,
+        (json.dumps(list(ids)), *params),
+    ).fetchall()
+    return frozenset(str(r[0]) for r in rows)
+
+
 # --- the text side of the read API ----------------------------------------------------------------
 
 

@@ -2,18 +2,18 @@
 answer: the vector channel and a session's chunks outside the window.
 
 The hnswlib partitions and the catalog hold no times. A windowed vector read (`Memory.nearest`) first
-asks them for `OVERFETCH` times as many hits without the window and keeps those inside it
-(`in_window`): when `limit` of them are inside, they are the window's best (any better chunk of the
-window would be among the hits asked for), and so they are when the answer held fewer hits than asked
-(every chunk above the floor was seen). Otherwise, as for a narrow window, it is an exact scan of the
-stored vectors of the chunks in the window (`nearest_in_window`: one SQL read and one matrix
-product), so `limit` fills exactly as it would over those chunks alone. The lexical channel needs no
-module of its own: FTS5 answers a windowed read with the window in its SQL (`engine.reads.lexical`).
+asks them for `engine.reads.WINDOW_OVERFETCH` times as many hits without the window and keeps those
+inside it (`engine.reads.in_window`): when `limit` of them are inside, they are the window's best (any
+better chunk of the window would be among the hits asked for), and so they are when the answer held
+fewer hits than asked (every chunk above the floor was seen). Otherwise, as for a narrow window, it is
+an exact scan of the stored vectors of the chunks in the window (`nearest_in_window`: one SQL read and
+one matrix product), so `limit` fills exactly as it would over those chunks alone. A windowed lexical
+read does the same over the in-memory snapshot, with FTS5 (the window in its SQL,
+`engine.reads.lexical`) in the exact scan's place (`engine.lexical_reads`).
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 
 import numpy as np
@@ -23,9 +23,6 @@ from engine import trust_sql
 from engine.api import Scored
 from engine.reads import scope_sql, window_sql
 from engine.scope import Scope
-
-# How many more hits than asked a windowed vector read takes from the partitions before it scans.
-OVERFETCH = 8
 
 
 def nearest_in_window(
@@ -72,17 +69,5 @@ def outside_window(conn: sqlite3.Connection, session_id: str, scope: Scope) -> f
         "SELECT id FROM chunks WHERE session_id = ? AND id NOT IN "
         "(SELECT c.id FROM chunks c WHERE c.session_id = ?" + clause + ")",
         (session_id, session_id, *params),
-    ).fetchall()
-    return frozenset(str(r[0]) for r in rows)
-
-
-def in_window(conn: sqlite3.Connection, ids: list[str], scope: Scope) -> frozenset[str]:
-    """Which of the chunk ids `ids` lie in `scope` (its projects and its window)."""
-    where, params = scope_sql(scope, "c.project", ts="c.ts_start")
-    if not ids:
-        return frozenset()
-    rows = conn.execute(
-        "SELECT c.id FROM chunks c WHERE c.id IN (SELECT value FROM json_each(?))" + where,
-        (json.dumps(ids), *params),
     ).fetchall()
     return frozenset(str(r[0]) for r in rows)

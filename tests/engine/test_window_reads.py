@@ -6,15 +6,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from engine import window_reads
+from engine import reads, window_reads
 from engine.api import Scored
 from engine.embed import HashEmbedder
+from engine.lexical_reads import LexicalMode
 from engine.memory import Memory
+from engine.reads import WINDOW_OVERFETCH
 from engine.scope import Scope, ScopeError
-from engine.window_reads import OVERFETCH, nearest_in_window
+from engine.window_reads import nearest_in_window
 from tests.engine.fixtures_transcripts import user_line, write_jsonl
 from tests.engine.window_corpus import QUERY, P, Q, chunk_of, session_id, window_memory
 
@@ -24,6 +27,11 @@ MID = Scope.of(P).within(JAN + timedelta(days=14), JAN + timedelta(days=24))  # 
 
 def ids(found: list[Scored]) -> list[str]:
     return [s.chunk_id for s in found]
+
+
+def same_hits(a: list[Scored], b: list[Scored]) -> bool:
+    """The same chunks in the same order, with the same scores (to float rounding)."""
+    return ids(a) == ids(b) and [s.score for s in a] == pytest.approx([s.score for s in b])
 
 
 @pytest.fixture
@@ -46,12 +54,15 @@ def test_lexical_reads_only_the_window_and_scores_as_without_it(memory: Memory) 
     assert set(ids(memory.lexical(QUERY, both, 10))) == {c2, c4}
 
 
-def test_the_in_memory_lexical_snapshot_gives_way_to_fts5_for_a_window(tmp_path: Path) -> None:
+def test_the_in_memory_lexical_snapshot_answers_a_window_as_fts5_does(tmp_path: Path) -> None:
     memory = window_memory(tmp_path, lexical_index="sync")
     memory.warm_lexical()
     c1, c2 = chunk_of(memory, 1), chunk_of(memory, 2)
     assert ids(memory.lexical(QUERY, Scope.of(P), 1)) == [c1]  # control: the snapshot answers
-    assert ids(memory.lexical(QUERY, MID, 10)) == [c2]
+    windowed = memory.lexical(QUERY, MID, 10)
+    assert ids(windowed) == [c2]
+    fts5 = Memory(tmp_path / "w.db", HashEmbedder(64)).lexical(QUERY, MID, 10)  # FTS5 itself
+    assert same_hits(fts5, windowed)
 
 
 def test_the_bounds_are_at_or_after_since_and_before_until_in_any_zone(memory: Memory) -> None:
@@ -115,8 +126,6 @@ def test_a_sessions_best_chunk_is_none_when_it_lies_outside_the_window(memory: M
 
 
 def test_a_read_that_cannot_honour_a_window_refuses_it(memory: Memory) -> None:
-    from engine import reads
-
     c2 = chunk_of(memory, 2)
     found, count = reads.ids_starting_with(memory.conn, "chunk", c2[:8], Scope.of(P), 5)
     assert (found, count) == ([c2], 1)  # control: the read works without a window
@@ -147,21 +156,9 @@ def test_a_window_whose_best_lie_beyond_the_overfetch_is_scanned_exactly(
     """Ten chunks written in January match the query better than the two of February; asked for
     one February hit, the read takes 8 hits without the window, finds none of February's among them,
     and scans February's vectors instead. Asked for one January hit, the 8 hold it."""
-    assert OVERFETCH == 8
-    texts = {n: f"deploy gateway deploy gateway attempt {n}" for n in range(1, 11)}
-    texts |= {11: "the gateway answered", 12: "deploy notes for later"}
-    for n, text in texts.items():
-        day = f"2026-01-{n:02d}" if n <= 10 else f"2026-02-0{n - 10}"
-        sid = f"99999999-0000-4000-8000-{n:012d}"
-        line = user_line(
-            text, uuid=f"o{n}", timestamp=f"{day}T09:00:00.000Z", session_id=sid, cwd=P
-        )
-        write_jsonl(tmp_path / "c" / "projects" / "p" / f"{sid}.jsonl", [line])
-    memory = Memory(tmp_path / "o.db", HashEmbedder(64))
-    memory.import_paths([tmp_path / "c"])
+    assert WINDOW_OVERFETCH == 8
+    memory = overfetch_memory(tmp_path)
     query = memory.embed_query(QUERY)
-    february = Scope.of(P).within(datetime(2026, 2, 1, tzinfo=UTC), None)
-    january = Scope.of(P).within(None, datetime(2026, 2, 1, tzinfo=UTC))
     top8 = memory.nearest(query, Scope.of(P), 8, min_score=-1.0)
     days = {r.id: r.ts_start for r in memory.chunks(ids(top8), Scope.of(P))}
     assert all(str(t).startswith("2026-01") for t in days.values())  # February is not among them
@@ -173,6 +170,51 @@ def test_a_window_whose_best_lie_beyond_the_overfetch_is_scanned_exactly(
     assert ids(memory.nearest(query, january, 1, min_score=-1.0)) == ids(top8[:1])
     with pytest.raises(AssertionError, match="scanned"):
         memory.nearest(query, february, 1, min_score=-1.0)
+
+
+def test_a_windowed_lexical_read_from_the_snapshot_is_fts5s_and_falls_back_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same corpus: BM25's 8 best for the query are January's, so one February hit is read
+    from FTS5 with the window in its SQL, and one January hit from the snapshot alone."""
+    snapshot = overfetch_memory(tmp_path, lexical_index="sync")
+    snapshot.warm_lexical()
+    fts5 = Memory(tmp_path / "o.db", HashEmbedder(64))  # lexical_index "off": FTS5 itself
+    for window in (january, february):
+        assert same_hits(fts5.lexical(QUERY, window, 1), snapshot.lexical(QUERY, window, 1))
+    asked: list[str] = []
+    fts5_lexical = reads.lexical
+
+    def counted(*args: Any, **kwargs: Any) -> list[Scored]:
+        asked.append("fts5")
+        return fts5_lexical(*args, **kwargs)
+
+    monkeypatch.setattr(reads, "lexical", counted)
+    assert len(snapshot.lexical(QUERY, january, 1)) == 1
+    assert asked == []  # the snapshot's 8 hold January's best
+    assert len(snapshot.lexical(QUERY, february, 1)) == 1
+    assert asked == ["fts5"]
+
+
+february = Scope.of(P).within(datetime(2026, 2, 1, tzinfo=UTC), None)
+january = Scope.of(P).within(None, datetime(2026, 2, 1, tzinfo=UTC))
+
+
+def overfetch_memory(tmp_path: Path, lexical_index: LexicalMode = "off") -> Memory:
+    """Ten chunks of January that match the query better (lexically and by cosine) than the two of
+    February."""
+    texts = {n: f"deploy gateway deploy gateway attempt {n}" for n in range(1, 11)}
+    texts |= {11: "the gateway answered", 12: "deploy notes for later"}
+    for n, text in texts.items():
+        day = f"2026-01-{n:02d}" if n <= 10 else f"2026-02-0{n - 10}"
+        sid = f"99999999-0000-4000-8000-{n:012d}"
+        line = user_line(
+            text, uuid=f"o{n}", timestamp=f"{day}T09:00:00.000Z", session_id=sid, cwd=P
+        )
+        write_jsonl(tmp_path / "c" / "projects" / "p" / f"{sid}.jsonl", [line])
+    memory = Memory(tmp_path / "o.db", HashEmbedder(64), lexical_index=lexical_index)
+    memory.import_paths([tmp_path / "c"])
+    return memory
 
 
 def _no_scan(*_args: object) -> list[Scored]:
