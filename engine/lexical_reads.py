@@ -92,12 +92,11 @@ class LexicalReads:
         fewer matches than asked (then they are the window's best, scored as FTS5 scores them);
         else FTS5 with the window in its SQL."""
         if limit > 0 and self._current_index(stem) is not None:
-            asked = limit * reads.WINDOW_OVERFETCH
-            found = self.lexical(text, scope.within(None, None), asked, stem=stem)
-            inside = reads.in_window(self._conn(), [s.chunk_id for s in found], scope)
-            kept = [s for s in found if s.chunk_id in inside]
-            if len(kept) >= limit or len(found) < asked:
-                return kept[:limit]
+            kept = reads.kept_in_window(
+                self._conn(), scope, limit, lambda whole, k: self.lexical(text, whole, k, stem=stem)
+            )
+            if kept is not None:
+                return kept
         return reads.lexical(self._conn(), text, scope, limit, stem=stem)
 
     def warm(self, *, wait: bool = True, stem: bool = False) -> None:

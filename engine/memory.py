@@ -258,12 +258,11 @@ class Memory:
         if limit < 1:
             return []
         if scope.windowed:  # the partitions hold no times (engine.window_reads)
-            asked = limit * reads.WINDOW_OVERFETCH
-            found = self.nearest(vector, scope.within(None, None), asked, min_score)
-            inside = reads.in_window(self.conn, [s.chunk_id for s in found], scope)
-            kept = [s for s in found if s.chunk_id in inside]
-            if len(kept) >= limit or len(found) < asked:
-                return kept[:limit]
+            kept = reads.kept_in_window(
+                self.conn, scope, limit, lambda whole, k: self.nearest(vector, whole, k, min_score)
+            )
+            if kept is not None:
+                return kept
             emb = self._require_embedder()
             return window_reads.nearest_in_window(
                 self.conn, emb.id, vector, scope, limit, min_score

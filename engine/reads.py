@@ -19,7 +19,7 @@ import json
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from engine import trust_sql
 from engine.api import SETTLEMENT_KINDS, ChunkRecord, Scored, SettledAs, Settlement
@@ -173,6 +173,23 @@ def in_window(conn: sqlite3.Connection, ids: Sequence[str], scope: Scope) -> fro
         (json.dumps(list(ids)), *params),
     ).fetchall()
     return frozenset(str(r[0]) for r in rows)
+
+
+def kept_in_window(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    limit: int,
+    read: Callable[[Scope, int], list[Scored]],
+) -> list[Scored] | None:
+    """The window's best `limit` hits, taken from `read` asked without the window for
+    `WINDOW_OVERFETCH` times as many: they are the window's best when `limit` of them lie in it, or
+    when `read` held fewer hits than asked (it had no more). None when neither holds, and the caller
+    reads the window itself."""
+    asked = limit * WINDOW_OVERFETCH
+    found = read(scope.within(None, None), asked)
+    inside = in_window(conn, [s.chunk_id for s in found], scope)
+    kept = [s for s in found if s.chunk_id in inside]
+    return kept[:limit] if len(kept) >= limit or len(found) < asked else None
 
 
 # --- the text side of the read API ----------------------------------------------------------------

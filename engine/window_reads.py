@@ -1,15 +1,16 @@
 """The reads of a scope narrowed to a time window (`Scope.within`) that the in-memory indexes cannot
 answer: the vector channel and a session's chunks outside the window.
 
-The hnswlib partitions and the catalog hold no times. A windowed vector read (`Memory.nearest`) first
-asks them for `engine.reads.WINDOW_OVERFETCH` times as many hits without the window and keeps those
-inside it (`engine.reads.in_window`): when `limit` of them are inside, they are the window's best (any
-better chunk of the window would be among the hits asked for), and so they are when the answer held
-fewer hits than asked (every chunk above the floor was seen). Otherwise, as for a narrow window, it is
-an exact scan of the stored vectors of the chunks in the window (`nearest_in_window`: one SQL read and
-one matrix product), so `limit` fills exactly as it would over those chunks alone. A windowed lexical
-read does the same over the in-memory snapshot, with FTS5 (the window in its SQL,
-`engine.reads.lexical`) in the exact scan's place (`engine.lexical_reads`).
+The hnswlib partitions and the catalog hold no times. A windowed vector read (`Memory.nearest`)
+first asks them for `engine.reads.WINDOW_OVERFETCH` times as many hits without the window and keeps
+those inside it (`engine.reads.kept_in_window`): when `limit` of them are inside, they are the
+window's best (any better chunk of the window would be among the hits asked for), and so they are
+when the answer held fewer hits than asked (every chunk above the floor was seen). Otherwise, as
+for a narrow window, it is an exact scan of the stored vectors of the chunks in the window
+(`nearest_in_window`: one SQL read and one matrix product), so `limit` fills exactly as it would
+over those chunks alone. A windowed lexical read does the same over the in-memory snapshot, with
+FTS5 (the window in its SQL, `engine.reads.lexical`) in the exact scan's place
+(`engine.lexical_reads`).
 """
 
 from __future__ import annotations
