@@ -1,5 +1,6 @@
-"""Forget: remove a session, a project, a chunk or every text containing a string from the memory, or
-redact in place the credentials an older sanitizer let in (`engine.forget_credentials`).
+"""Forget: remove a session, a project, a chunk, every text containing a string or everything written
+before a time from the memory, or redact in place the credentials an older sanitizer let in
+(`engine.forget_credentials`).
 
 Owner only. `recallbench forget` is the one caller; nothing the server, the MCP tools or the hooks
 reach imports this module (tests/recallbench/test_forget_imports.py), so the model can never delete.
@@ -24,6 +25,10 @@ Every stage is idempotent, so a forget that failed half-way is finished by runni
 raises `ForgetError` naming the stages left. Whole sessions (`--session`, `--project`) stay forgotten:
 lines a transcript adds to a forgotten session later are not imported either. Forgetting a chunk or a
 string removes the messages that held it; the rest of the session stays and its new lines import.
+Forgetting what was written before a time (`--before`) removes those messages and moves the horizon
+(`engine.tombstone_sql`): an import drops whatever it finds written before it, in any transcript.
+After a target that takes messages one by one, a session left without any goes, and the others start
+and end at their first and last message left.
 
 A resumed or forked session's file starts with copies of the earlier lines (same uuids): every target
 also takes the stored copies of what it removes, and tombstones keep later copies out (tombstone_sql).
@@ -90,6 +95,7 @@ class ForgetReport:
 def plan(conn: sqlite3.Connection, target: Target, *, snippets: int = 3, width: int = 160) -> Plan:
     """What forgetting `target` removes, read in one transaction; changes nothing.
 
+    `--before` takes every message stamped before the time (an undated one never is).
     `--match` is an exact, case-sensitive substring of a message's or a chunk's text (a chunk that holds
     the string across two of its messages takes all of its messages). `--chunk` takes every message
     the chunk packs, whole. `--session` and `--project` take whole sessions, subagent streams included.
@@ -163,7 +169,10 @@ def _plan_sessions(conn: sqlite3.Connection, target: Target, snippets: int, widt
 def _plan_messages(conn: sqlite3.Connection, target: Target, snippets: int, width: int) -> Plan:
     text = target.value if target.kind == "match" else None
     by_stream: dict[str, set[str]] = {}
-    if text is None:
+    if target.kind == "before":
+        for m in forget_sql.messages_before(conn, target.value):
+            by_stream.setdefault(m.stream, set()).add(m.uuid)
+    elif text is None:
         found = forget_sql.chunk(conn, target.value)
         if found is not None:
             by_stream.setdefault(found.stream, set()).update(found.message_uuids)
@@ -323,17 +332,20 @@ def _remove_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str
             forget_sql.delete_messages(conn, stream, uuids)
             if owner is not None:
                 rewritten += rechunk(conn, stream, owner)
+        emptied = forget_sql.settle_sessions(conn, {c.session_id for c in p.chunks}, touched)
         states = _scrub_states(conn, p, list(spans.values()))
         edits = 0
         if target.kind == "match":
             edits = forget_sql.delete_edit_paths_containing(conn, target.value)
+        if target.kind == "before":
+            forget_sql.set_horizon(conn, target.value)
         vectors = forget_sql.delete_unshared_vectors(conn, before)
         sentences = forget_sql.delete_unshared_sentence_vectors(conn, before)
         store.bump_generation(conn)
     return (
         f"{p.summary()}; {removed} chunks deleted with their sessions, {rewritten} chunk rows "
-        f"rewritten or trimmed, {vectors} vectors, {sentences} sentence-vector rows, "
-        f"{states} stream states, {edits} file edits"
+        f"rewritten or trimmed, {emptied} sessions left empty, {vectors} vectors, "
+        f"{sentences} sentence-vector rows, {states} stream states, {edits} file edits"
     )
 
 
@@ -379,9 +391,12 @@ def _scrub_states(conn: sqlite3.Connection, p: Plan, files: Sequence[FileRow]) -
     that loses one renders that result without it.
     """
     text = p.target.value if p.target.kind == "match" else None
+    # Which message issued a stored tool input is not recorded: a stream that loses messages written
+    # before the horizon loses them all (a later result of an earlier call renders without it).
+    dated = {m.stream for m in p.messages} if p.target.kind == "before" else set()
     changed = 0
     for f in files:
-        whole = f.stream in p.streams or f.session_id in p.sessions
+        whole = f.stream in p.streams or f.session_id in p.sessions or f.stream in dated
         if not whole and (text is None or text not in f.state):
             continue
         state = json.loads(f.state)
@@ -449,17 +464,21 @@ def carry_tombstones(old_db: Path, new_db: Path) -> int:
     """Copy every tombstone of `old_db` into `new_db` (before a rebuild imports into it).
 
     `recallbench rebuild` imports the transcripts again into a new database; without the tombstones
-    it would bring back everything ever forgotten. Returns the tombstones copied.
+    it would bring back everything ever forgotten. The horizon of `--before` goes with them. Returns
+    the tombstones copied.
     """
     old = store.connect(old_db)
     try:
         with store.read(old):
             rows = tombstone_sql.rows(old)
+            horizon = tombstone_sql.horizon(old)
     finally:
         old.close()
     new = store.connect(new_db)
     try:
         with store.write(new):
+            if horizon is not None:
+                forget_sql.set_horizon(new, audit.utc_text(horizon))
             return forget_sql.put_tombstones(new, rows)
     finally:
         new.close()

@@ -12,15 +12,17 @@ from dataclasses import dataclass
 from engine import store
 from engine.chunking import chunk_stream
 from engine.forget_sql import ChunkRow, MessageRow
+from engine.tombstone_sql import instant
 
-TARGET_KINDS: tuple[str, ...] = ("session", "project", "chunk", "match", "credentials")
+TARGET_KINDS: tuple[str, ...] = ("session", "project", "chunk", "match", "before", "credentials")
 # A shorter string would match too much by accident (every "ok"); the person can still remove more.
 MIN_MATCH_CHARS = 4
 
 
 @dataclass(frozen=True, kw_only=True)
 class Target:
-    """What to forget: `kind` is one of TARGET_KINDS; `value` the id, project path or string."""
+    """What to forget: `kind` is one of TARGET_KINDS; `value` the id, project path, string, or (for
+    `before`) a time with its zone (`engine.audit.utc_text` writes it)."""
 
     kind: str
     value: str
@@ -37,6 +39,9 @@ class Target:
                 f"a --match string must have at least {MIN_MATCH_CHARS} characters (got "
                 f"{len(self.value)}): a shorter one would remove far more than meant"
             )
+            raise ValueError(msg)
+        if self.kind == "before" and instant(self.value) is None:
+            msg = f"--before needs an ISO-8601 time, e.g. 2026-02-11T00:00:00Z (got {self.value!r})"
             raise ValueError(msg)
 
     @property
@@ -104,16 +109,20 @@ class Plan:
 def partial_counts(
     messages: Sequence[MessageRow], chunks: Sequence[ChunkRow]
 ) -> tuple[SessionCount, ...]:
-    """Per session, the chunks and messages a plan removes from it one by one."""
+    """Per session, the chunks and messages a plan removes from it one by one. A message counts for
+    the session its stream's chunks name (a transcript file renamed from its session id stores its
+    messages under the file's name)."""
+    owner = {c.stream: c.session_id for c in chunks}
+    of = [owner.get(m.stream, m.session_id) for m in messages]
     return tuple(
         SessionCount(
             project=chunk_project(chunks, sid),
             session_id=sid,
             chunks=sum(1 for c in chunks if c.session_id == sid),
-            messages=sum(1 for m in messages if m.session_id == sid),
+            messages=of.count(sid),
             whole=False,
         )
-        for sid in sorted({m.session_id for m in messages} | {c.session_id for c in chunks})
+        for sid in sorted(set(of) | {c.session_id for c in chunks})
     )
 
 

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engine import tombstone_sql
+
 _PART = 500  # ids bound per statement (SQLite allows 32766; small parts keep each statement quick)
 
 
@@ -128,6 +130,21 @@ def messages_containing(conn: sqlite3.Connection, text: str) -> list[MessageRow]
         (text,),
     ).fetchall()
     return [MessageRow(stream=r[0], uuid=r[1], session_id=r[2], api_message_id=r[3]) for r in rows]
+
+
+def messages_before(conn: sqlite3.Connection, at: str) -> list[MessageRow]:
+    """Messages written before the time `at` (`tombstone_sql.written_before`: the same rule the import
+    applies to the horizon; an undated message is never before it), by stream and ordinal."""
+    horizon = tombstone_sql.instant(at)
+    rows = conn.execute(
+        "SELECT stream, uuid, session_id, api_message_id, ts FROM messages WHERE ts IS NOT NULL "
+        "ORDER BY stream, ordinal"
+    )
+    return [
+        MessageRow(stream=r[0], uuid=r[1], session_id=r[2], api_message_id=r[3])
+        for r in rows
+        if tombstone_sql.written_before(r[4], horizon)
+    ]
 
 
 def message_texts(
@@ -320,6 +337,20 @@ def add_tombstone(
     )
 
 
+def set_horizon(conn: sqlite3.Connection, at: str) -> bool:
+    """Move the horizon of `forget --before` to `at` unless it already lies there or later; whether
+    it moved."""
+    current, moment = tombstone_sql.horizon(conn), tombstone_sql.instant(at)
+    if moment is None or (current is not None and current >= moment):
+        return False
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (tombstone_sql.HORIZON_KEY, at),
+    )
+    return True
+
+
 def put_tombstones(conn: sqlite3.Connection, rows: Sequence[Sequence[object]]) -> int:
     """Record tombstones read from another database (`engine.tombstone_sql.rows`); returns new ones."""
     cur = conn.executemany(
@@ -352,6 +383,41 @@ def delete_messages(conn: sqlite3.Connection, stream: str, uuids: Iterable[str])
             f"DELETE FROM messages WHERE stream = ? AND uuid IN ({marks})", [stream, *part]
         ).rowcount
     return n
+
+
+def settle_sessions(
+    conn: sqlite3.Connection, session_ids: Iterable[str], streams: Iterable[str]
+) -> int:
+    """After messages left these sessions and streams (after `rechunk`): a stream with no message left
+    loses its file edits; a session with no chunk left goes, and one that keeps some starts and ends
+    at its first and last chunk left. Sessions recallbench wrote itself (`self_transcript`, stored
+    without chunks) are left alone. Returns the sessions removed."""
+    for part, marks in _parts(streams):
+        conn.execute(
+            f"DELETE FROM file_edits WHERE stream IN ({marks}) AND NOT EXISTS "
+            "(SELECT 1 FROM messages m WHERE m.stream = file_edits.stream)",
+            part,
+        )
+    removed = 0
+    for part, marks in _parts(session_ids):
+        spans = conn.execute(
+            f"SELECT session_id, MIN(ts_start), MAX(ts_end) FROM chunks "
+            f"WHERE session_id IN ({marks}) GROUP BY session_id",
+            part,
+        ).fetchall()
+        for sid, first, last in spans:
+            conn.execute(
+                "UPDATE sessions SET started = ?, ended = ? WHERE id = ?", (first, last, sid)
+            )
+        gone = sorted(set(part) - {str(r[0]) for r in spans})
+        if not gone:
+            continue
+        removed += conn.execute(
+            f"DELETE FROM sessions WHERE id IN ({','.join('?' * len(gone))}) "
+            "AND self_transcript = 0",
+            gone,
+        ).rowcount
+    return removed
 
 
 def delete_edit_paths_containing(conn: sqlite3.Connection, text: str) -> int:

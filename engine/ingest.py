@@ -380,7 +380,7 @@ def _write_batch(conn: sqlite3.Connection, resume: _Resume, batch: _Batch) -> in
     clean = [
         m
         for m in batch.messages
-        if not gone.drops(sid, m.session_id, m.uuid, batch.api_ids.get(m.uuid))
+        if not gone.drops(sid, m.session_id, m.uuid, batch.api_ids.get(m.uuid), m.timestamp)
     ]
     if len(clean) < len(batch.messages):
         batch.skipped["forgotten"] += len(batch.messages) - len(clean)

@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from engine import (
+    audit,
     checkout_sql,
     file_paths,
     message_chunks_sql,
@@ -36,6 +37,7 @@ from engine import (
     sanitized_sql,
     sentence_sql,
     store,
+    tombstone_sql,
     trust,
     trust_sql,
     vector_sql,
@@ -489,6 +491,7 @@ class Memory:
             p.stat().st_size for p in (self.db_path, Path(f"{self.db_path}-wal")) if p.exists()
         )
         skip_scrub = store.total_counts(self.conn)
+        horizon = tombstone_sql.horizon(self.conn)
         return {
             "database": str(self.db_path),
             "projects": counts["projects"],
@@ -506,4 +509,5 @@ class Memory:
             "scrubbed": skip_scrub.get("scrub", {}),
             "sanitize_version": sanitized_sql.version(self.conn),
             "stale_read_notices": sanitized_sql.stale_read_notices(self.conn),
+            "forgotten_before": None if horizon is None else audit.utc_text(horizon),
         }

@@ -12,6 +12,11 @@ session to a new file under a new session id, holding a copy of every earlier li
 uuid (and API message id). So a message tombstone drops that uuid or API message id in any session, not
 only in the one it was forgotten from.
 
+`recallbench forget --before` also sets a horizon (`meta` key `forgotten_before`, a UTC time to the
+second): every message written before it is forgotten, and the import drops any message a transcript
+holds from before it, wherever it turns up (a project imported for the first time included). It only
+moves forward.
+
 Only `engine.forget` writes tombstones (through `engine.forget_sql`); this module holds the schema
 (`engine.store.MIGRATIONS`) and the read, so that the import, which the hooks reach, never imports
 the module that deletes.
@@ -22,6 +27,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 # Applied by `engine.store.MIGRATIONS`. `ref` is the message uuid or chunk id ('' for a session);
 # `api_message_id` is set for a message whose lines carried one (a re-import from the start may merge
@@ -50,6 +56,33 @@ CREATE INDEX tombstones_api ON tombstones(api_message_id) WHERE kind = 'message'
 """
 
 
+HORIZON_KEY = "forgotten_before"  # the `meta` row holding the horizon
+
+
+def instant(text: str) -> datetime | None:
+    """The instant an ISO-8601 time names (UTC when it names no zone), or None when it is not one."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    return moment if moment.utcoffset() is not None else moment.replace(tzinfo=UTC)
+
+
+def written_before(timestamp: str | None, horizon: datetime | None) -> bool:
+    """Whether a message stamped `timestamp` was written before `horizon` (an undated message never
+    was: it lies before no time, as it lies in no search window)."""
+    if timestamp is None or horizon is None:
+        return False
+    moment = instant(timestamp)
+    return moment is not None and moment < horizon
+
+
+def horizon(conn: sqlite3.Connection) -> datetime | None:
+    """The horizon `forget --before` set, or None."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (HORIZON_KEY,)).fetchone()
+    return None if row is None else instant(str(row[0]))
+
+
 @dataclass(frozen=True, kw_only=True)
 class Forgotten:
     """What the tombstones say about the messages of an import: sessions forgotten whole, and message
@@ -58,20 +91,30 @@ class Forgotten:
     sessions: frozenset[str]
     messages: frozenset[str]  # message uuids
     api_messages: frozenset[str]  # API message ids
+    before: datetime | None = None  # the horizon of `forget --before`
 
-    def drops(self, stream_session: str, session_id: str, uuid: str, api_id: str | None) -> bool:
-        """Whether a message of `session_id` (in a stream of `stream_session`) was forgotten: its
-        session whole, or the message itself, here or as the copy of one forgotten elsewhere."""
+    def drops(
+        self,
+        stream_session: str,
+        session_id: str,
+        uuid: str,
+        api_id: str | None,
+        timestamp: str | None = None,
+    ) -> bool:
+        """Whether a message of `session_id` (in a stream of `stream_session`), stamped `timestamp`,
+        was forgotten: its session whole, the message itself (here or as the copy of one forgotten
+        elsewhere), or everything written before the horizon."""
         return (
             stream_session in self.sessions
             or session_id in self.sessions
             or uuid in self.messages
             or (api_id is not None and api_id in self.api_messages)
+            or written_before(timestamp, self.before)
         )
 
     @property
     def empty(self) -> bool:
-        return not (self.sessions or self.messages or self.api_messages)
+        return not (self.sessions or self.messages or self.api_messages or self.before)
 
 
 def forgotten(
@@ -81,7 +124,8 @@ def forgotten(
     api_ids: Iterable[str] = (),
 ) -> Forgotten:
     """The tombstones that bear on an import (read in the caller's transaction): those of
-    `session_ids`, and the message tombstones of any session that name one of `uuids` or `api_ids`."""
+    `session_ids`, the message tombstones of any session that name one of `uuids` or `api_ids`, and
+    the horizon."""
     sessions: set[str] = set()
     messages: set[str] = set()
     api: set[str] = set()
@@ -104,7 +148,10 @@ def forgotten(
                 if api_id is not None:
                     api.add(str(api_id))
     return Forgotten(
-        sessions=frozenset(sessions), messages=frozenset(messages), api_messages=frozenset(api)
+        sessions=frozenset(sessions),
+        messages=frozenset(messages),
+        api_messages=frozenset(api),
+        before=horizon(conn),
     )
 
 

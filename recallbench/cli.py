@@ -278,6 +278,11 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
     _echo_counts("scrubbed", info["scrubbed"])
     for line in stale_notes(info):
         click.echo(line)
+    if info["forgotten_before"]:
+        click.echo(
+            f"forgotten before: {info['forgotten_before']} (`recallbench forget --before`): "
+            "lines written earlier are not imported"
+        )
     read = ", ".join(here.projects) or "none"
     click.echo(f"project here: {read} for {here.directory} ({explain(here)})")
     if note := unrecorded_note(gone, here):
@@ -313,6 +318,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "forget": (
         'recallbench forget --match "hunter2-password"',
         "recallbench forget --session 5e551011-0000-4000-8000-000000000001 --dry-run",
+        "recallbench forget --before 180d --dry-run",
         "recallbench forget --credentials --dry-run",
     ),
     "rebuild": (

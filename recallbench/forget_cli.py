@@ -1,5 +1,6 @@
-"""`recallbench forget`: remove a session, a project, a chunk or a string from the memory, for good,
-or redact in place the credentials an older sanitizer let in (`--credentials`).
+"""`recallbench forget`: remove a session, a project, a chunk, a string or everything written before a
+time from the memory, for good, or redact in place the credentials an older sanitizer let in
+(`--credentials`).
 
 Owner only: the command line is the one way in. Nothing `recallbench serve`, the MCP tools or the
 hooks reach imports this module or `engine.forget` (tests/recallbench/test_forget_imports.py), and this
@@ -8,7 +9,8 @@ loads it.
 
 The command shows what will go, asks the person to type the target back (or, without a terminal,
 takes `--confirm` with the same target), then runs `engine.forget.forget` with one stage of its own:
-`logs` rewrites `hooks.log` (and its rotated copy) without the lines that quote the target.
+`logs` rewrites `hooks.log` (and its rotated copy) without the lines that quote the target (for
+`--before`: the lines written before the time).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,23 +66,44 @@ def _read_own(path: Path) -> bytes:
         os.close(fd)
 
 
-def quoting_lines(home: Path, needle: str) -> int:
-    """Lines of the hook logs under `home` that contain `needle`."""
+LineTest = Callable[[bytes], bool]
+
+
+def quoting(needle: str) -> LineTest:
+    """A log line that contains `needle`."""
     raw = needle.encode("utf-8")
-    return sum(sum(1 for line in _read_own(p).splitlines() if raw in line) for p in log_files(home))
+    return lambda line: raw in line
 
 
-def scrub_logs(home: Path, needle: str) -> str:
-    """Rewrite each hook log without the lines holding `needle` (0600, through a new file).
+def written_before(moment: datetime) -> LineTest:
+    """A log line whose leading time (`recallbench.hooks.HookLog` writes one) is before `moment`."""
+
+    def test(line: bytes) -> bool:
+        stamp = line.split(b" ", 1)[0].decode("ascii", errors="replace")
+        try:
+            written = datetime.fromisoformat(stamp)
+        except ValueError:
+            return False
+        return (written if written.tzinfo else written.replace(tzinfo=UTC)) < moment
+
+    return test
+
+
+def quoting_lines(home: Path, test: LineTest) -> int:
+    """Lines of the hook logs under `home` that `test` picks."""
+    return sum(sum(1 for line in _read_own(p).splitlines() if test(line)) for p in log_files(home))
+
+
+def scrub_logs(home: Path, test: LineTest) -> str:
+    """Rewrite each hook log without the lines `test` picks (0600, through a new file).
 
     A line a hook appends between the read and the replace is lost with the old file; the log is a
     best-effort diagnostic, and the forget must not leave the quoted text behind.
     """
-    raw = needle.encode("utf-8")
     removed = 0
     for path in log_files(home):
         lines = _read_own(path).splitlines(keepends=True)
-        kept = [line for line in lines if raw not in line]
+        kept = [line for line in lines if not test(line)]
         if len(kept) == len(lines):
             continue
         tmp = path.with_name(f".{path.name}.forget.{os.getpid()}")
@@ -108,6 +132,9 @@ def _target(
     chunk: str | None,
     match: str | None,
     credentials: bool = False,
+    *,
+    before: str | None = None,
+    now: datetime | None = None,
 ) -> Target:
     from engine.forget_parts import Target
 
@@ -116,23 +143,43 @@ def _target(
         "project": project,
         "chunk": chunk,
         "match": match,
+        "before": before,
         CREDENTIALS: CREDENTIALS if credentials else None,
     }
     given = [(kind, value) for kind, value in options.items() if value is not None]
     if len(given) != 1:
         shown = ", ".join(f"--{k}" for k, _ in given) or "none"
         msg = (
-            "give exactly one of --session, --project, --chunk, --match, --credentials "
+            "give exactly one of --session, --project, --chunk, --match, --before, --credentials "
             f"(got {shown})"
         )
         raise click.UsageError(msg)
     kind, value = given[0]
     if kind == "project" and not Path(value).is_absolute():
         value = str(Path(value).expanduser().resolve())
+    if kind == "before":
+        value = _horizon(value, now or datetime.now(UTC))
     try:
         return Target(kind=kind, value=value)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint=f"--{kind}") from exc
+
+
+def _horizon(text: str, now: datetime) -> str:
+    """The time `--before` names, as the engine records it (UTC, to the second)."""
+    from engine.audit import utc_text
+    from recallbench.time_window import TimeError, parse_time
+
+    try:
+        moment = parse_time(text, now)
+    except TimeError as exc:
+        raise click.BadParameter(str(exc), param_hint="--before") from exc
+    if moment > now:
+        msg = (
+            f"{text!r} is in the future ({utc_text(moment)}); forgetting before it would forget all"
+        )
+        raise click.BadParameter(msg, param_hint="--before")
+    return utc_text(moment)
 
 
 def _interactive() -> bool:
@@ -143,6 +190,9 @@ def _show(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None:
     target = plan.target
     if target.kind == CREDENTIALS:
         _show_credentials(plan, db, kept)
+        return
+    if target.kind == "before":
+        _show_before(plan, log_lines, db, kept)
         return
     shown = "(the string given)" if target.kind == "match" else target.value
     click.echo(f"forget --{target.kind} {shown} in {db} removes, for good:")
@@ -173,6 +223,31 @@ def _show(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None:
     )
 
 
+def _show_before(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None:
+    at = plan.target.value
+    click.echo(f"forget --before {at} in {db} removes, for good, every message written before it:")
+    if not plan.counts:
+        click.echo("  nothing in the database was written before it")
+    projects: dict[str, list[int]] = {}
+    for c in plan.counts:
+        row = projects.setdefault(c.project, [0, 0, 0])
+        row[0], row[1], row[2] = row[0] + 1, row[1] + c.chunks, row[2] + c.messages
+    for project, (sessions, chunks, messages) in sorted(projects.items()):
+        click.echo(
+            f"  {project}  {counted(sessions, 'session')}: {counted(chunks, 'chunk')}, "
+            f"{counted(messages, 'message')}"
+        )
+    click.echo(f"  {log_lines} lines of {LOG_NAME} written before it")
+    if kept:
+        names = ", ".join(p.name for p in kept)
+        click.echo(f"  and the same in {len(kept)} backups `recallbench rebuild` kept: {names}")
+    click.echo(
+        "A session left without messages goes; the others keep what was written since. From now "
+        "on an import skips every line written before it, in any transcript. The audit records "
+        "the ids, never the text."
+    )
+
+
 def _show_credentials(plan: Plan, db: Path, kept: list[Path]) -> None:
     click.echo(f"forget --credentials in {db} redacts, in place (the messages stay):")
     if not plan.counts and not plan.state_paths:
@@ -190,10 +265,12 @@ def _show_credentials(plan: Plan, db: Path, kept: list[Path]) -> None:
     click.echo("The audit records the ids and counts, never the text.")
 
 
-def _confirm(target: Target, confirm: str | None) -> None:
+def _confirm(target: Target, confirm: str | None, said: str | None = None) -> None:
+    """`said`: the value as the person gave it, when the target holds it read (`--before 90d`)."""
     flag = f"--{target.kind}"
+    expected = target.value if said is None else said
     if confirm is not None:
-        if confirm != target.value:
+        if confirm != expected:
             msg = f"--confirm must repeat the {flag} value exactly; nothing was removed"
             raise click.UsageError(msg)
         return
@@ -210,9 +287,16 @@ def _confirm(target: Target, confirm: str | None) -> None:
         else f"Type the {target.kind} again to forget it"
     )
     typed = click.prompt(asked, default="", show_default=False)
-    if typed != target.value:
+    if typed != expected:
         msg = f"what was typed is not the {target.kind} given; nothing was removed"
         raise click.ClickException(msg)
+
+
+def _log_test(target: Target) -> LineTest:
+    """What picks the lines of `hooks.log` a target takes: those quoting it, or written before it."""
+    if target.kind == "before":
+        return written_before(datetime.fromisoformat(target.value))
+    return quoting(target.value)
 
 
 def _refuse_a_short_id(db: Path, target: Target) -> None:
@@ -257,8 +341,8 @@ def _database() -> Path:
 
 @click.command(
     "forget",
-    short_help="Remove a session, project, chunk or string from the memory, for good (or redact "
-    "credentials in place).",
+    short_help="Remove a session, project, chunk, string or everything before a time from the "
+    "memory, for good (or redact credentials in place).",
 )
 @db_option
 @click.option("--session", metavar="ID", help="Forget this session whole (its later lines too).")
@@ -270,6 +354,12 @@ def _database() -> Path:
     "--match",
     metavar="TEXT",
     help="Forget every message holding this exact, case-sensitive text (e.g. a leaked token).",
+)
+@click.option(
+    "--before",
+    metavar="TIME",
+    help="Forget every message written before this time (a date, a UTC date and time, or an age "
+    "such as 90d), and keep such lines out of every later import.",
 )
 @click.option(
     "--credentials",
@@ -291,6 +381,7 @@ def forget_command(
     project: str | None,
     chunk: str | None,
     match: str | None,
+    before: str | None,
     credentials: bool,
     confirm: str | None,
     dry_run: bool,
@@ -306,6 +397,8 @@ def forget_command(
       --project PATH  every session of a project
       --chunk ID      the messages a chunk packs (the rest of its session stays)
       --match TEXT    every message whose text contains TEXT (exact, case-sensitive)
+      --before TIME   every message written before TIME (2026-02-11 is that day's start;
+                      90d is 90 days ago), and such lines of any transcript imported later
       --credentials   every credential the running sanitizer finds, redacted in place
                       (confirm with: --confirm credentials)
 
@@ -323,7 +416,8 @@ def forget_command(
     from engine.backups import backups
     from engine.forget import ForgetError, Stage, forget, preview
 
-    target = _target(session, project, chunk, match, credentials)
+    now = datetime.now(UTC)
+    target = _target(session, project, chunk, match, credentials, before=before, now=now)
     db = _database()
     home = db.parent
     plan = preview(db, target)
@@ -331,27 +425,29 @@ def forget_command(
         _refuse_a_short_id(db, target)
     redacting = target.kind == CREDENTIALS  # hooks.log never holds text: nothing to scrub there
     try:
-        log_lines = 0 if redacting else quoting_lines(home, target.value)
+        log_lines = 0 if redacting else quoting_lines(home, _log_test(target))
     except (OSError, UntrustedFileError) as exc:
         raise click.ClickException(f"cannot read {home / LOG_NAME}: {exc}") from exc
     _show(plan, log_lines, db, backups(db))
     if dry_run:
         return
-    _confirm(target, confirm)
+    _confirm(target, confirm, before)
 
     def progress(name: str, counts: str) -> None:
         click.echo(f"forget: {name} done ({counts})", err=True)
 
-    extra = [] if redacting else [Stage(name="logs", run=lambda: scrub_logs(home, target.value))]
+    extra = (
+        [] if redacting else [Stage(name="logs", run=lambda: scrub_logs(home, _log_test(target)))]
+    )
     names = ", ".join(["rows", "fts", "index", "backups", *(s.name for s in extra), "vacuum"])
     click.echo(f"forget: stages {names}", err=True)
     try:
-        report = forget(db, target, now=datetime.now(UTC), extra=extra, on_stage=progress)
+        report = forget(db, target, now=now, extra=extra, on_stage=progress)
     except ForgetError as exc:
         raise click.ClickException(str(exc)) from exc
     said = "redacted" if redacting else "forgot"
     click.echo(f"{said}: {report.plan.summary()}; see `recallbench audit` for the stages")
-    if target.kind in ("chunk", "match", CREDENTIALS) and report.plan.chunks:
+    if target.kind in ("chunk", "match", "before", CREDENTIALS) and report.plan.chunks:
         click.echo(
             "Chunks rewritten from the messages that stay get their vectors on the next "
             "`recallbench import` (or from a running server's background embedding)."

@@ -287,7 +287,7 @@ def test_a_failed_stage_exits_1_naming_what_is_left_and_the_same_command_finishe
 ) -> None:
     plant_log_lines(home)
 
-    def broken(home_dir: Path, needle: str) -> str:
+    def broken(home_dir: Path, test: forget_cli.LineTest) -> str:
         raise OSError(28, "No space left on device")
 
     scrub = forget_cli.scrub_logs
@@ -310,11 +310,11 @@ def test_the_logs_are_rewritten_0600_without_the_quoting_lines_and_a_symlink_is_
     root: Path, home: Path, tmp_path: Path
 ) -> None:
     plant_log_lines(home)
-    assert forget_cli.scrub_logs(home, PLANTED) == "2 log lines"
+    assert forget_cli.scrub_logs(home, forget_cli.quoting(PLANTED)) == "2 log lines"
     log = home / "hooks.log"
     assert stat.S_IMODE(os.stat(log).st_mode) == 0o600
     assert (home / "hooks.log.1").read_text(encoding="utf-8") == "old line\n"
-    assert forget_cli.scrub_logs(home, PLANTED) == "0 log lines"  # idempotent
+    assert forget_cli.scrub_logs(home, forget_cli.quoting(PLANTED)) == "0 log lines"  # idempotent
     elsewhere = tmp_path / "elsewhere.log"
     elsewhere.write_text(f"{PLANTED}\n", encoding="utf-8")
     log.unlink()

@@ -133,8 +133,9 @@ def test_a_memory_imported_under_the_running_version_has_nothing_to_redact(
 def test_only_one_target_and_the_stream_state_is_redacted_string_by_string() -> None:
     both = invoke("forget", "--credentials", "--match", "abcd")
     assert both.exit_code == 2
-    assert "give exactly one of --session, --project, --chunk, --match, --credentials" in (
-        both.output
+    assert (
+        "give exactly one of --session, --project, --chunk, --match, --before, --credentials"
+        in (both.output)
     )
     state = json.dumps({"tool_commands": {"t1": f"echo {GROQ}", "t2": "ls -la"}, "n": 3})
     redacted = json.loads(str(_redacted_state(state)))
