@@ -250,7 +250,7 @@ def forget(
             Stage(name=FINAL_STAGE, run=lambda: _compact(conn)),
         ]
         names = ", ".join(s.name for s in stages)
-        _record(conn, now, first, f"begin: {first.summary()}; stages: {names}")
+        _record(conn, now, first, f"begin: {first.summary()}; stages: {names}", ids=True)
         for pos, stage in enumerate(stages):
             try:
                 counts = stage.run()
@@ -266,14 +266,18 @@ def forget(
         conn.close()
 
 
-def _record(conn: sqlite3.Connection, now: datetime, p: Plan, reason: str) -> None:
+def _record(
+    conn: sqlite3.Connection, now: datetime, p: Plan, reason: str, *, ids: bool = False
+) -> None:
+    """One audit row of this forget: the `begin` row (`ids`) names every session and chunk the plan
+    covers, the stage rows after it the target alone."""
     with store.write(conn):
         audit.record(
             conn,
             time=now,
             actor=audit.PERSON,
             action=_ACTION,
-            targets=p.audit_targets(),
+            targets=p.audit_targets() if ids else [p.target.audit_label],
             reason=reason,
         )
 

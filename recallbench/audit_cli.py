@@ -60,8 +60,15 @@ def record_audit(
     return True
 
 
+# Targets a line names before it counts the rest (a forget of a long period covers thousands of chunks).
+SHOWN_TARGETS = 8
+
+
 def _line(entry: AuditEntry) -> str:
-    targets = ", ".join(entry.targets) or "-"
+    shown, more = entry.targets[:SHOWN_TARGETS], len(entry.targets) - SHOWN_TARGETS
+    targets = ", ".join(shown) or "-"
+    if more > 0:
+        targets += f" and {more} more (--json lists them)"
     reason = f"  ({entry.reason})" if entry.reason else ""
     return f"{entry.time}  {entry.actor:<12} {entry.action:<16} {targets}{reason}"
 

@@ -437,6 +437,8 @@ def test_the_audit_records_every_stage_with_ids_and_counts_never_the_text(db: Pa
     assert {r[1] for r in rows} == {"person"}
     assert {r[0] for r in rows} == {"2026-06-01T12:00:00Z"}
     assert json.loads(rows[0][3]) == ["match:(text not recorded)", f"chunk:{chunk_id}"]
+    # The stages after `begin` name the target alone: the ids are in the begin row.
+    assert {r[3] for r in rows[1:]} == {json.dumps(["match:(text not recorded)"])}
     assert [r[4].split(":")[0] for r in rows] == [
         "begin",
         "done rows",

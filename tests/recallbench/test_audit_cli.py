@@ -125,3 +125,18 @@ def test_audit_reads_the_database_given_with_db(tmp_path: Path, home: Path) -> N
         log.record(time=T0, actor="person", action="ship", targets=["p", "r", "rrf()"], reason="x")
     assert [e["targets"] for e in audit("--db", str(other))] == [["p", "r", "rrf()"]]
     assert audit() == []  # control: the default database holds none
+
+
+def test_a_line_names_eight_targets_and_counts_the_rest(home: Path) -> None:
+    chunks = [f"chunk:{n:02d}" for n in range(10)]
+    with AuditLog(home / "memory.db") as log:
+        for targets in (["before:x", *chunks], ["before:x", *chunks[:7]]):
+            log.record(time=T0, actor="person", action="forget.stage", targets=targets, reason="")
+    out = CliRunner().invoke(main, ["audit"])
+    assert out.exit_code == 0, out.output
+    long, short = out.stdout.splitlines()
+    # 11 targets: the first 8 (the target and chunks 00-06), then the 3 others counted.
+    assert long.endswith(", chunk:06 and 3 more (--json lists them)")
+    assert "chunk:07" not in long
+    assert short.endswith(", chunk:06")  # control: 8 targets are all shown
+    assert [len(e["targets"]) for e in audit()] == [11, 8]  # type: ignore[arg-type]
