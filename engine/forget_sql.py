@@ -57,6 +57,11 @@ def _parts(values: Iterable[str]) -> Iterator[tuple[list[str], str]]:
         yield part, ",".join("?" * len(part))
 
 
+def _message(row: Sequence[Any]) -> MessageRow:
+    """A message from a row that starts (stream, uuid, session id, API message id)."""
+    return MessageRow(stream=row[0], uuid=row[1], session_id=row[2], api_message_id=row[3])
+
+
 def _chunk(row: Sequence[object]) -> ChunkRow:
     return ChunkRow(
         id=str(row[0]),
@@ -129,7 +134,7 @@ def messages_containing(conn: sqlite3.Connection, text: str) -> list[MessageRow]
         "WHERE instr(text, ?) > 0 ORDER BY stream, ordinal",
         (text,),
     ).fetchall()
-    return [MessageRow(stream=r[0], uuid=r[1], session_id=r[2], api_message_id=r[3]) for r in rows]
+    return [_message(r) for r in rows]
 
 
 def messages_before(conn: sqlite3.Connection, at: str) -> list[MessageRow]:
@@ -140,11 +145,7 @@ def messages_before(conn: sqlite3.Connection, at: str) -> list[MessageRow]:
         "SELECT stream, uuid, session_id, api_message_id, ts FROM messages WHERE ts IS NOT NULL "
         "ORDER BY stream, ordinal"
     )
-    return [
-        MessageRow(stream=r[0], uuid=r[1], session_id=r[2], api_message_id=r[3])
-        for r in rows
-        if tombstone_sql.written_before(r[4], horizon)
-    ]
+    return [_message(r) for r in rows if tombstone_sql.written_before(r[4], horizon)]
 
 
 def message_texts(
@@ -160,10 +161,7 @@ def message_texts(
         "ORDER BY stream, ordinal",
         list(needles or ()),
     ).fetchall()
-    return [
-        (MessageRow(stream=r[0], uuid=r[1], session_id=r[2], api_message_id=r[3]), str(r[4]))
-        for r in rows
-    ]
+    return [(_message(r), str(r[4])) for r in rows]
 
 
 def stream_messages(
@@ -199,10 +197,7 @@ def _stream_rows(
 def stream_message_rows(conn: sqlite3.Connection, streams: Iterable[str]) -> list[MessageRow]:
     """Every stored message of `streams`, by stream and ordinal."""
     select = "SELECT stream, uuid, session_id, api_message_id FROM messages"
-    return [
-        MessageRow(stream=r[0], uuid=r[1], session_id=r[2], api_message_id=r[3])
-        for r in _stream_rows(conn, select, "stream, ordinal", streams)
-    ]
+    return [_message(r) for r in _stream_rows(conn, select, "stream, ordinal", streams)]
 
 
 def copies(conn: sqlite3.Connection, of: Sequence[MessageRow]) -> list[MessageRow]:

@@ -210,9 +210,7 @@ def _show(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None:
             f"{plan.edit_paths} recorded file paths"
         )
     click.echo(f"  {log_lines} lines of {LOG_NAME} that quote it")
-    if kept:
-        names = ", ".join(p.name for p in kept)
-        click.echo(f"  and the same in {len(kept)} backups `recallbench rebuild` kept: {names}")
+    _show_backups(kept)
     for snippet in plan.snippets:
         click.echo(f"    > {snippet}")
     if plan.sessions:
@@ -221,6 +219,12 @@ def _show(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None:
         "Tombstones (ids only) keep it from being imported again. The audit records the ids, "
         "never the text."
     )
+
+
+def _show_backups(kept: list[Path]) -> None:
+    if kept:
+        names = ", ".join(p.name for p in kept)
+        click.echo(f"  and the same in {len(kept)} backups `recallbench rebuild` kept: {names}")
 
 
 def _show_before(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None:
@@ -238,9 +242,7 @@ def _show_before(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None
             f"{counted(messages, 'message')}"
         )
     click.echo(f"  {log_lines} lines of {LOG_NAME} written before it")
-    if kept:
-        names = ", ".join(p.name for p in kept)
-        click.echo(f"  and the same in {len(kept)} backups `recallbench rebuild` kept: {names}")
+    _show_backups(kept)
     click.echo(
         "A session left without messages goes; the others keep what was written since. From now "
         "on an import skips every line written before it, in any transcript. The audit records "
@@ -259,9 +261,7 @@ def _show_credentials(plan: Plan, db: Path, kept: list[Path]) -> None:
         )
     if plan.state_paths:
         click.echo(f"  and the credentials in {len(plan.state_paths)} stored tool inputs")
-    if kept:
-        names = ", ".join(p.name for p in kept)
-        click.echo(f"  and the same in {len(kept)} backups `recallbench rebuild` kept: {names}")
+    _show_backups(kept)
     click.echo("The audit records the ids and counts, never the text.")
 
 
