@@ -110,9 +110,12 @@ EXTRA_SPECS: dict[str, str] = {
 
 
 # Arms timed again with each query's scope narrowed to a time window (`Scope.within`), as
-# `search --since` asks: a windowed read is FTS5's and an exact scan of the window's vectors
-# (`engine.window_reads`), not the lexical snapshot and the hnswlib partitions. Reported as `<arm>@window`.
+# `search --since` asks: over the newer half of the chunks (`<arm>@window`), where a windowed read
+# keeps the window's hits of a read of the snapshot or the hnswlib partitions, and over the newest
+# hundredth of them (`<arm>@narrow`, a day of a long history), where few such hits are in the
+# window and the read falls back to reading the window itself (`engine.window_reads`).
 WINDOW_ARMS = ("fts", "vector", "rrf", "ltr")
+WINDOWS: dict[str, float] = {"window": 0.5, "narrow": 0.01}  # name: share of the chunks in it
 
 
 def measure_arms(
@@ -129,13 +132,13 @@ def measure_arms(
 
 
 def measure_windowed(
-    api: ReadAPI, queries: Sequence[Query], warmup: int, since: datetime
+    api: ReadAPI, queries: Sequence[Query], warmup: int, since: datetime, name: str = "window"
 ) -> dict[str, dict[str, Any]]:
     """p50/p95 latency of each of `WINDOW_ARMS` over `queries` narrowed to the chunks written at or
-    after `since`, under the name `<arm>@window`."""
+    after `since`, under the name `<arm>@<name>`."""
     windowed = [replace(q, scope=q.scope.within(since, None)) for q in queries]
-    arms = {f"{name}@window": build_timed(name, api) for name in WINDOW_ARMS}
-    specs = {f"{name}@window": registry.full_canonical(name) for name in WINDOW_ARMS}
+    arms = {f"{arm}@{name}": build_timed(arm, api) for arm in WINDOW_ARMS}
+    specs = {f"{arm}@{name}": registry.full_canonical(arm) for arm in WINDOW_ARMS}
     return _timed(arms, specs, windowed, warmup)
 
 

@@ -18,7 +18,7 @@ from engine.embed import Embedder, get_embedder
 from engine.memory import Memory
 from engine.scope import Scope
 from harness.roster import Question
-from perf.arms import EXTRA_SPECS, PreEmbedded, measure_arms, measure_windowed
+from perf.arms import EXTRA_SPECS, WINDOWS, PreEmbedded, measure_arms, measure_windowed
 from perf.bootstrap import measure_bootstrap
 from perf.catchup import measure_catchup
 from perf.cli_search import measure_cli_search
@@ -196,9 +196,13 @@ def measure_size(
     texts = sorted({q.text for q in queries})
     qvecs = dict(zip(texts, used.embed(texts), strict=True))
     arms = measure_arms(PreEmbedded(memory, qvecs), queries, cfg.warmup, extra=EXTRA_SPECS)
-    since = median_time(memory)
-    arms |= measure_windowed(PreEmbedded(memory, qvecs), queries, cfg.warmup, since)
-    say(f"{built.size}: windowed arms read the chunks written since {since:%Y-%m-%d %H:%M} (half)")
+    for name, share in WINDOWS.items():
+        since = window_start(memory, share)
+        arms |= measure_windowed(PreEmbedded(memory, qvecs), queries, cfg.warmup, since, name)
+        say(
+            f"{built.size}: <arm>@{name} read the chunks written since {since:%Y-%m-%d %H:%M} "
+            f"(the newest {share:.0%})"
+        )
     say(
         f"{built.size}: arm p50 ms "
         + ", ".join(f"{name} {row['p50_ms']:.2f}" for name, row in arms.items())
@@ -239,15 +243,15 @@ def measure_size(
     }, used
 
 
-def median_time(memory: Memory) -> datetime:
-    """The median time of the store's chunks: a window from it holds about half of them."""
+def window_start(memory: Memory, share: float) -> datetime:
+    """The time from which about `share` of the store's dated chunks were written (0.5: the median)."""
     ids = [row[1] for row in memory.chunk_rows()]
     times = sorted(
         datetime.fromisoformat(r.ts_start)
         for r in memory.chunks(ids, Scope.everywhere())
         if r.ts_start is not None
     )
-    return times[len(times) // 2]
+    return times[min(len(times) - 1, int(len(times) * (1 - share)))]
 
 
 def disk_bytes(paths: Iterable[Path]) -> int:

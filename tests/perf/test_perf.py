@@ -15,7 +15,7 @@ from arms import registry
 from engine.checks import is_number
 from engine.memory import Memory
 from harness.synthetic import SyntheticConfig
-from perf.arms import EXTRA_SPECS, WINDOW_ARMS
+from perf.arms import EXTRA_SPECS, WINDOW_ARMS, WINDOWS
 from perf.config import PerfConfig, PerfError
 from perf.corpus import load_queries, to_query
 from perf.hooks import distinct_prompts
@@ -116,9 +116,10 @@ def test_every_figure_of_the_issue_is_present_for_every_size(report: dict[str, A
     for size in report["sizes"]:
         assert size["chunks"] > 0
         # every registered arm, the extra specs (the bridges with sentence vectors, stored static),
-        # and four arms again over a time window (`search --since`)
-        windowed = [f"{name}@window" for name in WINDOW_ARMS]
-        assert windowed == ["fts@window", "vector@window", "rrf@window", "ltr@window"]
+        # and four arms again over two time windows (`search --since`): half the chunks, and 1%
+        windowed = [f"{name}@{window}" for window in WINDOWS for name in WINDOW_ARMS]
+        assert windowed[:4] == ["fts@window", "vector@window", "rrf@window", "ltr@window"]
+        assert windowed[4:] == ["fts@narrow", "vector@narrow", "rrf@narrow", "ltr@narrow"]
         assert sorted(size["arms"]) == sorted([*registry.names(), *EXTRA_SPECS, *windowed])
         assert size["vectors"]["sentence_texts"] > 0
         for row in size["arms"].values():
