@@ -144,6 +144,11 @@ def scope_sql(
     return where + clause, [*params, *bounds]
 
 
+# Applied by `engine.store.MIGRATIONS`: a window on the chunks' time (`window_sql` on `ts_start`, the
+# same expression) is a range of this index, not a scan of every chunk.
+TIME_INDEX = "CREATE INDEX chunks_time ON chunks(julianday(ts_start));"
+
+
 def window_sql(scope: Scope, ts: str) -> tuple[str, list[object]]:
     """`AND` clauses keeping the rows whose time column `ts` lies in `scope`'s window (compared as
     instants, so `Z` and `+02:00` agree; a time SQLite cannot read lies in no window)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sqlite3
 import threading
 import time
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from engine import audit_sql, checkout_sql, sentence_sql, tombstone_sql, trust_sql
+from engine import audit_sql, checkout_sql, reads, sentence_sql, tombstone_sql, trust_sql
 from engine.model import Author, Chunk, CleanMessage
 
 if TYPE_CHECKING:
@@ -143,6 +144,7 @@ MIGRATIONS: tuple[str, ...] = (
     sentence_sql.SCHEMA,  # 6: sentence vectors of a person's chunk texts (engine.sentence_sql)
     tombstone_sql.REF_INDEXES,  # 7: a forgotten message looked up by uuid in any session (tombstone_sql)
     *checkout_sql.SCHEMAS,  # 8, 9: each project's place in git, and who said so (checkout_sql)
+    reads.TIME_INDEX,  # 10: chunks by the instant they were written (engine.reads.window_sql)
 )
 
 
@@ -152,8 +154,6 @@ def _is_locked(exc: sqlite3.OperationalError) -> bool:
 
 def retry_locked(fn: Callable[[], T], attempts: int = 8) -> T:
     """Run `fn`, retrying with jittered backoff while SQLite reports a lock beyond its busy timeout."""
-    import random
-
     rng = random.Random()  # jitter only; no effect on results
     for attempt in range(attempts):
         try:

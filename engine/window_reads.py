@@ -37,14 +37,10 @@ def nearest_in_window(
     """Cosine similarity of `vector` to every stored vector of the chunks in `scope` (its projects
     and its window) that no active `corrected` settle hides; the `limit` best with score >=
     `min_score`, by (-score, chunk id). Chunks whose text has no vector yet are not read."""
-    where, params = scope_sql(scope, "c.project", ts="c.ts_start")
     if limit < 1:
         return []
-    rows = conn.execute(
-        "SELECT c.id, v.vec FROM chunks c JOIN vectors v ON v.embedder = ? AND v.sha256 = c.sha256 "
-        f"WHERE c.id NOT IN ({trust_sql.CORRECTED_IDS})" + where + " ORDER BY c.id",
-        (embedder_id, *params),
-    ).fetchall()
+    sql, params = window_vectors_sql(embedder_id, scope)
+    rows = sorted(conn.execute(sql, params).fetchall(), key=lambda r: str(r[0]))  # by chunk id
     if not rows:
         return []
     ids = [str(r[0]) for r in rows]
@@ -58,6 +54,25 @@ def nearest_in_window(
         for i in order[:limit]
         if float(scores[i]) >= min_score
     ]
+
+
+def window_vectors_sql(embedder_id: str, scope: Scope) -> tuple[str, list[object]]:
+    """The read of (chunk id, vector) for every chunk in `scope` that no active `corrected` settle
+    hides, in no order.
+
+    The chunks lead (CROSS JOIN keeps SQLite from walking every vector of the embedder instead), and
+    there is no ORDER BY (it would walk the chunks in id order): so a window is a range of the
+    chunks' time index (`engine.reads.TIME_INDEX`). Measured on perf's 100k store, a window holding a
+    hundredth of the chunks: 216 ms for the read led by the vectors, 56 ms led by the chunks without
+    the index, 4.9 ms with it.
+    """
+    where, params = scope_sql(scope, "c.project", ts="c.ts_start")
+    sql = (
+        "SELECT c.id, v.vec FROM chunks c CROSS JOIN vectors v "
+        "ON v.embedder = ? AND v.sha256 = c.sha256 "
+        f"WHERE c.id NOT IN ({trust_sql.CORRECTED_IDS})" + where
+    )
+    return sql, [embedder_id, *params]
 
 
 def outside_window(conn: sqlite3.Connection, session_id: str, scope: Scope) -> frozenset[str]:
