@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -295,6 +295,7 @@ class LexicalIndex:
         self._phrases: dict[tuple[object, ...], tuple[Int32s, Floats] | None] = {}
         self._phrase_entries = 0
         self._ids_by_rank: list[str] | None = None
+        self._row_of: dict[str, int] | None = None  # a chunk id's live row, built on first use
 
     def _single_token_scores(self, post_tf: Int32s) -> Floats:
         """A single-token phrase's bm25 term in each row it occurs in, idf * (f * (k1 + 1)) / (f +
@@ -389,13 +390,20 @@ class LexicalIndex:
 
     # --- search --------------------------------------------------------------------------------
     def search(
-        self, terms: Sequence[str], allowed_projects: frozenset[str] | None, limit: int
+        self,
+        terms: Sequence[str],
+        allowed_projects: frozenset[str] | None,
+        limit: int,
+        *,
+        chunks: Iterable[str] | None = None,
     ) -> list[tuple[str, float]]:
         """(chunk id, -bm25) of the best `limit` rows for the query terms, best first.
 
         `terms` are `engine.reads.query_terms(text)`, each one phrase; the answer equals
         `engine.reads.lexical(conn, text, scope, limit, stem=self.stem)` with `allowed_projects` =
         the scope's projects (None for every project). No terms, or `limit` < 1, gives [].
+        `chunks`: only these chunks may answer (a time window's, `engine.window_reads.ids_in_window`;
+        then the answer equals FTS5's with the window in its SQL: a window only removes rows).
 
         Raises:
             TypeError: `terms` is one string rather than a sequence of terms.
@@ -422,6 +430,8 @@ class LexicalIndex:
         # smallest double), so the rows with a positive score are exactly the rows FTS5 matches.
         eligible = score > 0.0
         eligible &= self._scope_mask(allowed_projects)
+        if chunks is not None:
+            eligible &= self._chunk_mask(chunks)
         candidates = np.flatnonzero(eligible)
         if candidates.size == 0:
             return []
@@ -449,6 +459,18 @@ class LexicalIndex:
                     self._masks.clear()
                 self._masks[allowed_projects] = mask
             return mask
+
+    def _chunk_mask(self, chunk_ids: Iterable[str]) -> Bools:
+        """The rows of these chunks (a chunk this snapshot does not hold has none)."""
+        with self._lock:
+            if self._row_of is None:
+                live = np.flatnonzero(self._has_chunk).tolist()
+                self._row_of = {self._chunk_ids[r]: r for r in live}
+            row_of = self._row_of
+        rows = [row_of[c] for c in chunk_ids if c in row_of]
+        mask = np.zeros(self.width, dtype=np.bool_)
+        mask[np.asarray(rows, dtype=np.int64)] = True
+        return mask
 
     def _term_rows(self, term: int) -> tuple[int, int]:
         return int(self._post_start[term]), int(self._post_start[term + 1])

@@ -88,6 +88,7 @@ class LayeredIndex(LexicalIndex):
         self._phrases: dict[tuple[object, ...], tuple[Int32s, Floats] | None] = {}
         self._phrase_entries = 0
         self._ids_by_rank = None
+        self._row_of = None
 
     def _combine_rows(self, base: LexicalIndex, delta: LexicalIndex | None, alive: Bools) -> None:
         """Chunk ids, projects and the id order over both layers."""

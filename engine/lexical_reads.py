@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from engine import reads, store, trust_sql
+from engine import reads, store, trust_sql, window_reads
 from engine.api import Scored
 from engine.lexical_index import LexicalIndex
 from engine.lexical_layers import catch_up
@@ -77,10 +77,24 @@ class LexicalReads:
         index = self._current_index(stem)
         if index is None:
             return reads.lexical(self._conn(), text, scope, limit, stem=stem)
+        return self._search(index, text, scope, limit)
+
+    def _search(
+        self,
+        index: LexicalIndex,
+        text: str,
+        scope: Scope,
+        limit: int,
+        chunks: list[str] | None = None,
+    ) -> list[Scored]:
+        """The snapshot's answer for the scope's projects (and, given `chunks`, those chunks only)."""
         allowed = None if scope.all_projects else frozenset(scope.projects)
         hidden = trust_sql.corrected_ids(self._conn(), None if allowed is None else sorted(allowed))
         found = index.search(
-            reads.query_terms(text), allowed, limit + len(hidden) if limit > 0 else 0
+            reads.query_terms(text),
+            allowed,
+            limit + len(hidden) if limit > 0 else 0,
+            chunks=chunks,
         )
         return [
             Scored(chunk_id=chunk, score=score) for chunk, score in found if chunk not in hidden
@@ -90,13 +104,17 @@ class LexicalReads:
         """A windowed read: the window's hits among `reads.WINDOW_OVERFETCH` times as many read
         without it from a current snapshot, when `limit` of them are inside or the snapshot held
         fewer matches than asked (then they are the window's best, scored as FTS5 scores them);
-        else FTS5 with the window in its SQL."""
-        if limit > 0 and self._current_index(stem) is not None:
+        else the snapshot's answer over the window's chunks alone (their ids a range of the time
+        index). FTS5 with the window in its SQL when no snapshot is current."""
+        index = self._current_index(stem)
+        if limit > 0 and index is not None:
             kept = reads.kept_in_window(
                 self._conn(), scope, limit, lambda whole, k: self.lexical(text, whole, k, stem=stem)
             )
             if kept is not None:
                 return kept
+            window = window_reads.ids_in_window(self._conn(), scope)
+            return self._search(index, text, scope, limit, window)
         return reads.lexical(self._conn(), text, scope, limit, stem=stem)
 
     def warm(self, *, wait: bool = True, stem: bool = False) -> None:

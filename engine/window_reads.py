@@ -9,7 +9,8 @@ when the answer held fewer hits than asked (every chunk above the floor was seen
 for a narrow window, it is an exact scan of the stored vectors of the chunks in the window
 (`nearest_in_window`: one SQL read and one matrix product), so `limit` fills exactly as it would
 over those chunks alone. A windowed lexical read does the same over the in-memory snapshot, with
-FTS5 (the window in its SQL, `engine.reads.lexical`) in the exact scan's place
+the snapshot's read of the window's chunks alone (`ids_in_window`) in the exact scan's place, and
+FTS5 (the window in its SQL, `engine.reads.lexical`) when no snapshot is current
 (`engine.lexical_reads`).
 """
 
@@ -73,6 +74,13 @@ def window_vectors_sql(embedder_id: str, scope: Scope) -> tuple[str, list[object
         f"WHERE c.id NOT IN ({trust_sql.CORRECTED_IDS})" + where
     )
     return sql, [embedder_id, *params]
+
+
+def ids_in_window(conn: sqlite3.Connection, scope: Scope) -> list[str]:
+    """The ids of the chunks in `scope` (its projects and its window: a range of the chunks' time
+    index), for the lexical snapshot's read of the window's chunks alone."""
+    where, params = scope_sql(scope, "c.project", ts="c.ts_start")
+    return [str(r[0]) for r in conn.execute("SELECT c.id FROM chunks c WHERE 1" + where, params)]
 
 
 def outside_window(conn: sqlite3.Connection, session_id: str, scope: Scope) -> frozenset[str]:

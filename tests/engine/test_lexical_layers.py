@@ -238,3 +238,24 @@ def test_await_lexical_waits_for_the_background_build(tmp_path: Path) -> None:
     off = Memory(tmp_path / "m.db")
     off.warm_lexical(wait=False)
     assert off.await_lexical(timeout=0.5) is False
+
+
+def test_a_search_kept_to_some_chunks_scores_as_over_all_and_skips_replaced_rows(
+    mem: Memory,
+) -> None:
+    """`chunks` (a time window's ids) only removes rows: the scores stay those of the whole store.
+    On a layered snapshot, a rewritten chunk answers from its new row, never its replaced one."""
+    add_chunks(mem.conn, [("a", A, "apple pie"), ("b", A, "apple tart"), ("c", A, "plum")])
+    base = LexicalIndex.build(mem.conn)
+    everything = dict(base.search(["apple"], None, 5))
+    assert set(everything) == {"a", "b"}  # control: both match without the restriction
+    assert base.search(["apple"], None, 5, chunks=["b", "c", "zz"]) == [("b", everything["b"])]
+    assert base.search(["apple"], None, 5, chunks=[]) == []
+    rewrite(mem.conn, "b", "plum tart")  # "b" no longer says apple
+    index = catch_up(mem.conn, base)
+    assert isinstance(index, LayeredIndex)
+    assert [c for c, _ in index.search(["apple"], None, 5, chunks=["a", "b"])] == ["a"]
+    assert [c for c, _ in index.search(["tart"], None, 5, chunks=["b"])] == ["b"]  # its new row
+    assert index.search(["plum"], None, 5, chunks=["b"]) == LexicalIndex.build(mem.conn).search(
+        ["plum"], None, 5, chunks=["b"]
+    )

@@ -172,28 +172,40 @@ def test_a_window_whose_best_lie_beyond_the_overfetch_is_scanned_exactly(
         memory.nearest(query, february, 1, min_score=-1.0)
 
 
-def test_a_windowed_lexical_read_from_the_snapshot_is_fts5s_and_falls_back_to_it(
+def test_a_windowed_lexical_read_from_the_snapshot_is_fts5s_and_falls_back_to_the_windows_chunks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same corpus: BM25's 8 best for the query are January's, so one February hit is read
-    from FTS5 with the window in its SQL, and one January hit from the snapshot alone."""
+    """The same corpus: BM25's 8 best for the query are January's, so one February hit is read from
+    the snapshot over February's chunks alone, and one January hit from the snapshot's 8; both are
+    FTS5's answer with the window in its SQL (same ids, order and scores)."""
     snapshot = overfetch_memory(tmp_path, lexical_index="sync")
     snapshot.warm_lexical()
     fts5 = Memory(tmp_path / "o.db", HashEmbedder(64))  # lexical_index "off": FTS5 itself
     for window in (january, february):
-        assert same_hits(fts5.lexical(QUERY, window, 1), snapshot.lexical(QUERY, window, 1))
+        for limit in (1, 2, 5):
+            assert same_hits(
+                fts5.lexical(QUERY, window, limit), snapshot.lexical(QUERY, window, limit)
+            )
+    assert len(snapshot.lexical(QUERY, february, 5)) == 2  # February holds two chunks
     asked: list[str] = []
-    fts5_lexical = reads.lexical
+    fts5_lexical, window_ids = reads.lexical, window_reads.ids_in_window
 
-    def counted(*args: Any, **kwargs: Any) -> list[Scored]:
+    def counted_fts5(*args: Any, **kwargs: Any) -> list[Scored]:
         asked.append("fts5")
         return fts5_lexical(*args, **kwargs)
 
-    monkeypatch.setattr(reads, "lexical", counted)
+    def counted_ids(*args: Any, **kwargs: Any) -> list[str]:
+        asked.append("window ids")
+        return window_ids(*args, **kwargs)
+
+    monkeypatch.setattr(reads, "lexical", counted_fts5)
+    monkeypatch.setattr(window_reads, "ids_in_window", counted_ids)
     assert len(snapshot.lexical(QUERY, january, 1)) == 1
     assert asked == []  # the snapshot's 8 hold January's best
     assert len(snapshot.lexical(QUERY, february, 1)) == 1
-    assert asked == ["fts5"]
+    assert asked == ["window ids"]  # the snapshot over February's chunks, not FTS5
+    assert len(fts5.lexical(QUERY, february, 1)) == 1
+    assert asked == ["window ids", "fts5"]  # control: without a snapshot, FTS5 answers
 
 
 february = Scope.of(P).within(datetime(2026, 2, 1, tzinfo=UTC), None)
