@@ -11,6 +11,7 @@ import pytest
 
 from engine import audit, store
 from engine.audit import AuditError, AuditLog
+from tests.engine.old_store import store_at_version
 
 T0 = datetime(2026, 5, 1, 9, 30, 0, tzinfo=UTC)
 
@@ -21,12 +22,7 @@ def tables(conn: sqlite3.Connection) -> set[str]:
 
 def version_2_store(path: Path) -> None:
     """A store as the schema before the audit left it."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    for script in store.MIGRATIONS[:2]:
-        for statement in store._statements(script):
-            conn.execute(statement)
-    conn.execute("PRAGMA user_version = 2")
-    conn.close()
+    store_at_version(path, 2)
 
 
 def test_a_version_2_store_gains_the_audit_table_and_its_triggers(tmp_path: Path) -> None:

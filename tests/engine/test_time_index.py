@@ -12,6 +12,7 @@ from engine.embed import HashEmbedder
 from engine.memory import Memory
 from engine.scope import Scope
 from engine.window_reads import nearest_in_window, window_vectors_sql
+from tests.engine.old_store import store_at_version
 from tests.engine.window_corpus import QUERY, session_id, write_window_corpus
 
 JAN_20 = datetime(2026, 1, 20, tzinfo=UTC)
@@ -62,11 +63,8 @@ def test_the_scan_answers_the_window_in_score_then_id_order(tmp_path: Path) -> N
 
 def test_a_store_made_before_the_index_gets_it_on_open(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
-    conn = sqlite3.connect(db, isolation_level=None)
-    for script in store.MIGRATIONS[:9]:
-        for statement in store._statements(script):
-            conn.execute(statement)
-    conn.execute("PRAGMA user_version = 9")
+    store_at_version(db, 9)
+    conn = sqlite3.connect(db)
     assert (
         conn.execute("SELECT name FROM sqlite_master WHERE name = 'chunks_time'").fetchall() == []
     )

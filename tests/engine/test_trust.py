@@ -14,6 +14,7 @@ from engine.memory import Memory
 from engine.scope import Scope
 from engine.text_reads import TextReads
 from engine.trust import TrustError
+from tests.engine.old_store import store_at_version
 from tests.engine.trust_fixtures import BLOG, SHOP, T0, T1, shop_memory
 
 AGENT = "agent:5e551011-0000-4000-8000-0000000000aa"
@@ -242,11 +243,8 @@ def test_a_settlement_is_only_ever_marked_undone_once(tmp_path: Path) -> None:
 
 def test_a_version_3_store_gains_the_settlements_table(tmp_path: Path) -> None:
     db = tmp_path / "v3.db"
-    conn = sqlite3.connect(db, isolation_level=None)
-    for script in store.MIGRATIONS[:3]:
-        for statement in store._statements(script):
-            conn.execute(statement)
-    conn.execute("PRAGMA user_version = 3")
+    store_at_version(db, 3)
+    conn = sqlite3.connect(db)
     names = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master")}
     assert "settlements" not in names  # control: the old schema lacks it
     conn.close()
