@@ -336,7 +336,7 @@ def _remove_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str
             forget_sql.delete_messages(conn, stream, uuids)
             if owner is not None:
                 rewritten += rechunk(conn, stream, owner)
-        emptied = forget_sql.settle_sessions(conn, {c.session_id for c in p.chunks}, touched)
+        emptied = forget_sql.trim_sessions(conn, {c.session_id for c in p.chunks}, touched)
         states = _scrub_states(conn, p, list(spans.values()))
         edits = 0
         if target.kind == "match":

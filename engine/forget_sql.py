@@ -380,7 +380,7 @@ def delete_messages(conn: sqlite3.Connection, stream: str, uuids: Iterable[str])
     return n
 
 
-def settle_sessions(
+def trim_sessions(
     conn: sqlite3.Connection, session_ids: Iterable[str], streams: Iterable[str]
 ) -> int:
     """After messages left these sessions and streams (after `rechunk`): a stream with no message left
