@@ -192,3 +192,21 @@ class AuditLog:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def carry(old_db: Path, new_db: Path) -> int:
+    """Copy every row of the audit of `old_db` into `new_db` under the same ids, before anything is
+    recorded there (`recallbench rebuild`: the trail of what was done to the memory outlives the
+    file it was first written in). Returns the rows copied."""
+    old = store.connect(old_db)
+    try:
+        with store.read(old):
+            rows = audit_sql.rows_since(old, None)
+    finally:
+        old.close()
+    new = store.connect(new_db)
+    try:
+        with store.write(new):
+            return audit_sql.insert_rows(new, rows)
+    finally:
+        new.close()

@@ -51,3 +51,14 @@ def rows_since(conn: sqlite3.Connection, since: str | None) -> list[AuditRow]:
         (since, since),
     ).fetchall()
     return [(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), str(r[5])) for r in rows]
+
+
+def insert_rows(conn: sqlite3.Connection, rows: list[AuditRow]) -> int:
+    """Append rows read from another database under their own ids (a rebuild); a row whose id is
+    already taken is left out. Returns the rows added. Runs in the caller's transaction."""
+    cur = conn.executemany(
+        "INSERT OR IGNORE INTO audit(id, time, actor, action, targets, reason) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    return max(cur.rowcount, 0)

@@ -160,8 +160,9 @@ def rebuild_command(
     cannot be read) $CLAUDE_CONFIG_DIR/projects, into a new file, then puts it in place of the
     database in one rename. The old database is kept as memory.db.bak-<time>. Stop `recallbench
     serve` first; it keeps the old file open. What the person recorded in the store alone, the notes
-    and settles of `recallbench correct`, is copied over from the old database, and what `recallbench
-    forget` removed stays out: its tombstones are carried into the new file before the import. The
+    and settles of `recallbench correct` and the audit trail, is copied over from the old database,
+    and what `recallbench forget` removed stays out: its tombstones are carried into the new file
+    before the import. The
     old database's vectors of texts that did not change are reused (when it passes SQLite's
     quick_check), so only new or changed texts are embedded.
 
@@ -253,7 +254,9 @@ def _carry_checkouts(old: Path, memory: Memory) -> None:
 
 
 def _carry_tombstones(db: Path, new: Path) -> None:
-    """The old database's tombstones into the new one, so the import leaves forgotten text out."""
+    """The old database's tombstones into the new one, so the import leaves forgotten text out, and
+    its audit trail, so that what was done to the memory stays recorded."""
+    from engine import audit
     from engine.forget import carry_tombstones  # the person's command only; see forget_cli
 
     try:
@@ -262,6 +265,14 @@ def _carry_tombstones(db: Path, new: Path) -> None:
         click.echo(
             f"warning: cannot read what was forgotten in {db} ({exc}); text removed with "
             "`recallbench forget` may come back: run the same forget again after the rebuild",
+            err=True,
+        )
+    try:
+        audit.carry(db, new)
+    except STORE_ERRORS as exc:
+        click.echo(
+            f"warning: cannot read the audit trail of {db} ({exc}); the backup the rebuild keeps "
+            "still holds it (`recallbench audit --db BACKUP`)",
             err=True,
         )
 

@@ -114,3 +114,18 @@ def test_only_one_target(root: Path) -> None:
     both = cli("forget", "--before", "7d", "--match", "abcd")
     assert both.exit_code == 2
     assert "(got --match, --before)" in both.output
+
+
+def test_a_rebuild_keeps_the_horizon_and_the_audit_trail(root: Path) -> None:
+    assert (
+        cli("forget", "--before", "2026-03-01T10:44", "--confirm", "2026-03-01T10:44").exit_code
+        == 0
+    )
+    trail = json.loads(cli("audit", "--json").stdout)
+    assert len(trail) == 7  # begin, rows, fts, index, backups, logs, vacuum
+    assert found(PLANTED) == 0
+    rebuilt = cli("rebuild")
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert json.loads(cli("audit", "--json").stdout) == trail  # the same entries, ids and times
+    assert found(PLANTED) == 0  # the horizon kept the lines written before it out
+    assert found(KEPT) == 1  # control: what was written after it is imported again
