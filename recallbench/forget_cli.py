@@ -78,13 +78,13 @@ def quoting(needle: str) -> LineTest:
 def written_before(moment: datetime) -> LineTest:
     """A log line whose leading time (`recallbench.hooks.HookLog` writes one) is before `moment`."""
 
+    from engine.audit import AuditError, parse_time
+
     def test(line: bytes) -> bool:
-        stamp = line.split(b" ", 1)[0].decode("ascii", errors="replace")
         try:
-            written = datetime.fromisoformat(stamp)
-        except ValueError:
+            return parse_time(line.split(b" ", 1)[0].decode("ascii", errors="replace")) < moment
+        except AuditError:  # a line that does not start with a time
             return False
-        return (written if written.tzinfo else written.replace(tzinfo=UTC)) < moment
 
     return test
 
@@ -295,7 +295,9 @@ def _confirm(target: Target, confirm: str | None, said: str | None = None) -> No
 def _log_test(target: Target) -> LineTest:
     """What picks the lines of `hooks.log` a target takes: those quoting it, or written before it."""
     if target.kind == "before":
-        return written_before(datetime.fromisoformat(target.value))
+        from engine.audit import parse_time
+
+        return written_before(parse_time(target.value))
     return quoting(target.value)
 
 
