@@ -184,6 +184,11 @@ def strip_terminal_control(text: str) -> str:
     return _TERMINAL_CONTROL.sub("", text)
 
 
+def holds_terminal_control(text: str) -> bool:
+    """Whether `strip_terminal_control` would change `text`."""
+    return _TERMINAL_CONTROL.search(text) is not None
+
+
 def is_command_wrapper(text: str) -> bool:
     """True for slash-command and local-command wrapper text, which is not typed prose."""
     return text.lstrip().startswith(_COMMAND_WRAPPER_PREFIXES)

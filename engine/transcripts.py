@@ -30,11 +30,11 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from engine.model import Block, Message, TextBlock, ToolResult, ToolUse
+from engine.parser_versions import COMPACTION_AGENT_PREFIX, PARSER_VERSION, iso_timestamp
 from engine.render import marker_arg
 from engine.transcript_files import (
     StreamState,
@@ -58,11 +58,6 @@ __all__ = [
     "parse_file",
 ]
 
-# Bump when the messages or rendered text produced from the same bytes change; corpus manifests record it.
-PARSER_VERSION = "1"
-
-# The agent id of Claude Code's compaction agent (its transcript: `agent-acompact-<hex>.jsonl`).
-COMPACTION_AGENT_PREFIX = "acompact"
 # Line types that carry no conversation text; counted under their own name.
 SKIPPED_TYPES = frozenset(
     {"summary", "file-history-snapshot", "progress", "queue-operation", "ai-title", "system"}
@@ -270,19 +265,6 @@ def _load(line: bytes, text: str) -> object:
     return obj
 
 
-def _timestamp(value: object) -> str | None:
-    """A line's `timestamp` when it reads as an ISO-8601 time, else None: the message is kept, undated,
-    since a session's start and end are the least and greatest of its messages' times as text, and a
-    string that is not a time would stand for either."""
-    if not isinstance(value, str):
-        return None
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return value
-
-
 def _nesting(line: bytes) -> int:
     """The deepest nesting of arrays and objects in a JSON line (brackets inside strings ignored)."""
     depth = deepest = 0
@@ -455,7 +437,7 @@ class _Parser:
             parent_uuid=parent if isinstance(parent, str) else None,
             kind=kind,
             blocks=blocks,
-            timestamp=_timestamp(ts),
+            timestamp=iso_timestamp(ts),
             cwd=cwd if isinstance(cwd, str) and cwd else None,
             is_sidechain=obj.get("isSidechain") is True,
             agent_id=agent if isinstance(agent, str) and agent else None,

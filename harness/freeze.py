@@ -1,9 +1,10 @@
 """Corpus freeze: a manifest of the raw transcript bytes and the contamination scan.
 
 The manifest commits to exactly the bytes a benchmark read (sorted relative paths, sizes, per-file
-sha256, the parser and sanitizer versions, and one sha256 over all of it). The sanitizer version is the
-one these bytes are read under (`engine.sanitize.VersionScan`): a rule added later counts only for a
-corpus that holds the text it acts on, so a corpus it cannot change keeps its sha256. A masked copy built by
+sha256, the parser and sanitizer versions, and one sha256 over all of it). Each version is the one
+these bytes are read under (`engine.sanitize.VersionScan`, `engine.parser_versions.ParserScan`): a rule
+or parser change added later counts only for a corpus that holds the lines it acts on, so a corpus it
+cannot change keeps its sha256. A masked copy built by
 `harness.mask_corpus` holds its mask list as ``MASK.json``; the manifest then hashes the mask's sha256
 too (a folder without one hashes exactly what it always did); likewise a corpus's ``settles.json``
 (`harness.settles`: what a person settled, applied after import). The scan reports what would
@@ -25,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.model import Author
+from engine.parser_versions import ParserScan
 from engine.sanitize import VersionScan, sanitize
-from engine.transcripts import PARSER_VERSION, StreamState, TranscriptFile, discover, parse_file
+from engine.transcripts import StreamState, TranscriptFile, discover, parse_file
 from harness.mask import MASK_FILE, Mask, MaskError
 from harness.settles import SETTLES_FILE
 
@@ -84,6 +86,7 @@ def manifest(root: Path) -> Manifest:
         raise FreezeError(msg)
     entries: list[ManifestEntry] = []
     scan = VersionScan()
+    parser_scan = ParserScan()
     for path in sorted(root.rglob("*.jsonl"), key=lambda p: p.relative_to(root).as_posix()):
         if not path.is_file():
             continue
@@ -94,6 +97,7 @@ def manifest(root: Path) -> Manifest:
                 digest.update(line)
                 size += len(line)
                 scan.feed(line)
+                parser_scan.feed(line)
         entries.append(
             ManifestEntry(
                 path=path.relative_to(root).as_posix(), size=size, sha256=digest.hexdigest()
@@ -103,7 +107,7 @@ def manifest(root: Path) -> Manifest:
         msg = f"corpus folder {root} holds no .jsonl transcripts"
         raise FreezeError(msg)
     body: dict[str, Any] = {
-        "parser_version": PARSER_VERSION,
+        "parser_version": parser_scan.version,
         "sanitize_version": scan.version,
         "files": [[e.path, e.size, e.sha256] for e in entries],
     }
@@ -117,7 +121,7 @@ def manifest(root: Path) -> Manifest:
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
     return Manifest(
         entries=tuple(entries),
-        parser_version=PARSER_VERSION,
+        parser_version=parser_scan.version,
         sanitize_version=scan.version,
         sha256=hashlib.sha256(canonical).hexdigest(),
         mask_sha256=mask_sha256,
