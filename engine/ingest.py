@@ -28,7 +28,15 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from engine import checkout_sql, reads, sanitized_sql, sentence_sql, store, tombstone_sql
+from engine import (
+    checkout_sql,
+    parsed_sql,
+    reads,
+    sanitized_sql,
+    sentence_sql,
+    store,
+    tombstone_sql,
+)
 from engine.checks import is_int
 from engine.chunking import chunk_stream
 from engine.embed import Embedder
@@ -277,6 +285,7 @@ def _import_file_once(
             store.forget_stream(conn, resume.key, resume.record.stream)
             report.files_reimported += 1
         sanitized_sql.record_version(conn)
+        parsed_sql.record_version(conn)
         report.chunks_written += _write_batch(conn, resume, batch)
         if checkout is not None:
             checkout_sql.put(conn, batch.project, checkout)

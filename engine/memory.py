@@ -21,6 +21,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +34,7 @@ from engine import (
     checkout_sql,
     file_paths,
     message_chunks_sql,
+    parsed_sql,
     reads,
     sanitized_sql,
     sentence_sql,
@@ -509,5 +511,7 @@ class Memory:
             "scrubbed": skip_scrub.get("scrub", {}),
             "sanitize_version": sanitized_sql.version(self.conn),
             "stale_read_notices": sanitized_sql.stale_read_notices(self.conn),
+            "parser_version": parsed_sql.version(self.conn),
+            "stale_parse": asdict(parsed_sql.stale_parse(self.conn)),
             "forgotten_before": None if horizon is None else audit.utc_text(horizon),
         }

@@ -1,5 +1,5 @@
 """What `recallbench status` adds to the memory's counts: other embedders' vectors, the index's state,
-what an import under an older sanitizer left, and the projects no worktree can join."""
+what an import under an older sanitizer or parser left, and the projects no worktree can join."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 from engine.checks import is_int
 from engine.git_repo import checkout_of
+from engine.parser_versions import PARSER_VERSION
 from engine.scope import Resolution
 from engine.secret_formats import SINCE_VERSION
 from recallbench import config
@@ -52,7 +53,36 @@ def stale_notes(info: dict[str, object]) -> list[str]:
             "`recallbench doctor` checks whether any is in the memory, `recallbench forget "
             "--credentials` redacts them in place"
         )
+    if parse := stale_parse_note(info):
+        notes.append(parse)
     return notes
+
+
+def stale_parse_note(info: dict[str, object]) -> str | None:
+    """What an import by an older parser left that the running one does not store, and the fix;
+    None when the memory holds none of it."""
+    stale = info["stale_parse"]
+    if not isinstance(stale, dict):
+        return None
+    found = [
+        counted(int(stale["control"]), "chunk") + " holding terminal control sequences",
+        f"{counted(int(stale['compaction']), 'chunk')} of the instructions Claude Code hands its "
+        f"compaction agent (from {counted(int(stale['compactions']), 'compaction')})",
+        counted(int(stale["undated"]), "message") + " stamped with a timestamp that is not a time",
+    ]
+    held = [
+        text
+        for text, n in zip(found, ("control", "compaction", "undated"), strict=True)
+        if stale[n]
+    ]
+    if not held:
+        return None
+    version = info["parser_version"]
+    under = f"parser version {version}" if isinstance(version, str) else "a parser before version 4"
+    return (
+        f"imported by {under} (this one is version {PARSER_VERSION}), which left "
+        f"{', '.join(held)}: `recallbench rebuild` imports every transcript again without them"
+    )
 
 
 def unrecorded(db: Path) -> list[str]:
