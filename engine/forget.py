@@ -201,7 +201,13 @@ def _plan_messages(conn: sqlite3.Connection, target: Target, snippets: int, widt
         snippets=_snippets(conn, chunks, text, snippets, width),
         state_paths=quoting,
         edit_paths=0 if text is None else forget_sql.edit_paths_containing(conn, text),
+        horizon=_horizon_text(conn) if target.kind == "before" else None,
     )
+
+
+def _horizon_text(conn: sqlite3.Connection) -> str | None:
+    held = tombstone_sql.horizon(conn)
+    return None if held is None else audit.utc_text(held)
 
 
 def _snippets(

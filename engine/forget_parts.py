@@ -74,6 +74,8 @@ class Plan:
     snippets: tuple[str, ...]
     state_paths: tuple[str, ...]  # transcript files whose stored tool inputs quote the string
     edit_paths: int  # recorded file edits whose path contains the string
+    # `--before`: the horizon the memory had when the plan was read (UTC text), None without one
+    horizon: str | None = None
 
     @property
     def in_database(self) -> bool:
@@ -138,6 +140,7 @@ def partial_plan(
     snippets: Sequence[str] = (),
     state_paths: Sequence[str] = (),
     edit_paths: int = 0,
+    horizon: str | None = None,
 ) -> Plan:
     """The plan of a target that takes messages one by one (no whole session or stream), with its
     counts per session."""
@@ -151,6 +154,7 @@ def partial_plan(
         snippets=tuple(snippets),
         state_paths=tuple(state_paths),
         edit_paths=edit_paths,
+        horizon=horizon,
     )
 
 

@@ -243,10 +243,16 @@ def _show_before(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None
         )
     click.echo(f"  {log_lines} lines of {LOG_NAME} written before it")
     _show_backups(kept)
+    if plan.horizon is not None and plan.horizon >= at:
+        skips = (
+            f"The memory's horizon stays at {plan.horizon}, set by an earlier `forget --before`: "
+            "an import already skips every line written before it."
+        )
+    else:
+        skips = "From now on an import skips every line written before it, in any transcript."
     click.echo(
-        "A session left without messages goes; the others keep what was written since. From now "
-        "on an import skips every line written before it, in any transcript. The audit records "
-        "the ids, never the text."
+        f"A session left without messages goes; the others keep what was written since. {skips} "
+        "The audit records the ids, never the text."
     )
 
 

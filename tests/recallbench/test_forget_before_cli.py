@@ -84,6 +84,27 @@ def test_hook_log_lines_written_before_the_time_go(root: Path, home: Path) -> No
     )
 
 
+NEW_HORIZON = "From now on an import skips every line written before it, in any transcript."
+
+
+def test_a_time_before_the_horizon_says_the_horizon_stays(root: Path) -> None:
+    first = cli("forget", "--dry-run", "--before", "2026-03-01T10:44")
+    assert NEW_HORIZON in first.stdout  # control: no horizon yet
+    done = cli("forget", "--before", "2026-03-01T10:44", "--confirm", "2026-03-01T10:44")
+    assert done.exit_code == 0, done.output
+
+    earlier = cli("forget", "--dry-run", "--before", "2026-03-01T10:30")
+    later = cli("forget", "--dry-run", "--before", "2026-03-01T10:50")
+
+    assert NEW_HORIZON not in earlier.stdout
+    assert (
+        "The memory's horizon stays at 2026-03-01T10:44:00Z, set by an earlier `forget --before`: "
+        "an import already skips every line written before it."
+    ) in earlier.stdout
+    assert NEW_HORIZON in later.stdout  # a later time moves it
+    assert "horizon stays" not in later.stdout
+
+
 def test_status_names_the_horizon_once_set(root: Path) -> None:
     assert "forgotten before" not in cli("status").stdout  # control: no horizon yet
     cli("forget", "--before", "2026-03-01", "--confirm", "2026-03-01")
