@@ -165,14 +165,26 @@ def run_hook(
             now=now if now is not None else datetime.now(UTC),
             settings=settings if settings is not None else InjectSettings(),
         )
-        if event not in EVENTS:
+        if event and event not in EVENTS:
             shown = quoted_if(_EVENT_NAME, event)
             log.error(f"unknown hook event {shown}; expected one of {', '.join(EVENTS)}")
             return ""
         payload = parse_payload(stdin)
+        named = payload.get("hook_event_name")
+        if not event:
+            # `recallbench hook` without EVENT (a settings entry written by hand): the event stdin names
+            if not (isinstance(named, str) and named in EVENTS):
+                shown = quoted_if(_EVENT_NAME, named)
+                log.error(
+                    f"no hook event given, and stdin's hook_event_name is {shown}; expected one of "
+                    f"{', '.join(EVENTS)}"
+                )
+                return ""
+            event = named
+            log = HookLog(base / LOG_NAME, event)
+            log.info("no event given on the command line; handling the one stdin names")
         session = quoted_if(_SESSION_ID, payload.get("session_id"))
         log.info(f"stdin: {len(stdin)} bytes, session {session}")
-        named = payload.get("hook_event_name")
         if isinstance(named, str) and named and named != event:
             shown = quoted_if(_EVENT_NAME, named)
             log.info(f"stdin names event {shown}; handling it as {event!r} as the command says")

@@ -172,8 +172,9 @@ def uninstall_command(scope: Literal["user", "project"], dry_run: bool) -> None:
 def hook_command(ctx: click.Context, event: str) -> None:
     """Handle one Claude Code hook EVENT (stdin: the hook's JSON); always exits 0.
 
-    EVENT is SessionStart, UserPromptSubmit, Stop, SessionEnd or PreCompact. Failures go to
-    $RECALLBENCH_HOME/hooks.log, never to the session.
+    EVENT is SessionStart, UserPromptSubmit, Stop, SessionEnd or PreCompact; without it, the
+    event stdin's `hook_event_name` names. Failures go to $RECALLBENCH_HOME/hooks.log, never to the
+    session.
     """
     try:
         data = sys.stdin.buffer.read()

@@ -266,6 +266,25 @@ def test_a_prompt_under_15_characters_gets_nothing_and_a_longer_one_gets_context
     assert exactly.stdout.startswith(CONTEXT_OPEN)
 
 
+def test_without_an_event_argument_the_hook_handles_the_event_stdin_names(
+    corpus: Path, home: Path
+) -> None:
+    stdin = sample("user_prompt_submit", cwd=ALPHA)
+    named = CliRunner().invoke(hook_command, [], input=json.dumps(stdin), catch_exceptions=False)
+    given = run("UserPromptSubmit", json.dumps(stdin))
+
+    assert named.exit_code == 0
+    assert named.stdout.startswith(CONTEXT_OPEN)
+    assert named.stdout == given.stdout  # the same as with the event on the command line
+    assert "UserPromptSubmit INFO: no event given on the command line" in log_text(home)
+
+    stdin["hook_event_name"] = "Notification"  # not one of ours: nothing, and the log says why
+    other = CliRunner().invoke(hook_command, [], input=json.dumps(stdin), catch_exceptions=False)
+
+    assert (other.exit_code, other.stdout) == (0, "")
+    assert "no hook event given, and stdin's hook_event_name is 'Notification'" in log_text(home)
+
+
 def test_injected_context_is_wrapped_in_the_sentinels(corpus: Path) -> None:
     out = run("UserPromptSubmit", json.dumps(sample("user_prompt_submit", cwd=ALPHA))).stdout
     assert out.startswith(CONTEXT_OPEN + "\n")
