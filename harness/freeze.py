@@ -20,14 +20,14 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from engine.model import Author
-from engine.parser_versions import ParserScan
-from engine.sanitize import VersionScan, sanitize
+from engine.parser_versions import BASE_PARSER_VERSION, VERSION_CHANGES, ParserScan
+from engine.sanitize import BASE_SANITIZE_VERSION, VersionScan, sanitize
 from engine.transcripts import StreamState, TranscriptFile, discover, parse_file
 from harness.mask import MASK_FILE, Mask, MaskError
 from harness.settles import SETTLES_FILE
@@ -60,6 +60,33 @@ class Manifest:
     sha256: str
     mask_sha256: str | None = None  # the mask list a masked copy was built with (MASK.json)
     settles_sha256: str | None = None  # the settles applied after import (settles.json), if any
+
+    def sha256_under(self, parser_version: str, sanitize_version: str) -> str:
+        """The manifest's sha256 had the same bytes been read under these versions: the hash of the
+        canonical body (files, versions, and the mask's and the settles' hashes when there are any)."""
+        body: dict[str, Any] = {
+            "parser_version": parser_version,
+            "sanitize_version": sanitize_version,
+            "files": [[e.path, e.size, e.sha256] for e in self.entries],
+        }
+        if self.mask_sha256 is not None:
+            body["mask_sha256"] = self.mask_sha256
+        if self.settles_sha256 is not None:
+            body["settles_sha256"] = self.settles_sha256
+        canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+        return hashlib.sha256(canonical).hexdigest()
+
+    def read_before(self, locked_sha256: str) -> str | None:
+        """Why a lock's manifest differs when only the versions do: the same bytes, read under an
+        older parser or sanitizer, hash to `locked_sha256`. None when no older pair of versions
+        gives it (the bytes, the mask or the settles changed)."""
+        for parser in _older(self.parser_version, BASE_PARSER_VERSION):
+            for sanitizer in _older(self.sanitize_version, BASE_SANITIZE_VERSION):
+                if (parser, sanitizer) == (self.parser_version, self.sanitize_version):
+                    continue
+                if self.sha256_under(parser, sanitizer) == locked_sha256:
+                    return _versions_hint(self, parser, sanitizer)
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -106,26 +133,42 @@ def manifest(root: Path) -> Manifest:
     if not entries:
         msg = f"corpus folder {root} holds no .jsonl transcripts"
         raise FreezeError(msg)
-    body: dict[str, Any] = {
-        "parser_version": parser_scan.version,
-        "sanitize_version": scan.version,
-        "files": [[e.path, e.size, e.sha256] for e in entries],
-    }
     mask_sha256 = _mask_sha256(root)
-    if mask_sha256 is not None:
-        body["mask_sha256"] = mask_sha256
     settles = root / SETTLES_FILE
     settles_sha256 = hashlib.sha256(settles.read_bytes()).hexdigest() if settles.is_file() else None
-    if settles_sha256 is not None:
-        body["settles_sha256"] = settles_sha256
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
-    return Manifest(
+    read = Manifest(
         entries=tuple(entries),
         parser_version=parser_scan.version,
         sanitize_version=scan.version,
-        sha256=hashlib.sha256(canonical).hexdigest(),
+        sha256="",
         mask_sha256=mask_sha256,
         settles_sha256=settles_sha256,
+    )
+    return replace(read, sha256=read.sha256_under(parser_scan.version, scan.version))
+
+
+def _older(version: str, base: str) -> list[str]:
+    """`version` and every version down to `base`, newest first."""
+    return [str(v) for v in range(int(version), int(base) - 1, -1)]
+
+
+def _versions_hint(manifest: Manifest, parser: str, sanitizer: str) -> str:
+    changed = []
+    if parser != manifest.parser_version:
+        since = [
+            VERSION_CHANGES[str(v)]
+            for v in range(int(parser) + 1, int(manifest.parser_version) + 1)
+            if str(v) in VERSION_CHANGES
+        ]
+        changed.append(
+            f"parser version {manifest.parser_version}, not {parser} ({'; '.join(since)})"
+        )
+    if sanitizer != manifest.sanitize_version:
+        changed.append(f"sanitizer version {manifest.sanitize_version}, not {sanitizer}")
+    return (
+        "the corpus holds the bytes registered, but this code reads them under "
+        f"{' and '.join(changed)}: register the protocol again under a new name to run on what "
+        'they now read as (docs/transcripts.md, "Versions")'
     )
 
 

@@ -280,7 +280,13 @@ def verify_inputs(protocol_path: Path, options: RunOptions) -> Verified:
     manifest = freeze.manifest(corpus_dir)
     seals, seal_errors = current_seals(protocol, options.key_paths)
     problems = seal_errors + [
-        m.message for m in verify(protocol.path, manifest_sha256=manifest.sha256, seals=seals)
+        m.message
+        for m in verify(
+            protocol.path,
+            manifest_sha256=manifest.sha256,
+            seals=seals,
+            read_before=manifest.read_before,
+        )
     ]
     lock = load_lock(protocol.path)
     locked_fits = lock.fits if lock is not None else {}

@@ -67,14 +67,14 @@ key_option = click.option(
 
 def _corpus_and_seals(
     path: Path, keys: tuple[str, ...] = ()
-) -> tuple[str, dict[str, str], list[str]]:
+) -> tuple[freeze.Manifest, dict[str, str], list[str]]:
     from harness.protocol.load import load_protocol
     from harness.runner import current_seals, materialise_corpus
 
     proto = load_protocol(path)
     corpus = materialise_corpus(proto, progress=config.show_progress())
     seals, errors = current_seals(proto, key_paths(keys))
-    return freeze.manifest(corpus).sha256, seals, errors
+    return freeze.manifest(corpus), seals, errors
 
 
 @protocol.command("register")
@@ -90,7 +90,8 @@ def protocol_register(path: Path, keys: tuple[str, ...]) -> None:
     from harness.runner import git_commit
 
     try:
-        manifest, seals, errors = _corpus_and_seals(path, keys)
+        snapshot, seals, errors = _corpus_and_seals(path, keys)
+        manifest = snapshot.sha256
         if errors:
             raise click.ClickException("; ".join(errors))
         fits, encoders = _fit(path, manifest, seals)
@@ -187,14 +188,24 @@ def protocol_verify(path: Path, keys: tuple[str, ...]) -> None:
 
     try:
         manifest, seals, errors = _corpus_and_seals(path, keys)
-        problems = errors + [m.message for m in verify(path, manifest_sha256=manifest, seals=seals)]
+        problems = errors + [
+            m.message
+            for m in verify(
+                path,
+                manifest_sha256=manifest.sha256,
+                seals=seals,
+                read_before=manifest.read_before,
+            )
+        ]
     except (ProtocolError, OSError, RuntimeError) as exc:  # RunRefusedError: no corpus to check
         raise _fail(exc) from exc
     if problems:
         for p in problems:
             click.echo(f"MISMATCH: {p}", err=True)
         sys.exit(1)
-    click.echo(f"OK: {path} matches its lock (corpus {manifest[:16]}…, {len(seals)} roster seals)")
+    click.echo(
+        f"OK: {path} matches its lock (corpus {manifest.sha256[:16]}…, {len(seals)} roster seals)"
+    )
 
 
 # --- roster ----------------------------------------------------------------------------------------

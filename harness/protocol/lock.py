@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -369,12 +369,18 @@ def amend(protocol_path: Path | str, now: dt.datetime, reason: str, has_runs: bo
 
 
 def verify(
-    protocol_path: Path | str, *, manifest_sha256: str, seals: Mapping[str, str]
+    protocol_path: Path | str,
+    *,
+    manifest_sha256: str,
+    seals: Mapping[str, str],
+    read_before: Callable[[str], str | None] | None = None,
 ) -> list[Mismatch]:
     """Compare a protocol, its roster seals and corpus manifest against its lock.
 
     The protocol hash is checked against the latest amendment (or the registration), the seals and
-    manifest against the values in force then. An empty list means the run may proceed.
+    manifest against the values in force then. An empty list means the run may proceed. For a
+    manifest that differs, `read_before(locked sha256)` (`harness.freeze.Manifest.read_before`) may
+    say it is the same bytes read under newer versions; its words then replace the hint.
 
     Raises:
         ProtocolError: the protocol file is not readable TOML or the lock file is malformed.
@@ -418,13 +424,14 @@ def verify(
                 )
             )
     if manifest_sha256 != lock.current_manifest_sha256:
+        why = None if read_before is None else read_before(lock.current_manifest_sha256)
         out.append(
             Mismatch(
                 thing="manifest",
                 path="corpus manifest",
                 expected=lock.current_manifest_sha256,
                 actual=manifest_sha256,
-                hint="the corpus snapshot is not the one registered",
+                hint=why or "the corpus snapshot is not the one registered",
             )
         )
     out += _embedder_mismatches(path, lock)
