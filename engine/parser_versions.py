@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 
 from engine.render import holds_terminal_control
@@ -36,6 +36,7 @@ __all__ = [
     "VERSION_CHANGES",
     "ParserScan",
     "iso_timestamp",
+    "json_strings",
 ]
 
 PARSER_VERSION = "4"
@@ -149,18 +150,22 @@ def _control_characters(line: bytes, decoded: _Decoded) -> bool:
     """Version 4: a string anywhere in the line holds a character `strip_terminal_control` removes."""
     if not _CONTROL_SPELLING.search(line):
         return False
-    stack: list[object] = [decoded.get()]
+    return any(holds_terminal_control(text) for text in json_strings(decoded.get()))
+
+
+def json_strings(obj: object) -> Iterator[str]:
+    """Every string (key or value) of a parsed JSON value, walked with an explicit stack: the value
+    may be nested as deep as the parser allows."""
+    stack = [obj]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if holds_terminal_control(item):
-                return True
+            yield item
         elif isinstance(item, dict):
             stack.extend(item.keys())
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-    return False
 
 
 _TRIGGERS: tuple[tuple[str, Callable[[bytes, _Decoded], bool]], ...] = (

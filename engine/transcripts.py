@@ -34,7 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from engine.model import Block, Message, TextBlock, ToolResult, ToolUse
-from engine.parser_versions import COMPACTION_AGENT_PREFIX, PARSER_VERSION, iso_timestamp
+from engine.parser_versions import (
+    COMPACTION_AGENT_PREFIX,
+    PARSER_VERSION,
+    iso_timestamp,
+    json_strings,
+)
 from engine.render import marker_arg
 from engine.transcript_files import (
     StreamState,
@@ -278,22 +283,9 @@ def _nesting(line: bytes) -> int:
 
 
 def _holds_surrogate(obj: object) -> bool:
-    """Whether any string (key or value) of a parsed JSON value holds a lone UTF-16 surrogate.
-
-    Walked with an explicit stack: the value may be nested as deep as `MAX_NESTING`.
-    """
-    stack = [obj]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if _SURROGATE.search(item):
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
+    """Whether any string (key or value) of a parsed JSON value holds a lone UTF-16 surrogate (the
+    value may be nested as deep as `MAX_NESTING`)."""
+    return any(_SURROGATE.search(text) for text in json_strings(obj))
 
 
 def _compaction_input(obj: dict[str, Any], message: dict[str, Any]) -> bool:
