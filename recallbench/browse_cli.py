@@ -22,6 +22,7 @@ from engine.api import ChunkRecord
 from engine.render import strip_terminal_control
 from engine.scope import Scope
 from engine.text_reads import TextReads
+from recallbench import config
 from recallbench.chunk_view import chunk_fields, neighbours, previous_and_next
 from recallbench.cli import Context, pass_ctx
 from recallbench.cli_options import db_option, window_options
@@ -105,11 +106,14 @@ def sessions_command(
         data = {"scope": str(scope), **window_fields(window), "sessions": rows}
         click.echo(json.dumps(data, indent=2))
         return
-    click.echo(f"scope: {scope}{window_note(window)}  sessions: {len(rows)} (most recent first)")
+    local = config.read_settings().time_local
+    note = window_note(window, local=local)
+    click.echo(f"scope: {scope}{note}  sessions: {len(rows)} (most recent first)")
     for row in rows:
         chunks = counted(int(str(row["chunks"])), "chunk")
         click.echo(
-            f"{minute(row['started'])} · session {row['session_id']} · {chunks} · {row['project']}"
+            f"{minute(row['started'], local=local)} · session {row['session_id']} · {chunks} · "
+            f"{row['project']}"
         )
         opening = row["opening"]
         if isinstance(opening, str) and opening.strip():
@@ -173,12 +177,13 @@ def show_command(
         }
         click.echo(json.dumps(data, indent=2))
         return
+    local = config.read_settings().time_local
     for other in before:
-        _echo_block(f"before · chunk {other.id}", other)
-    _echo_block(f"chunk {record.id}", record)
+        _echo_block(f"before · chunk {other.id}", other, local=local)
+    _echo_block(f"chunk {record.id}", record, local=local)
     click.echo(f"previous: {previous or 'none'}  next: {following or 'none'}")
     for other in after:
-        _echo_block(f"after · chunk {other.id}", other)
+        _echo_block(f"after · chunk {other.id}", other, local=local)
 
 
 def _not_found(reads: TextReads, chunk_id: str, scope: Scope) -> str:
@@ -191,7 +196,7 @@ def _not_found(reads: TextReads, chunk_id: str, scope: Scope) -> str:
     return f"no chunk {chunk_id} in {scope}{hint}"
 
 
-def _echo_block(label: str, record: ChunkRecord) -> None:
+def _echo_block(label: str, record: ChunkRecord, *, local: bool) -> None:
     """A heading line (what, who, when, session, project, status), then the text as stored."""
     status = status_line(record)
     click.echo(
@@ -199,7 +204,7 @@ def _echo_block(label: str, record: ChunkRecord) -> None:
             (
                 f"--- {label}",
                 record.author.label,
-                minute(record.ts_start),
+                minute(record.ts_start, local=local),
                 f"session {record.session_id}",
                 record.project,
                 *([status] if status else []),

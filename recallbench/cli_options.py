@@ -169,7 +169,8 @@ def window_options(what: str) -> Callable[[F], F]:
             "--since",
             metavar="WHEN",
             help=f"Only {what} at or after WHEN: a date (2026-02-11), a date and time "
-            "(2026-02-11T14:30; UTC, as every time shown, unless it ends in Z or +02:00) or an age "
+            "(2026-02-11T14:30; UTC, as every time shown, unless it ends in Z or +02:00, or the "
+            "machine's zone with `config set time.local true`) or an age "
             "(90m, 12h, 7d, 2w).",
         )(command)
 

@@ -14,6 +14,7 @@ import click
 
 from engine.scope import RecordedProjects, Resolution, Scope, explain_recorded, resolve_project
 from recallbench import config
+from recallbench.present import clock
 from recallbench.time_window import TimeError, narrowed
 
 
@@ -52,10 +53,11 @@ def resolve_scope(
 
 
 def within_window(scope: Scope, since: str | None, until: str | None, now: datetime) -> Scope:
-    """`scope` narrowed to `--since`/`--until` (`recallbench.time_window`); an unreadable time or an
-    empty window is a usage error naming the forms."""
+    """`scope` narrowed to `--since`/`--until` (`recallbench.time_window`, in this machine's time
+    zone with `time.local` on); an unreadable time or an empty window is a usage error naming the
+    forms."""
     try:
-        return narrowed(scope, since, until, now)
+        return narrowed(scope, since, until, now, local=config.read_settings().time_local)
     except TimeError as exc:
         raise click.UsageError(str(exc)) from exc
 
@@ -69,9 +71,17 @@ def window_fields(scope: Scope) -> dict[str, object]:
     return {"window": {"since": since, "until": until}}
 
 
-def window_note(scope: Scope) -> str:
-    """`  window: 2026-02-11 00:00 .. UTC` for a listing's header line, "" without a window."""
-    return f"  window: {scope.window_label()} UTC" if scope.windowed else ""
+def window_note(scope: Scope, *, local: bool = False) -> str:
+    """`  window: 2026-02-11 00:00 .. UTC` for a listing's header line, "" without a window; with
+    `local`, the bounds in this machine's time zone, named by its abbreviation (`CET`)."""
+    if not scope.windowed:
+        return ""
+    if not local:
+        return f"  window: {scope.window_label()} UTC"
+    since, until = ("" if b is None else clock(b, local=True) for b in (scope.since, scope.until))
+    bound = scope.since or scope.until
+    zone = "" if bound is None else f" {bound.astimezone().tzname()}"
+    return f"  window: {f'{since} .. {until}'.strip()}{zone}"
 
 
 def resolve_here(memory: RecordedProjects, directory: Path) -> Resolution:

@@ -171,6 +171,13 @@ SETTINGS: Mapping[str, Setting] = {
             "parent folder (never / or your home folder).",
         ),
         Setting(
+            key="time.local",
+            default=False,
+            help="Show times on the command line (search, sessions, show) in this machine's time "
+            "zone, and read the dates and times you type there (--since, --until, forget --before) "
+            "in it (off: UTC, as transcripts store them; the hooks and MCP tools always use UTC).",
+        ),
+        Setting(
             key="scope.worktrees",
             default=False,
             help="Let a folder use the memory of the same folder in the other git worktrees of its "
@@ -193,6 +200,7 @@ class Settings:
     mcp_all_projects: bool = False
     scope_inherit_parent: bool = False
     scope_worktrees: bool = False
+    time_local: bool = False
 
 
 def setting(key: str) -> Setting:
@@ -272,6 +280,7 @@ def read_settings(home_dir: Path | None = None) -> Settings:
         mcp_all_projects=value("mcp.all_projects"),
         scope_inherit_parent=value("scope.inherit_parent"),
         scope_worktrees=value("scope.worktrees"),
+        time_local=value("time.local"),
     )
 
 

@@ -171,7 +171,7 @@ def _horizon(text: str, now: datetime) -> str:
     from recallbench.time_window import TimeError, parse_time
 
     try:
-        moment = parse_time(text, now)
+        moment = parse_time(text, now, local=config.read_settings().time_local)
     except TimeError as exc:
         raise click.BadParameter(str(exc), param_hint="--before") from exc
     if moment > now:
@@ -366,8 +366,8 @@ def _database() -> Path:
 @click.option(
     "--before",
     metavar="TIME",
-    help="Forget every message written before this time (a date, a UTC date and time, or an age "
-    "such as 90d), and keep such lines out of every later import.",
+    help="Forget every message written before this time (a date, a date and time, UTC unless "
+    "`time.local` is on, or an age such as 90d), and keep such lines out of every later import.",
 )
 @click.option(
     "--credentials",

@@ -25,9 +25,11 @@ prompt hook renders rows without numpy.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
 from engine.render import strip_terminal_control
@@ -142,14 +144,25 @@ def megabytes(n: int) -> str:
     return f"{n / 1e6:.1f} MB"
 
 
-def minute(iso: object) -> str:
-    """An ISO timestamp shown to the minute (`2026-03-01 10:00`), or "unknown time"."""
+def minute(iso: object, *, local: bool = False) -> str:
+    """An ISO timestamp shown to the minute (`2026-03-01 10:00`), or "unknown time"; with `local`, in
+    this machine's time zone (a time without an offset is UTC), else as written (UTC)."""
     if not isinstance(iso, str) or not iso:
         return "unknown time"
+    if local:
+        with contextlib.suppress(ValueError):
+            return clock(datetime.fromisoformat(iso), local=True)
     return iso.replace("T", " ")[:16]
 
 
-def header(row: HitRow) -> str:
+def clock(moment: datetime, *, local: bool = False) -> str:
+    """`moment` to the minute, in this machine's time zone with `local`, else in UTC (a naive
+    `moment` is UTC)."""
+    aware = moment if moment.utcoffset() is not None else moment.replace(tzinfo=UTC)
+    return (aware.astimezone() if local else aware.astimezone(UTC)).strftime("%Y-%m-%d %H:%M")
+
+
+def header(row: HitRow, *, local: bool = False) -> str:
     """The line a person reads above a hit: rank and channel, then who, when, which session and
     project, and the chunk's id (what `recallbench show` prints whole).
 
@@ -160,7 +173,7 @@ def header(row: HitRow) -> str:
         (
             f"#{row.rank} via {row.via}",
             row.author,
-            minute(row.timestamp),
+            minute(row.timestamp, local=local),
             f"session {row.session_id}",
             row.project,
             f"chunk {row.chunk_id}",

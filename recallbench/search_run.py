@@ -71,7 +71,8 @@ def print_hits(rows: list[HitRow], text: str, spec: str, scope: Scope, as_json: 
         data = {"arm": spec, "scope": str(scope), **window_fields(scope)}
         click.echo(json.dumps(data | {"hits": [row.to_dict() for row in rows]}, indent=2))
         return
-    click.echo(f"arm: {spec}  scope: {scope}{window_note(scope)}  hits: {len(rows)}")
+    local = config.read_settings().time_local
+    click.echo(f"arm: {spec}  scope: {scope}{window_note(scope, local=local)}  hits: {len(rows)}")
     for row in rows:
-        click.echo(header(row))
+        click.echo(header(row, local=local))
         click.echo(f"    {snippet(row.text, text, SNIPPET_CHARS)}")

@@ -1,7 +1,9 @@
 """The times a person gives `search --since/--until` (and the model gives `search_memory`), read as
 instants: a date, a date and time, or an age (`7d`).
 
-Times are read in UTC unless they name their zone, because every time recallbench prints is UTC.
+Times are read in UTC unless they name their zone, because every time recallbench prints is UTC; with
+`local` (the person's `time.local`, on the command line only), a date or time without a zone is read in
+this machine's time zone, as the command line then shows times.
 A bare date is that day's start for `since` and the next day's start for `until`, so that
 `--since 2026-02-11 --until 2026-02-11` is that whole day. An age counts back from `now`, which the
 caller passes in.
@@ -27,8 +29,9 @@ class TimeError(ValueError):
     """A time that cannot be read, or a window that holds no time."""
 
 
-def parse_time(text: str, now: datetime, *, end: bool = False) -> datetime:
-    """The instant `text` names (see the module); `end`: a bare date means the next day's start."""
+def parse_time(text: str, now: datetime, *, end: bool = False, local: bool = False) -> datetime:
+    """The instant `text` names (see the module); `end`: a bare date means the next day's start;
+    `local`: a date or time without a zone is this machine's local time, not UTC."""
     given = text.strip()
     age = _AGE.fullmatch(given)
     if age is not None:
@@ -43,21 +46,27 @@ def parse_time(text: str, now: datetime, *, end: bool = False) -> datetime:
     except ValueError:
         pass
     else:
-        start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-        return start + timedelta(days=1) if end else start
+        if end:
+            day += timedelta(days=1)
+        start = datetime(day.year, day.month, day.day)
+        return start.astimezone() if local else start.replace(tzinfo=UTC)
     try:
         moment = datetime.fromisoformat(given)
     except ValueError:
         msg = f"cannot read {text!r} as a time; give {FORMS}"
         raise TimeError(msg) from None
-    return moment if moment.utcoffset() is not None else moment.replace(tzinfo=UTC)
+    if moment.utcoffset() is not None:
+        return moment
+    return moment.astimezone() if local else moment.replace(tzinfo=UTC)
 
 
-def narrowed(scope: Scope, since: str | None, until: str | None, now: datetime) -> Scope:
+def narrowed(
+    scope: Scope, since: str | None, until: str | None, now: datetime, *, local: bool = False
+) -> Scope:
     """`scope` narrowed to the window `since` .. `until` (texts as `parse_time` reads them; None or
     blank: open), or `scope` itself when neither is given."""
-    start = parse_time(since, now) if since and since.strip() else None
-    stop = parse_time(until, now, end=True) if until and until.strip() else None
+    start = parse_time(since, now, local=local) if since and since.strip() else None
+    stop = parse_time(until, now, end=True, local=local) if until and until.strip() else None
     if start is None and stop is None:
         return scope
     try:

@@ -33,7 +33,7 @@ SHIPPED = (
 def test_every_setting_is_off_until_set_and_unset_restores_the_default(home: Path) -> None:
     assert ok("config", "list") == (
         "mcp.all_projects = false  (default)\nscope.inherit_parent = false  (default)\n"
-        "scope.worktrees = false  (default)\n"
+        "scope.worktrees = false  (default)\ntime.local = false  (default)\n"
     )
     assert ok("config", "get", "mcp.all_projects") == "false\n"
     assert not (home / "config.toml").exists()  # reading writes nothing
@@ -58,6 +58,10 @@ def test_every_setting_is_off_until_set_and_unset_restores_the_default(home: Pat
     ok("config", "set", "scope.worktrees", "true")
     assert config.read_settings() == config.Settings(
         scope_inherit_parent=True, scope_worktrees=True
+    )
+    ok("config", "set", "time.local", "yes")
+    assert config.read_settings() == config.Settings(
+        scope_inherit_parent=True, scope_worktrees=True, time_local=True
     )
 
 
