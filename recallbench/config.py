@@ -173,8 +173,8 @@ SETTINGS: Mapping[str, Setting] = {
         Setting(
             key="time.local",
             default=False,
-            help="Show times on the command line (search, sessions, show) in this machine's time "
-            "zone, and read the dates and times you type there (--since, --until, forget --before) "
+            help="Show times on the command line (search, sessions, show, projects) in this machine's "
+            "time zone, and read the dates and times you type there (--since, --until, forget --before) "
             "in it (off: UTC, as transcripts store them; the hooks and MCP tools always use UTC).",
         ),
         Setting(

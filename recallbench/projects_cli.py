@@ -26,7 +26,7 @@ from engine.projects import (
 from recallbench import config
 from recallbench.cli import Context, pass_ctx
 from recallbench.cli_options import HelpGroup, db_option, go_ahead
-from recallbench.present import counted
+from recallbench.present import counted, minute
 
 
 def _infos(ctx: Context) -> list[ProjectInfo]:
@@ -88,8 +88,9 @@ def list_command(ctx: Context, as_json: bool = False) -> None:
         return
     gone = sum(not i.exists for i in infos)
     click.echo(f"database: {ctx.db}  projects: {len(infos)} ({gone} whose folder is gone)")
+    local = config.read_settings().time_local
     for i in infos:
-        last = (i.last_started or "undated")[:16].replace("T", " ")
+        last = minute(i.last_started, local=local) if i.last_started else "undated"
         state = "folder here" if i.exists else "folder gone"
         click.echo(
             f"{i.project} · {counted(i.sessions, 'session')} · {counted(i.chunks, 'chunk')} · "

@@ -1,5 +1,5 @@
-"""`time.local`: the command line shows times, and reads the times a person types, in the machine's time
-zone instead of UTC; the hooks and MCP tools keep UTC.
+"""`time.local`: the command line (search, sessions, show, projects) shows times, and reads the times a
+person types, in the machine's time zone instead of UTC; the hooks and MCP tools keep UTC.
 
 The zone is a POSIX TZ rule, so no zone database is needed: Central European Time, UTC+1, and from the
 last Sunday of March (2026-03-29, 02:00) to the last Sunday of October summer time, UTC+2.
@@ -98,6 +98,9 @@ def test_search_and_sessions_read_and_show_local_times_once_turned_on(
         "2026-01-20 10:00",
         "2026-01-10 10:00",
     ]
+    projects = run("projects").stdout
+    assert f"{P} · 3 sessions · 3 chunks · latest 2026-01-30 10:00 · " in projects
+
     # forget --before reads the zone too, and names the instant in UTC
     dry = run("forget", "--before", "2026-01-20T10:30", "--dry-run").stdout.splitlines()
     assert dry[0].startswith("forget --before 2026-01-20T09:30:00Z in ")
