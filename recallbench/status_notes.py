@@ -7,7 +7,7 @@ from pathlib import Path
 
 from engine.checks import is_int
 from engine.git_repo import checkout_of
-from engine.parser_versions import PARSER_VERSION
+from engine.parser_versions import COMPACTION_INSTRUCTIONS_LEAD, PARSER_VERSION
 from engine.scope import Resolution
 from engine.secret_formats import SINCE_VERSION
 from recallbench import config
@@ -79,10 +79,18 @@ def stale_parse_note(info: dict[str, object]) -> str | None:
         return None
     version = info["parser_version"]
     under = f"parser version {version}" if isinstance(version, str) else "a parser before version 4"
-    return (
+    note = (
         f"imported by {under} (this one is version {PARSER_VERSION}), which left "
         f"{', '.join(held)}: `recallbench rebuild` imports every transcript again without them"
     )
+    if stale[
+        "compaction"
+    ]:  # removable in place, so a memory whose transcripts are gone loses it too
+        note += (
+            "; the instructions also go in place, transcripts or not, with `recallbench forget "
+            f'--match "{COMPACTION_INSTRUCTIONS_LEAD}"`'
+        )
+    return note
 
 
 def unrecorded(db: Path) -> list[str]:

@@ -86,8 +86,19 @@ def test_an_older_parsers_import_is_named_until_a_rebuild_reads_it_again(
     assert (
         NOTE + "1 chunk holding terminal control sequences, 3 chunks of the instructions Claude "
         "Code hands its compaction agent (from 1 compaction), 1 message stamped with a timestamp "
-        "that is not a time: `recallbench rebuild` imports every transcript again without them"
+        "that is not a time: `recallbench rebuild` imports every transcript again without them; "
+        "the instructions also go in place, transcripts or not, with `recallbench forget --match "
+        '"Your task is to create a detailed summary of the conversation so far"`'
     ) in lines
+
+    # that forget removes exactly the three chunks of the instructions, and no other count moves
+    dry = invoke("forget", "--match", COMPACTION_INSTRUCTIONS_LEAD, "--dry-run").stdout
+    assert f"part of session {SESSION}: 3 chunks, 1 message" in dry
+    lead = COMPACTION_INSTRUCTIONS_LEAD
+    assert invoke("forget", "--match", lead, "--confirm", lead).exit_code == 0
+    info, _ = _status()
+    assert info["stale_parse"] == {"undated": 1, "compaction": 0, "compactions": 0, "control": 1}
+    assert info["chunks"] == 2
 
     assert invoke("rebuild").exit_code == 0
     info, lines = _status()
