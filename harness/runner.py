@@ -279,15 +279,13 @@ def verify_inputs(protocol_path: Path, options: RunOptions) -> Verified:
     corpus_dir = materialise_corpus(protocol, progress=options.progress)
     manifest = freeze.manifest(corpus_dir)
     seals, seal_errors = current_seals(protocol, options.key_paths)
-    problems = seal_errors + [
-        m.message
-        for m in verify(
-            protocol.path,
-            manifest_sha256=manifest.sha256,
-            seals=seals,
-            read_before=manifest.read_before,
-        )
-    ]
+    checked = verify(
+        protocol.path,
+        manifest_sha256=manifest.sha256,
+        seals=seals,
+        read_before=manifest.read_before,
+    )
+    problems = seal_errors + [m.message for m in checked]
     lock = load_lock(protocol.path)
     locked_fits = lock.fits if lock is not None else {}
     fits = check_fits(protocol, locked_fits, test_corpus=corpus_dir)
