@@ -19,6 +19,7 @@ from engine.parser_versions import (
     PARSER_VERSION,
     iso_timestamp,
 )
+from engine.sanitized_sql import meta_value, record_in_empty
 
 # What every terminal control sequence begins with: ESC, or the one-character CSI (U+009B). The other
 # control characters `engine.render.strip_terminal_control` removes are not looked for: one GLOB class
@@ -34,18 +35,12 @@ def record_version(conn: sqlite3.Connection) -> None:
 
     Runs inside the caller's transaction, before the first file's rows are written with it.
     """
-    conn.execute(
-        "INSERT INTO meta(key, value) SELECT 'parser_version', ? "
-        "WHERE NOT EXISTS (SELECT 1 FROM files) AND NOT EXISTS (SELECT 1 FROM chunks) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (PARSER_VERSION,),
-    )
+    record_in_empty(conn, "parser_version", PARSER_VERSION)
 
 
 def version(conn: sqlite3.Connection) -> str | None:
     """The version the memory's oldest text was imported under; None: before version 4."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'parser_version'").fetchone()
-    return None if row is None else str(row[0])
+    return meta_value(conn, "parser_version")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -28,18 +28,29 @@ def record_version(conn: sqlite3.Connection) -> None:
     """
     from engine.sanitize import SANITIZE_VERSION  # the sanitizer and its rules: only to import
 
+    record_in_empty(conn, "sanitize_version", SANITIZE_VERSION)
+
+
+def record_in_empty(conn: sqlite3.Connection, key: str, value: str) -> None:
+    """Set the `meta` row `key` to `value` in a memory without files or chunks; else nothing (a
+    version row names the oldest code any of the memory's text was read by)."""
     conn.execute(
-        "INSERT INTO meta(key, value) SELECT 'sanitize_version', ? "
+        "INSERT INTO meta(key, value) SELECT ?, ? "
         "WHERE NOT EXISTS (SELECT 1 FROM files) AND NOT EXISTS (SELECT 1 FROM chunks) "
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (SANITIZE_VERSION,),
+        (key, value),
     )
+
+
+def meta_value(conn: sqlite3.Connection, key: str) -> str | None:
+    """The `meta` row `key`, None when there is none."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
 
 
 def version(conn: sqlite3.Connection) -> str | None:
     """The version the memory's oldest text was imported under; None: before version 3."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'sanitize_version'").fetchone()
-    return None if row is None else str(row[0])
+    return meta_value(conn, "sanitize_version")
 
 
 def stale_read_notices(conn: sqlite3.Connection) -> int:
