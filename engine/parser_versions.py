@@ -9,7 +9,7 @@ its manifest records the older version and every lock made on it stays valid. A 
 version its text was imported under (`engine.parsed_sql`), so `recallbench status` can say what an
 import under an older parser left in it.
 
-- Version 1: the parser of the first release.
+- Version 1: the parser before the three changes below, each of which shipped without a new version.
 - Version 2: a `timestamp` that is not an ISO-8601 time leaves its message undated (version 1 kept the
   string, which then stood for the session's start or end); a line after a UTF-8 byte order mark is
   read (version 1 counted it as malformed JSON and lost its message).
@@ -41,7 +41,8 @@ __all__ = [
 
 PARSER_VERSION = "4"
 BASE_PARSER_VERSION = "1"
-# What each version after the first changed, in the words `recallbench status` uses.
+# What each version after the first changed, in the words a lock's refusal uses
+# (`harness.freeze.Manifest.read_before`).
 VERSION_CHANGES: dict[str, str] = {
     "2": "a timestamp that is not a time leaves its message undated; a line after a byte order mark "
     "is read",
