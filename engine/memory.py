@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from engine import (
     audit,
+    carry_sql,
     checkout_sql,
     file_paths,
     message_chunks_sql,
@@ -447,6 +448,15 @@ class Memory:
             msg = f"{old_db} fails SQLite's quick_check ({verdict})"
             raise store.StoreError(msg)
         return vector_sql.carry(self.conn, Path(old_db), emb.id)
+
+    def carry_files(self, old_db: Path, paths: Sequence[Path]) -> carry_sql.Carried:
+        """Copy, as stored, what the database at `old_db` holds of the transcript files `paths` (a
+        rebuild that keeps what gone transcripts held; `engine.carry_sql`).
+
+        Raises:
+            One of engine.health.STORE_ERRORS: `old_db` cannot be opened or read.
+        """
+        return carry_sql.carry_files(self.conn, Path(old_db), [str(p) for p in paths])
 
     def carry_checkouts(self, old_db: Path) -> int:
         """Copy the database at `old_db`'s record of where each project sat in git (a rebuild), for

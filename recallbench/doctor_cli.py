@@ -150,9 +150,19 @@ def _advise(checks: list[health.Check]) -> None:
     help="Rebuild even when transcripts the database records are gone: their sessions then stay "
     "only in the backup.",
 )
+@click.option(
+    "--keep-missing",
+    is_flag=True,
+    help="Rebuild from the transcripts that remain and carry over, as stored, what the gone ones "
+    "held (sessions, messages, chunks, vectors), still as the code that imported them read it.",
+)
 @click.pass_context
 def rebuild_command(
-    ctx: click.Context, paths: tuple[Path, ...], no_embed: bool, drop_missing: bool
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    no_embed: bool,
+    drop_missing: bool,
+    keep_missing: bool,
 ) -> None:
     """Build a fresh memory database from the transcripts and swap it in.
 
@@ -168,12 +178,17 @@ def rebuild_command(
 
     Claude Code deletes transcripts older than its `cleanupPeriodDays` (30 by default), while the
     memory keeps what it imported from them. When recorded transcripts are gone, rebuild refuses,
-    naming how many and how many chunks only this database holds; `--drop-missing` rebuilds anyway.
+    naming how many and how many chunks only this database holds; `--keep-missing` rebuilds from the
+    rest and copies what the gone ones held as it is stored (read by the parser and sanitizer that
+    imported it: `status` still counts what older code left there), `--drop-missing` rebuilds
+    without it.
     """
     path = _db(ctx)
     if not path.exists():
         raise click.ClickException(f"no database at {path}; `recallbench import` creates one")
-    sources = _sources(path, paths, drop_missing=drop_missing)
+    if drop_missing and keep_missing:
+        raise click.UsageError("give --drop-missing or --keep-missing, not both")
+    sources, gone = _sources(path, paths, drop_missing=drop_missing, keep_missing=keep_missing)
     new = path.with_name(f".{path.name}.rebuild-{os.getpid()}")
     for leftover in (new, Path(f"{new}-wal"), Path(f"{new}-shm")):
         leftover.unlink(missing_ok=True)
@@ -183,6 +198,7 @@ def rebuild_command(
     reused = 0
     try:
         report = memory.import_paths(sources, embed=False, progress=config.show_progress())
+        kept = memory.carry_files(path, gone) if gone else None
         if embedder is not None:
             reused = _carry_vectors(path, memory)
             report.vectors_added = memory.embed_pending(progress=config.show_progress())
@@ -209,6 +225,13 @@ def rebuild_command(
     )
     for failed, why in sorted(report.files_failed.items()):
         click.echo(f"failed: {failed}: {why}", err=True)
+    if kept is not None:
+        click.echo(
+            f"carried over from the old database, as stored: {counted(kept.files, 'transcript file')} "
+            f"no longer on disk, {counted(kept.sessions, 'session')}, "
+            f"{counted(kept.chunks, 'chunk')} (`recallbench status` names what older code left "
+            "in them)"
+        )
     click.echo(f"the old database is kept as {backup}")
 
 
@@ -277,14 +300,17 @@ def _carry_tombstones(db: Path, new: Path) -> None:
         )
 
 
-def _sources(db: Path, paths: tuple[Path, ...], *, drop_missing: bool) -> list[Path]:
-    """What to import: PATHS, else the recorded transcripts (refused when some are gone, unless
-    `drop_missing`), else the default folder."""
+def _sources(
+    db: Path, paths: tuple[Path, ...], *, drop_missing: bool, keep_missing: bool
+) -> tuple[list[Path], list[Path]]:
+    """What to import, and the recorded transcripts that are gone whose rows are carried over: PATHS
+    (nothing carried), else the recorded transcripts (refused when some are gone, unless
+    `drop_missing` or `keep_missing`), else the default folder."""
     if paths:
         missing = [p for p in paths if not p.exists()]
         if missing:
             raise click.ClickException("no such file or folder: " + ", ".join(map(str, missing)))
-        return list(paths)
+        return list(paths), []
     default = config.claude_projects()
     try:
         recorded = health.recorded_transcripts(db)
@@ -295,26 +321,35 @@ def _sources(db: Path, paths: tuple[Path, ...], *, drop_missing: bool) -> list[P
         )
         recorded = []
     present = [p for p in recorded if p.exists()]
-    if len(present) < len(recorded):
-        gone = len(recorded) - len(present)
+    gone = [p for p in recorded if not p.exists()]
+    if gone:
         said = (
-            f"{gone} of the {len(recorded)} transcript files the database records no longer exist"
+            f"{len(gone)} of the {len(recorded)} transcript files the database records no longer "
+            "exist"
         )
+        if keep_missing:
+            if not present:
+                raise click.ClickException(
+                    f"every one of the {len(recorded)} transcript files the database records is "
+                    f"gone: nothing to rebuild {db} from, and it is left as it was"
+                )
+            return present, gone
         if not drop_missing:
-            held = health.chunks_of_transcripts(db, [p for p in recorded if not p.exists()])
+            held = health.chunks_of_transcripts(db, gone)
             raise click.ClickException(
                 f"{said} (Claude Code deletes transcripts after its cleanupPeriodDays, 30 by "
                 f"default): what they held ({counted(held, 'chunk')}) is only in {db}, and a "
                 "rebuild would leave it in the backup alone; nothing was changed. `recallbench rebuild "
-                "--drop-missing` rebuilds anyway; `recallbench forget --match TEXT` removes one "
+                "--keep-missing` rebuilds from the rest and carries it over as stored; "
+                "`--drop-missing` rebuilds without it; `recallbench forget --match TEXT` removes one "
                 "text from this database without a rebuild"
             )
         click.echo(f"warning: {said}; what they held stays only in the backup", err=True)
     if present:
-        return present
+        return present, []
     if not default.exists():
         raise click.ClickException(
             f"no transcripts to rebuild {db} from: none recorded, and no folder {default}; "
             "name them: recallbench rebuild PATH..."
         )
-    return [default]
+    return [default], []

@@ -259,8 +259,9 @@ def test_rebuild_reads_the_transcript_paths_the_store_recorded(home: Path, tmp_p
         "Error: 1 of the 9 transcript files the database records no longer exist (Claude Code "
         "deletes transcripts after its cleanupPeriodDays, 30 by default): what they held (1 chunk) "
         f"is only in {db}, and a rebuild would leave it in the backup alone; nothing was changed. "
-        "`recallbench rebuild --drop-missing` rebuilds anyway; `recallbench forget --match TEXT` "
-        "removes one text from this database without a rebuild"
+        "`recallbench rebuild --keep-missing` rebuilds from the rest and carries it over as "
+        "stored; `--drop-missing` rebuilds without it; `recallbench forget --match TEXT` removes "
+        "one text from this database without a rebuild"
     )
     assert db.read_bytes() == kept
     assert len(backups(home)) == 1
