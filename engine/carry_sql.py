@@ -6,7 +6,7 @@ from them, so a rebuild that reads only the transcripts still on disk would lose
 copies, for each recorded transcript file named, its `files` and `file_counts` rows, its stream's
 messages, chunks (both FTS5 indexes fill by trigger) and file edits, and the `sessions` rows of the
 sessions those hold (a session another file already brought keeps the earlier start and the later end
-of the two). Chunk ids are kept, so the notes and settles carried after it still find their chunks, and
+of the two, and is this project's own transcript if either says so). Chunk ids are kept, so the notes and settles carried after it still find their chunks, and
 so are the texts' hashes, so the vectors carried after it (`engine.vector_sql.carry`) cover them too.
 
 The copied text was read by whatever parser and sanitizer imported it, so when anything is copied the
@@ -27,6 +27,9 @@ from engine import store
 # The `meta` rows that name the code a memory's oldest text was read by (engine.sanitized_sql,
 # engine.parsed_sql).
 VERSION_KEYS = ("sanitize_version", "parser_version")
+# Every column named, so a copy never depends on the order a migration left them in.
+_FILE_COLUMNS = "path, stream, session_id, offset, prefix_sha256, state, imported_at"
+_MESSAGE_COLUMNS = "stream, ordinal, uuid, session_id, author, text, ts, api_message_id"
 _CHUNK_COLUMNS = (
     "id, session_id, stream, idx, project, text, author, message_uuids, ts_start, ts_end, sha256"
 )
@@ -78,23 +81,26 @@ def carry_files(conn: sqlite3.Connection, old_db: Path, paths: Sequence[str]) ->
 
 def _copy(conn: sqlite3.Connection) -> Carried:
     files = conn.execute(
-        "INSERT INTO main.files SELECT * FROM old.files "
+        f"INSERT INTO main.files({_FILE_COLUMNS}) SELECT {_FILE_COLUMNS} FROM old.files "
         "WHERE path IN (SELECT path FROM temp.carry_paths)"
     ).rowcount
     conn.execute(
-        "INSERT OR IGNORE INTO main.file_counts SELECT * FROM old.file_counts "
+        "INSERT OR IGNORE INTO main.file_counts(path, kind, reason, n) "
+        "SELECT path, kind, reason, n FROM old.file_counts "
         "WHERE path IN (SELECT path FROM temp.carry_paths)"
     )
     streams = "(SELECT stream FROM old.files WHERE path IN (SELECT path FROM temp.carry_paths))"
     messages = conn.execute(
-        f"INSERT OR IGNORE INTO main.messages SELECT * FROM old.messages WHERE stream IN {streams}"
+        f"INSERT OR IGNORE INTO main.messages({_MESSAGE_COLUMNS}) SELECT {_MESSAGE_COLUMNS} "
+        f"FROM old.messages WHERE stream IN {streams}"
     ).rowcount
     chunks = conn.execute(
         f"INSERT OR IGNORE INTO main.chunks({_CHUNK_COLUMNS}) SELECT {_CHUNK_COLUMNS} "
         f"FROM old.chunks WHERE stream IN {streams} ORDER BY rowid"
     ).rowcount
     conn.execute(
-        f"INSERT OR IGNORE INTO main.file_edits SELECT * FROM old.file_edits WHERE stream IN {streams}"
+        "INSERT OR IGNORE INTO main.file_edits(stream, session_id, path, n) "
+        f"SELECT stream, session_id, path, n FROM old.file_edits WHERE stream IN {streams}"
     )
     sessions = conn.execute(
         "INSERT INTO main.sessions(id, project, started, ended, self_transcript) "
@@ -104,7 +110,8 @@ def _copy(conn: sqlite3.Connection) -> Carried:
         "ON CONFLICT(id) DO UPDATE SET "
         "started = CASE WHEN started IS NULL OR excluded.started < started "
         "THEN excluded.started ELSE started END, "
-        "ended = CASE WHEN ended IS NULL OR excluded.ended > ended THEN excluded.ended ELSE ended END"
+        "ended = CASE WHEN ended IS NULL OR excluded.ended > ended THEN excluded.ended ELSE ended END, "
+        "self_transcript = max(self_transcript, excluded.self_transcript)"
     ).rowcount
     return Carried(
         files=int(files), sessions=int(sessions), messages=int(messages), chunks=int(chunks)
