@@ -6,8 +6,11 @@ from them, so a rebuild that reads only the transcripts still on disk would lose
 copies, for each recorded transcript file named, its `files` and `file_counts` rows, its stream's
 messages, chunks (both FTS5 indexes fill by trigger) and file edits, and the `sessions` rows of the
 sessions those hold (a session another file already brought keeps the earlier start and the later end
-of the two, and is this project's own transcript if either says so). Chunk ids are kept, so the notes and settles carried after it still find their chunks, and
-so are the texts' hashes, so the vectors carried after it (`engine.vector_sql.carry`) cover them too.
+of the two, and is this project's own transcript if either says so). Chunk ids are kept, so the notes
+and settles carried after it still find their chunks, and so are the texts' hashes, so the vectors
+carried after it (`engine.vector_sql.carry`) cover them too.
+A rebuild carries before it imports: a subagent whose session's main transcript is gone is then read
+as part of that session, under its project, and not at all when the session is this project's own.
 
 The copied text was read by whatever parser and sanitizer imported it, so when anything is copied the
 new memory's version rows (`sanitize_version`, `parser_version`) take the old memory's values: `status`

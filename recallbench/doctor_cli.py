@@ -197,8 +197,10 @@ def rebuild_command(
     memory = Memory(new, embedder)
     reused = 0
     try:
-        report = memory.import_paths(sources, embed=False, progress=config.show_progress())
+        # Before the import: a subagent whose session's main transcript is gone is then read as
+        # part of that session (its project, and no text at all when the session is our own).
         kept = memory.carry_files(path, gone) if gone else None
+        report = memory.import_paths(sources, embed=False, progress=config.show_progress())
         if embedder is not None:
             reused = _carry_vectors(path, memory)
             report.vectors_added = memory.embed_pending(progress=config.show_progress())

@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
 from engine import parsed_sql, render
+from engine.markers import SELF_PROMPT_MARKER
 from recallbench.cli import main
 from tests.engine.fixtures_transcripts import (
     OTHER_SESSION,
@@ -126,3 +128,39 @@ def test_without_either_flag_nothing_moves_and_the_two_flags_exclude_each_other(
     assert dropped.exit_code == 0, dropped.output
     assert _found("zebra") == []
     assert len(_chunks(gone)) == 2
+
+
+def test_a_subagent_of_our_own_gone_session_stays_out(tmp_path: Path, home: Path) -> None:
+    # A session this project's own hook started (its first prompt carries the marker): stored as a
+    # flagged session without text, and so is its subagent's transcript.
+    root = tmp_path / "projects"
+    own: dict[str, Any] = {"session_id": OTHER_SESSION}
+    main_file = write_jsonl(
+        root / "b" / f"{OTHER_SESSION}.jsonl",
+        [user_line(f"{SELF_PROMPT_MARKER}\nExtract decisions from: ...", uuid="o1", **own)],
+    )
+    write_jsonl(
+        root / "b" / OTHER_SESSION / "subagents" / "agent-c3d4.jsonl",
+        [
+            user_line(
+                "Summarise the zebra notes.", uuid="o2", sidechain=True, agent_id="c3d4", **own
+            )
+        ],
+    )
+    write_jsonl(
+        root / "a" / f"{SESSION}.jsonl", [user_line("The gateway zebra header.", uuid="a1")]
+    )
+    assert invoke("import", str(root)).exit_code == 0
+    assert len(_found("zebra")) == 1  # control: the person's session answers; ours holds nothing
+    counts = ("sessions", "self_transcripts", "chunks")
+    before = json.loads(invoke("status", "--json").stdout)
+    assert tuple(before[k] for k in counts) == (1, 1, 1)  # `sessions` counts the person's
+    main_file.unlink()
+
+    assert invoke("rebuild", "--keep-missing").exit_code == 0
+
+    # The session is carried before the subagent is read, so the subagent is known to be ours and
+    # stays out (read first, its prompt would be a second chunk holding "zebra").
+    after = json.loads(invoke("status", "--json").stdout)
+    assert tuple(after[k] for k in counts) == (1, 1, 1)
+    assert len(_found("zebra")) == 1
