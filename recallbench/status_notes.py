@@ -46,9 +46,11 @@ def stale_notes(info: dict[str, object]) -> list[str]:
         )
     held = info["sanitize_version"]
     if not isinstance(held, str) or int(held) < SINCE_VERSION:
-        under = f"version {held}" if isinstance(held, str) else "a version before 3"
+        under = (
+            f"sanitizer version {held}" if isinstance(held, str) else "a sanitizer before version 3"
+        )
         notes.append(
-            f"imported under sanitizer {under}, before version {SINCE_VERSION} began to "
+            f"imported under {under}, before version {SINCE_VERSION} began to "
             "redact 25 more credential formats (Groq, xAI, Docker, Sentry, Doppler, …): "
             "`recallbench doctor` checks whether any is in the memory, `recallbench forget "
             "--credentials` redacts them in place"

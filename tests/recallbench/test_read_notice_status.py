@@ -81,6 +81,13 @@ def test_an_older_import_is_named_until_a_rebuild_removes_the_notice(
         f"{LINE}: in 1 chunk; `recallbench rebuild` imports every transcript again without it"
         in (lines)
     )
+    assert any(
+        line.startswith(
+            "imported under a sanitizer before version 3, before version 4 began to redact 25 more "
+            "credential formats"
+        )
+        for line in lines
+    )
 
     # A later import into that memory records no version: its old text is still there.
     _transcript(root, "b0c1d2e3-0000-4000-8000-000000000002", "main.py")
