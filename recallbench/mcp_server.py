@@ -275,7 +275,9 @@ def _end_process(status: int) -> NoReturn:
     stopped by now.
     """
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe, a closed file
+        # A closed pipe or file (OSError, ValueError), or, from a signal handler that interrupted
+        # a write to the same stream, "reentrant call" (RuntimeError): nothing may keep the process.
+        with contextlib.suppress(Exception):
             stream.flush()
     os._exit(status)
 

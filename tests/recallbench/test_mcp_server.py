@@ -454,6 +454,31 @@ def test_serve_stops_its_helpers_then_ends_the_process_when_the_client_goes_away
     assert events == [("run", "stdio"), "background stopped", ("exit", 0)]
 
 
+def test_the_process_ends_even_when_a_stream_cannot_be_flushed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A signal handler that interrupted a write to stderr gets "reentrant call" from its flush.
+    class Reentrant:
+        flushed = 0
+
+        def flush(self) -> None:
+            Reentrant.flushed += 1
+            raise RuntimeError("reentrant call inside <_io.BufferedWriter name='<stderr>'>")
+
+    exits: list[int] = []
+
+    def exit_now(status: int) -> None:
+        exits.append(status)
+        raise _ExitCalledError(status)
+
+    monkeypatch.setattr(sys, "stdout", Reentrant())
+    monkeypatch.setattr(sys, "stderr", Reentrant())
+    monkeypatch.setattr(os, "_exit", exit_now)
+    with pytest.raises(_ExitCalledError):
+        mcp_server._end_process(130)
+    assert (Reentrant.flushed, exits) == (2, [130])  # both tried, and the process still ends
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_recallbench_serve_removes_its_socket_when_terminated(
     db: Path, home: Path, sig: signal.Signals
