@@ -100,6 +100,9 @@ def test_search_and_sessions_read_and_show_local_times_once_turned_on(
     ]
     projects = run("projects").stdout
     assert f"{P} · 3 sessions · 3 chunks · latest 2026-01-30 10:00 · " in projects
+    jan20 = next(h["chunk_id"] for h in as_json["hits"] if h["session_id"] == session_id(2))
+    shown = run("show", jan20, "--project", P).stdout.splitlines()[0]
+    assert shown.startswith(f"--- chunk {jan20} · User · 2026-01-20 10:00 · session ")
 
     # forget --before reads the zone too, and names the instant in UTC
     dry = run("forget", "--before", "2026-01-20T10:30", "--dry-run").stdout.splitlines()
