@@ -19,6 +19,8 @@ from recallbench.cli_scope import explain, resolve_here
 from recallbench.home_trust import UntrustedHomeError, check_home
 from recallbench.present import megabytes
 from recallbench.status_notes import (
+    files_note,
+    gone_transcripts,
     index_note,
     other_vectors,
     stale_notes,
@@ -242,6 +244,7 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
     info["unrecorded_projects"] = len(gone)
     kept = kept_backups(ctx.db)
     info["backups"] = [{"path": str(b.path), "bytes": b.bytes} for b in kept]
+    info["files_gone"] = gone_transcripts(ctx.db)
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
@@ -254,7 +257,7 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
         "messages",
         "chunks",
     ):
-        click.echo(f"{key}: {info[key]}")
+        click.echo(f"{key}: {info[key]}{files_note(info) if key == 'files' else ''}")
     click.echo(
         f"vectors: {info['vectors']} ({info['embedder']}); "
         f"sentence vectors of your prompts: {info['sentence_vectors']}"

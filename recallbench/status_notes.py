@@ -35,6 +35,25 @@ def index_note(info: dict[str, object]) -> str:
     return " (the first search by meaning builds it from the stored vectors)"
 
 
+def gone_transcripts(db: Path) -> int:
+    """How many of the transcript files the memory records are no longer on disk (Claude Code
+    deletes them after its cleanupPeriodDays, 30 by default)."""
+    from engine.health import recorded_transcripts
+
+    return sum(1 for path in recorded_transcripts(db) if not path.exists())
+
+
+def files_note(info: dict[str, object]) -> str:
+    """What the `files:` line adds when recorded transcripts are gone, "" when none is."""
+    gone = int(str(info["files_gone"]))
+    if not gone:
+        return ""
+    return (
+        f" ({gone} no longer on disk: this memory holds the only copy of what "
+        f"{'it' if gone == 1 else 'they'} said; back it up, and rebuild with --keep-missing)"
+    )
+
+
 def stale_notes(info: dict[str, object]) -> list[str]:
     """What imports under an older sanitizer left that the running one removes, and the fix."""
     notes = []

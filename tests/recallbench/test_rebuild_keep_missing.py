@@ -84,6 +84,12 @@ def gone(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_keep_missing_carries_what_the_gone_transcript_held_as_stored(gone: Path) -> None:
+    files = next(line for line in invoke("status").stdout.splitlines() if line.startswith("files:"))
+    assert files == (
+        "files: 3 (1 no longer on disk: this memory holds the only copy of what it said; back it "
+        "up, and rebuild with --keep-missing)"
+    )
+    assert json.loads(invoke("status", "--json").stdout)["files_gone"] == 1
     before = _chunks(gone)
     zebra = _found("zebra")
     assert len(before) == 3
@@ -108,6 +114,7 @@ def test_keep_missing_carries_what_the_gone_transcript_held_as_stored(gone: Path
     assert len(after) == 3  # A's and the subagent's read again, B's main transcript carried
     status = json.loads(invoke("status", "--json").stdout)
     assert (status["sessions"], status["chunks"]) == (2, 3)
+    assert (status["files"], status["files_gone"]) == (3, 1)  # still recorded, still gone
     # A was read again by the running parser (its colour code gone); B's carried chunk keeps its
     # own, and the memory keeps saying it holds text an older parser read
     assert status["stale_parse"]["control"] == 1
@@ -155,6 +162,8 @@ def test_a_subagent_of_our_own_gone_session_stays_out(tmp_path: Path, home: Path
     counts = ("sessions", "self_transcripts", "chunks")
     before = json.loads(invoke("status", "--json").stdout)
     assert tuple(before[k] for k in counts) == (1, 1, 1)  # `sessions` counts the person's
+    lines = invoke("status").stdout.splitlines()
+    assert "files: 3" in lines  # control: every transcript on disk, nothing added to the line
     main_file.unlink()
 
     assert invoke("rebuild", "--keep-missing").exit_code == 0
