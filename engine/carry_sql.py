@@ -25,11 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine import store
+from engine import parsed_sql, sanitized_sql, store
 
-# The `meta` rows that name the code a memory's oldest text was read by (engine.sanitized_sql,
-# engine.parsed_sql).
-VERSION_KEYS = ("sanitize_version", "parser_version")
+# The `meta` rows that name the code a memory's oldest text was read by.
+VERSION_KEYS = (sanitized_sql.VERSION_KEY, parsed_sql.VERSION_KEY)
 # Every column named, so a copy never depends on the order a migration left them in.
 _FILE_COLUMNS = "path, stream, session_id, offset, prefix_sha256, state, imported_at"
 _MESSAGE_COLUMNS = "stream, ordinal, uuid, session_id, author, text, ts, api_message_id"
@@ -105,17 +104,11 @@ def _copy(conn: sqlite3.Connection) -> Carried:
         "INSERT OR IGNORE INTO main.file_edits(stream, session_id, path, n) "
         f"SELECT stream, session_id, path, n FROM old.file_edits WHERE stream IN {streams}"
     )
-    sessions = conn.execute(
-        "INSERT INTO main.sessions(id, project, started, ended, self_transcript) "
+    rows = conn.execute(
         "SELECT id, project, started, ended, self_transcript FROM old.sessions WHERE id IN "
         f"(SELECT session_id FROM old.files WHERE stream IN {streams} "
-        f"UNION SELECT session_id FROM old.chunks WHERE stream IN {streams}) "
-        "ON CONFLICT(id) DO UPDATE SET "
-        "started = CASE WHEN started IS NULL OR excluded.started < started "
-        "THEN excluded.started ELSE started END, "
-        "ended = CASE WHEN ended IS NULL OR excluded.ended > ended THEN excluded.ended ELSE ended END, "
-        "self_transcript = max(self_transcript, excluded.self_transcript)"
-    ).rowcount
-    return Carried(
-        files=int(files), sessions=int(sessions), messages=int(messages), chunks=int(chunks)
-    )
+        f"UNION SELECT session_id FROM old.chunks WHERE stream IN {streams})"
+    ).fetchall()
+    for session_id, project, started, ended, own in rows:  # merged as an import merges them
+        store.upsert_session(conn, session_id, project, started, ended, bool(own))
+    return Carried(files=int(files), sessions=len(rows), messages=int(messages), chunks=int(chunks))

@@ -21,6 +21,8 @@ from engine.parser_versions import (
 )
 from engine.sanitized_sql import meta_value, record_in_empty
 
+# The `meta` row naming the parser version of the memory's oldest text.
+VERSION_KEY = "parser_version"
 # What every terminal control sequence begins with: ESC, or the one-character CSI (U+009B). The other
 # control characters `engine.render.strip_terminal_control` removes are not looked for: one GLOB class
 # of them all took nine times as long as these two `instr` on a memory of 7,541 chunks.
@@ -35,12 +37,12 @@ def record_version(conn: sqlite3.Connection) -> None:
 
     Runs inside the caller's transaction, before the first file's rows are written with it.
     """
-    record_in_empty(conn, "parser_version", PARSER_VERSION)
+    record_in_empty(conn, VERSION_KEY, PARSER_VERSION)
 
 
 def version(conn: sqlite3.Connection) -> str | None:
     """The version the memory's oldest text was imported under; None: before version 4."""
-    return meta_value(conn, "parser_version")
+    return meta_value(conn, VERSION_KEY)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from engine.markers import READ_NOTICE_LEAD
 from engine.secret_formats import SINCE_VERSION, VERSION_4_KINDS, VERSION_4_TRIGGERS
 
+# The `meta` row naming the sanitizer version of the memory's oldest text.
+VERSION_KEY = "sanitize_version"
 # The versions this module's reads are for: the read notice is removed from version 3 on, the
 # credential formats of `engine.secret_formats` are redacted from version 4 on.
 READ_NOTICE_VERSION = 3
@@ -28,7 +30,7 @@ def record_version(conn: sqlite3.Connection) -> None:
     """
     from engine.sanitize import SANITIZE_VERSION  # the sanitizer and its rules: only to import
 
-    record_in_empty(conn, "sanitize_version", SANITIZE_VERSION)
+    record_in_empty(conn, VERSION_KEY, SANITIZE_VERSION)
 
 
 def record_in_empty(conn: sqlite3.Connection, key: str, value: str) -> None:
@@ -50,7 +52,7 @@ def meta_value(conn: sqlite3.Connection, key: str) -> str | None:
 
 def version(conn: sqlite3.Connection) -> str | None:
     """The version the memory's oldest text was imported under; None: before version 3."""
-    return meta_value(conn, "sanitize_version")
+    return meta_value(conn, VERSION_KEY)
 
 
 def stale_read_notices(conn: sqlite3.Connection) -> int:

@@ -89,12 +89,15 @@ class Scope:
         times (`2026-02-11T20:36:45.618Z`); None for an open side."""
         return _utc_text(self.since), _utc_text(self.until)
 
-    def window_label(self) -> str:
-        """`2026-02-11 00:00 .. 2026-02-12 00:00` (UTC; `..` alone on an open side), or ""."""
+    def window_label(self, *, local: bool = False) -> str:
+        """`2026-02-11 00:00 .. 2026-02-12 00:00` (UTC, or with `local` this machine's time zone; `..`
+        alone on an open side), or ""."""
         if not self.windowed:
             return ""
         since, until = (
-            "" if b is None else b.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+            ""
+            if b is None
+            else (b.astimezone() if local else b.astimezone(UTC)).strftime("%Y-%m-%d %H:%M")
             for b in (self.since, self.until)
         )
         return f"{since} .. {until}".strip()

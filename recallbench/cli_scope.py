@@ -14,7 +14,6 @@ import click
 
 from engine.scope import RecordedProjects, Resolution, Scope, explain_recorded, resolve_project
 from recallbench import config
-from recallbench.present import clock
 from recallbench.time_window import TimeError, narrowed
 
 
@@ -74,14 +73,11 @@ def window_fields(scope: Scope) -> dict[str, object]:
 def window_note(scope: Scope, *, local: bool = False) -> str:
     """`  window: 2026-02-11 00:00 .. UTC` for a listing's header line, "" without a window; with
     `local`, the bounds in this machine's time zone, named by its abbreviation (`CET`)."""
-    if not scope.windowed:
+    bound = scope.since or scope.until  # a windowed scope has at least one
+    if bound is None:
         return ""
-    if not local:
-        return f"  window: {scope.window_label()} UTC"
-    since, until = ("" if b is None else clock(b, local=True) for b in (scope.since, scope.until))
-    bound = scope.since or scope.until
-    zone = "" if bound is None else f" {bound.astimezone().tzname()}"
-    return f"  window: {f'{since} .. {until}'.strip()}{zone}"
+    zone = bound.astimezone().tzname() if local else "UTC"
+    return f"  window: {scope.window_label(local=local)} {zone}"
 
 
 def resolve_here(memory: RecordedProjects, directory: Path) -> Resolution:

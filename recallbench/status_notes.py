@@ -85,17 +85,14 @@ def stale_parse_note(info: dict[str, object]) -> str | None:
     stale = info["stale_parse"]
     if not isinstance(stale, dict):
         return None
-    found = [
-        counted(int(stale["control"]), "chunk") + " holding terminal control sequences",
-        f"{counted(int(stale['compaction']), 'chunk')} of the instructions Claude Code hands its "
-        f"compaction agent (from {counted(int(stale['compactions']), 'compaction')})",
-        counted(int(stale["undated"]), "message") + " stamped with a timestamp that is not a time",
-    ]
-    held = [
-        text
-        for text, n in zip(found, ("control", "compaction", "undated"), strict=True)
-        if stale[n]
-    ]
+    found = {
+        "control": f"{counted(int(stale['control']), 'chunk')} holding terminal control sequences",
+        "compaction": f"{counted(int(stale['compaction']), 'chunk')} of the instructions Claude "
+        f"Code hands its compaction agent (from {counted(int(stale['compactions']), 'compaction')})",
+        "undated": f"{counted(int(stale['undated']), 'message')} stamped with a timestamp that is "
+        "not a time",
+    }
+    held = [text for key, text in found.items() if stale[key]]
     if not held:
         return None
     version = info["parser_version"]
@@ -104,9 +101,8 @@ def stale_parse_note(info: dict[str, object]) -> str | None:
         f"imported by {under} (this one is version {PARSER_VERSION}), which left "
         f"{', '.join(held)}: `recallbench rebuild` imports every transcript again without them"
     )
-    if stale[
-        "compaction"
-    ]:  # removable in place, so a memory whose transcripts are gone loses it too
+    # The instructions can also go in place, so a memory whose transcripts are gone loses them too.
+    if stale["compaction"]:
         note += (
             "; the instructions also go in place, transcripts or not, with `recallbench forget "
             f'--match "{COMPACTION_INSTRUCTIONS_LEAD}"`'
