@@ -226,7 +226,11 @@ def _start_search_service(
             # The prompt hook's search runs here, over this process's warm model and indexes.
             search = PromptSearch(memory, arm_spec, database=memory.db_path)
             path = socket_path(config.home(), embedder.id)
-            services.append(SearchService(embedder, path, search=search).start())
+            # Listed before it binds: a signal that arrives once the socket exists must find it to
+            # remove (listed after `start` returned, it was missed in that gap).
+            service = SearchService(embedder, path, search=search)
+            services.append(service)
+            service.start()
         except (SearchServiceError, OSError, RuntimeError, ValueError) as exc:
             log.warning(
                 "%s (hooks will read lexically): %s", SEARCH_NOT_STARTED, describe_error(exc)

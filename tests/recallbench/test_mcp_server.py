@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import re
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -452,6 +454,38 @@ def test_serve_stops_its_helpers_then_ends_the_process_when_the_client_goes_away
         for signum, handler in handlers.items():
             signal.signal(signum, handler)
     assert events == [("run", "stdio"), "background stopped", ("exit", 0)]
+
+
+def test_a_service_that_is_starting_is_stopped_with_the_server(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A signal may end the server between the socket's bind and `start` returning.
+    entered, release = threading.Event(), threading.Event()
+    stopped: list[str] = []
+
+    class Starting:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def start(self) -> Starting:
+            entered.set()  # bound and announced; not yet returned
+            release.wait(10.0)
+            return self
+
+        def stop(self) -> None:
+            stopped.append("stopped")
+
+    monkeypatch.setattr(mcp_server, "SearchService", Starting)
+    memory = Memory(db, HashEmbedder())
+    try:
+        with contextlib.ExitStack() as stack:
+            mcp_server._start_search_service(stack, memory, HashEmbedder(), "fts")
+            assert entered.wait(10.0)
+            assert stopped == []  # control: nothing stopped while the server runs
+        assert stopped == ["stopped"]  # the exit (the signal handler's cleanup) stopped it
+    finally:
+        release.set()
+        memory.close()
 
 
 def test_the_process_ends_even_when_a_stream_cannot_be_flushed(
