@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from engine import (
     checkout_sql,
+    chunked_sql,
     parsed_sql,
     reads,
     sanitized_sql,
@@ -38,7 +39,7 @@ from engine import (
     tombstone_sql,
 )
 from engine.checks import is_int
-from engine.chunking import chunk_stream
+from engine.chunking import CHUNKING, check_chunking, chunk_stream
 from engine.embed import Embedder
 from engine.git_repo import Checkout, checkout_of, listed_checkouts
 from engine.model import CleanMessage, Message, ToolUse
@@ -89,6 +90,15 @@ class ImportReport:
 
 class _ImportRacedError(RuntimeError):
     """Another process imported the same file between our read of it and our write."""
+
+
+@dataclass(frozen=True)
+class _Options:
+    """How every file of one import is read and chunked (`import_paths`' arguments)."""
+
+    max_bytes: int
+    root: Path | None
+    chunking: int
 
 
 @dataclass(kw_only=True)
@@ -171,6 +181,7 @@ def import_paths(
     on_file: Callable[[str], None] | None = None,
     max_message_bytes: int = MAX_MESSAGE_BYTES,
     stream_root: Path | None = None,
+    chunking: int = CHUNKING,
 ) -> ImportReport:
     """Import transcripts under `paths` incrementally (by byte offset); idempotent.
 
@@ -182,12 +193,16 @@ def import_paths(
     than its resolved path, so the same corpus gets the same chunk ids wherever the folder is (a
     benchmark corpus; arms break ties by chunk id). A database must be fed from one root only.
 
+    `chunking`: the version (`engine.chunking`) that splits what this import stores; a stream that
+    grows is chunked again from its last chunk that begins a message, under this version.
+
     Raises:
-        ValueError: `max_message_bytes` is not a positive integer.
+        ValueError: `max_message_bytes` is not a positive integer, or `chunking` is no version.
     """
     if not is_int(max_message_bytes) or max_message_bytes < 1:
         msg = f"max_message_bytes must be a positive number of bytes, got {max_message_bytes!r}"
         raise ValueError(msg)
+    options = _Options(max_message_bytes, stream_root, check_chunking(chunking))
     report = ImportReport()
     unreadable: list[Path] = []
     files, discover_counts = discover([Path(p) for p in paths], unreadable)
@@ -204,7 +219,7 @@ def import_paths(
         if bar is not None:
             bar.update(1)
         try:
-            _import_file(conn, tf, report, max_message_bytes, stream_root)
+            _import_file(conn, tf, report, options)
         except (
             OSError,
             UnicodeError,
@@ -245,16 +260,12 @@ def _record_checkouts(conn: sqlite3.Connection) -> None:
 
 
 def _import_file(
-    conn: sqlite3.Connection,
-    tf: TranscriptFile,
-    report: ImportReport,
-    max_bytes: int,
-    root: Path | None = None,
+    conn: sqlite3.Connection, tf: TranscriptFile, report: ImportReport, options: _Options
 ) -> None:
     """Import what is new in one file; start over if another process imported it meanwhile."""
     for _ in range(_RACE_RETRIES):
         try:
-            _import_file_once(conn, tf, report, max_bytes, root)
+            _import_file_once(conn, tf, report, options)
             return
         except _ImportRacedError:
             continue
@@ -263,17 +274,13 @@ def _import_file(
 
 
 def _import_file_once(
-    conn: sqlite3.Connection,
-    tf: TranscriptFile,
-    report: ImportReport,
-    max_bytes: int,
-    root: Path | None = None,
+    conn: sqlite3.Connection, tf: TranscriptFile, report: ImportReport, options: _Options
 ) -> None:
-    resume = _resume_point(conn, tf, root)
+    resume = _resume_point(conn, tf, options.root)
     if resume is None:
         report.files_unchanged += 1
         return
-    batch = _read_batch(tf, resume, max_bytes)
+    batch = _read_batch(tf, resume, options.max_bytes)
     # Read while the folder exists: a task's worktree is often gone by the next import.
     checkout = checkout_of(batch.project) if os.path.isabs(batch.project) else None
     with store.write(conn):
@@ -286,7 +293,8 @@ def _import_file_once(
             report.files_reimported += 1
         sanitized_sql.record_version(conn)
         parsed_sql.record_version(conn)
-        report.chunks_written += _write_batch(conn, resume, batch)
+        chunked_sql.record_version(conn, options.chunking)
+        report.chunks_written += _write_batch(conn, resume, batch, options.chunking)
         if checkout is not None:
             checkout_sql.put(conn, batch.project, checkout)
     report.files_imported += 1
@@ -376,7 +384,7 @@ def _capped(
     return out
 
 
-def _write_batch(conn: sqlite3.Connection, resume: _Resume, batch: _Batch) -> int:
+def _write_batch(conn: sqlite3.Connection, resume: _Resume, batch: _Batch, chunking: int) -> int:
     """Store one file's batch inside the caller's write transaction; returns chunk rows changed."""
     state, sid, stream = resume.state, batch.session_id, batch.stream
     # Read under the write lock: a forget that committed after this file was parsed still holds.
@@ -411,7 +419,7 @@ def _write_batch(conn: sqlite3.Connection, resume: _Resume, batch: _Batch) -> in
     if clean:
         first_idx, first_ordinal = store.rechunk_start(conn, stream)
         tail = store.messages_from(conn, stream, first_ordinal)
-        chunks = chunk_stream(stream, sid, tail, start_index=first_idx)
+        chunks = chunk_stream(stream, sid, tail, start_index=first_idx, chunking=chunking)
         changed = store.put_chunks(conn, batch.project, chunks, [_sha(c.text) for c in chunks])
         changed += store.trim_chunks(conn, stream, first_idx + len(chunks))
         if changed:

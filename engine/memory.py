@@ -33,6 +33,7 @@ from engine import (
     audit,
     carry_sql,
     checkout_sql,
+    chunked_sql,
     file_paths,
     message_chunks_sql,
     parsed_sql,
@@ -48,6 +49,7 @@ from engine import (
 )
 from engine.api import ChunkRecord, Scored, Settlement
 from engine.catalog import VectorCatalog
+from engine.chunking import CHUNKING
 from engine.embed import Embedder
 from engine.git_repo import Checkout
 from engine.lexical_index import LexicalIndex
@@ -151,10 +153,13 @@ class Memory:
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         stream_root: Path | None = None,
         sentences: bool = True,
+        chunking: int = CHUNKING,
     ) -> ImportReport:
         """Import transcripts under `paths` incrementally (by byte offset); idempotent.
 
-        `stream_root` keys chunk ids by the path below that folder (`engine.ingest.import_paths`).
+        `stream_root` keys chunk ids by the path below that folder, and `chunking` names how a long
+        message is split (`engine.chunking`; a benchmark chunks its corpus as its protocol says), as
+        `engine.ingest.import_paths` describes.
 
         Each file is committed in its own short transaction together with its new offset, so an import
         killed half-way loses nothing already stored and the next import completes the work. With
@@ -171,6 +176,7 @@ class Memory:
             on_file=on_file,
             max_message_bytes=max_message_bytes,
             stream_root=stream_root,
+            chunking=chunking,
         )
         if embed and self._embedder is not None:
             report.vectors_added = self.embed_pending(progress=progress, sentences=sentences)
@@ -523,5 +529,7 @@ class Memory:
             "stale_read_notices": sanitized_sql.stale_read_notices(self.conn),
             "parser_version": parsed_sql.version(self.conn),
             "stale_parse": asdict(parsed_sql.stale_parse(self.conn)),
+            "chunking_version": chunked_sql.version(self.conn),
+            "cut_words": chunked_sql.cut_words(self.conn),
             "forgotten_before": None if horizon is None else audit.utc_text(horizon),
         }

@@ -47,6 +47,7 @@ SQL_MODULES: frozenset[str] = frozenset(
         "engine.catalog_sql",
         "engine.vector_sql",
         "engine.sanitized_sql",
+        "engine.chunked_sql",
         "engine.parsed_sql",
         "engine.carry_sql",
     }

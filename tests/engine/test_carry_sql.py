@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine import carry_sql, parsed_sql
+from engine import carry_sql, chunked_sql, parsed_sql
 from tests.engine.fixtures_transcripts import (
     SESSION,
     assistant_lines,
@@ -45,6 +45,7 @@ def test_a_gone_main_transcript_is_carried_and_its_session_spans_both_files(tmp_
     old = open_memory(tmp_path, "old.db")
     old.import_paths([tmp_path / "t"])
     old.conn.execute("DELETE FROM meta WHERE key = 'parser_version'")  # as before version 4
+    old.conn.execute("DELETE FROM meta WHERE key = 'chunking'")  # as before chunking version 2
     old_rows = old.conn.execute("SELECT id, text FROM chunks ORDER BY id").fetchall()
     old.close()
     new = open_memory(tmp_path, "new.db")
@@ -53,6 +54,7 @@ def test_a_gone_main_transcript_is_carried_and_its_session_spans_both_files(tmp_
         (ts(5), ts(6))
     ]  # control: before the carry, the session is the subagent's minutes
     assert parsed_sql.version(new.conn) == "4"
+    assert chunked_sql.version(new.conn) == 2
 
     carried = new.carry_files(tmp_path / "old.db", [main.resolve()])
 
@@ -61,6 +63,7 @@ def test_a_gone_main_transcript_is_carried_and_its_session_spans_both_files(tmp_
     assert new.conn.execute("SELECT started, ended FROM sessions").fetchall() == [(ts(0), ts(6))]
     assert new.conn.execute("SELECT count(*) FROM files").fetchone() == (2,)
     assert parsed_sql.version(new.conn) is None  # the old memory's: its text is in here now
+    assert chunked_sql.version(new.conn) is None
     hits = new.conn.execute(
         "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'zebra'"
     ).fetchone()
