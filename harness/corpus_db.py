@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
+from engine.chunking import BASE_CHUNKING
 from engine.embed import Embedder
 from engine.memory import Memory
 from harness.protocol.model import Corpus
@@ -63,6 +64,7 @@ def open_memory(
     *,
     progress: bool = False,
     sentences: bool = True,
+    chunking: int = BASE_CHUNKING,
 ) -> tuple[Memory, Path]:
     """Import `files` of `corpus_dir` (the corpus less its pre-declared exclusions) into a cached
     database.
@@ -73,10 +75,13 @@ def open_memory(
     imported from a second folder into one database would be stored twice, and every arm would see
     each chunk twice. `sentences`: also embed the sentences of the person's chunk texts (what arms
     with `sentences=True` read); a later call with it fills in what an earlier one without it skipped.
+    `chunking`: the version the protocol chunks its corpus under (`engine.chunking`), also in the key.
     """
     excl_hash = hashlib.sha256("\n".join(sorted(excluded)).encode()).hexdigest()[:8]
     where = hashlib.sha256(str(Path(corpus_dir).resolve()).encode()).hexdigest()[:8]
-    db_path = cache / "bench" / f"{manifest_sha256[:16]}-{excl_hash}-{where}.db"
+    # chunked under version 1, the database keeps the name it had before chunking had versions
+    split = "" if chunking == BASE_CHUNKING else f"-c{chunking}"
+    db_path = cache / "bench" / f"{manifest_sha256[:16]}-{excl_hash}-{where}{split}.db"
     # A benchmark asks many queries of a frozen corpus: FTS5 answers from an in-memory snapshot.
     memory = Memory(db_path, embedder, lexical_index="sync")
     paths = list(files)
@@ -88,6 +93,7 @@ def open_memory(
             progress=progress,
             stream_root=Path(corpus_dir),
             sentences=sentences,
+            chunking=chunking,
         )
     memory.ensure_index()
     return memory, db_path

@@ -153,6 +153,7 @@ def cross_fit_one(
             embedder=embedder,
             cache=cache or Path(tmp),
             progress=progress,
+            chunking=fit.corpus.chunking,
             sentences=reads_sentences([fit.arm]),
         )
         try:

@@ -34,6 +34,7 @@ from arms.fitting import Example
 from arms.registry import fit as fit_arm
 from arms.spec import parse_spec
 from engine import __version__ as engine_version
+from engine.chunking import BASE_CHUNKING
 from engine.embed import Embedder
 from engine.memory import Memory
 from engine.scope import Scope
@@ -265,6 +266,7 @@ def fit_one(
         cache=cache,
         progress=progress,
         manifest=manifest,
+        chunking=fit.corpus.chunking,
     )
     return write_artifact(protocol.root, parse_spec(split_arm(fit.arm).spec).name, fit.arm, data)
 
@@ -291,10 +293,11 @@ def open_training(
     cache: Path,
     progress: bool = False,
     sentences: bool = False,
+    chunking: int = BASE_CHUNKING,
 ) -> tuple[Memory, Path, set[str]]:
-    """Import a training corpus as `bench run` imports its test corpus, less the sessions `exclude`
-    flags and with what a person settled applied before anything is read: (memory, its database,
-    the excluded sessions)."""
+    """Import a training corpus as `bench run` imports its test corpus (chunked under `chunking`,
+    the version its protocol entry names), less the sessions `exclude` flags and with what a person
+    settled applied before anything is read: (memory, its database, the excluded sessions)."""
     report = freeze.scan(corpus_dir, cutoff=now)
     excluded = report.flagged(tuple(f for f in exclude if f != "roster_leak"))
     memory, db_path = open_memory(
@@ -306,6 +309,7 @@ def open_training(
         embedder,
         progress=progress,
         sentences=sentences,
+        chunking=chunking,
     )
     try:
         settles = load_settles(corpus_dir)
@@ -344,9 +348,11 @@ def fit_bytes(
     cache: Path | None = None,
     progress: bool = False,
     manifest: str | None = None,
+    chunking: int = BASE_CHUNKING,
 ) -> bytes:
-    """Import `corpus_dir` (less the sessions `exclude` flags), fit `arm` on `rosters`, return the
-    artifact's canonical bytes. `bound_to` is the [[fits]] entry's hash (None: an exploratory fit).
+    """Import `corpus_dir` (less the sessions `exclude` flags, chunked under `chunking`), fit `arm`
+    on `rosters`, return the artifact's canonical bytes. `bound_to` is the [[fits]] entry's hash
+    (None: an exploratory fit).
 
     Raises:
         arms.fitting.FitError: the arm cannot be fitted on these examples.
@@ -363,6 +369,7 @@ def fit_bytes(
             cache=cache or Path(tmp),
             progress=progress,
             sentences=reads_sentences([arm]),
+            chunking=chunking,
         )
         try:
             fitted = fit_arm(split_arm(arm).spec, memory, train, seed)

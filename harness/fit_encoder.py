@@ -90,6 +90,7 @@ def _pairs(
             embedder=embedder,
             cache=cache or Path(tmp),
             progress=progress,
+            chunking=enc.corpus.chunking,
         )
         try:
             hard = TuneParams.from_spec(enc.tune).hard

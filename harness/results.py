@@ -221,6 +221,9 @@ class CorpusRecord:
     excluded_sessions: tuple[str, ...]
     contamination: Contamination
     settles: Mapping[str, Any] | None = None  # harness.settles.AppliedSettles.to_dict(), if any
+    # the chunking version the corpus was chunked under (`engine.chunking`); written when not 1, so a
+    # run of a protocol that names none writes what it wrote before
+    chunking: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -235,6 +238,8 @@ class CorpusRecord:
         }
         if self.settles is not None:
             out["settles"] = dict(self.settles)
+        if self.chunking != 1:
+            out["chunking"] = self.chunking
         return out
 
     @classmethod
@@ -249,6 +254,7 @@ class CorpusRecord:
             excluded_sessions=tuple(data["excluded_sessions"]),
             contamination=Contamination.from_dict(data["contamination"]),
             settles=data.get("settles"),
+            chunking=data.get("chunking", 1),
         )
 
 

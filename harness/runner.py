@@ -479,6 +479,7 @@ def _open_corpus_db(
         verified.embedder,
         progress=options.progress,
         sentences=reads_sentences(protocol.arms),
+        chunking=protocol.corpus.chunking,
     )
 
 
@@ -528,6 +529,7 @@ def _corpus_record(
         excluded_sessions=tuple(sorted(excluded)),
         contamination=Contamination.from_dict(contamination.to_dict()),
         settles=settled.to_dict() if settled is not None else None,
+        chunking=protocol.corpus.chunking,
     )
 
 

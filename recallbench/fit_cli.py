@@ -50,6 +50,14 @@ def arm_group() -> None:
 )
 @click.option("--k", default=10, show_default=True, type=click.IntRange(min=1), help="Depth k.")
 @click.option(
+    "--chunking",
+    default=2,
+    show_default=True,
+    type=click.Choice(["1", "2"]),
+    help="How a long message is split into chunks: 2 where a word ends, as `recallbench import` "
+    "does; 1 every 900 characters, as a protocol that names no `chunking` runs.",
+)
+@click.option(
     "--out",
     "out",
     required=True,
@@ -63,6 +71,7 @@ def arm_fit(
     seed: int,
     now: datetime,
     k: int,
+    chunking: str,
     out: Path,
 ) -> None:
     """Fit arm SPEC on a training CORPUS and sealed training rosters; write the artifact to OUT.
@@ -97,6 +106,7 @@ def arm_fit(
             embedder=live_embedder(),
             bound_to=None,
             progress=config.show_progress(),
+            chunking=int(chunking),
         )
     except (FitError, RegistryError, SpecError, SealError, RosterError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc

@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator
 
 from arms.registry import RegistryError, is_fitted
 from arms.spec import SpecError
+from engine.chunking import BASE_CHUNKING
 from harness.protocol.arm_embedder import arm_canonical, split_arm
 from harness.protocol.model import (
     Corpus,
@@ -233,6 +234,7 @@ def _build_corpus(corpus: dict[str, Any], where: str) -> Corpus:
         corrected_facts=corpus.get("corrected_facts", 0),
         changed_facts=corpus.get("changed_facts", 0),
         decisions=corpus.get("decisions"),
+        chunking=corpus.get("chunking", BASE_CHUNKING),
     )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, get_args
 
+from engine.chunking import BASE_CHUNKING, CHUNKING_VERSIONS
 from harness.protocol.arm_embedder import split_arm
 from harness.roster import Unit
 
@@ -52,9 +53,16 @@ class Corpus:
     # A synthetic corpus's planted decisions (the size of its decisions roster); None: the generator's
     # default (64).
     decisions: int | None = None
+    # How a long message is split into chunks (`engine.chunking`); 1, what a protocol that names none
+    # ran with, cuts inside words.
+    chunking: int = BASE_CHUNKING
 
     def __post_init__(self) -> None:
         check_sha256("corpus.manifest_sha256", self.manifest_sha256)
+        if isinstance(self.chunking, bool) or self.chunking not in CHUNKING_VERSIONS:
+            known = "; ".join(f"{v}: {what}" for v, what in CHUNKING_VERSIONS.items())
+            msg = f"corpus.chunking must be a chunking version ({known}), got {self.chunking!r}"
+            raise ProtocolError(msg)
         if (self.corrected_facts or self.changed_facts) and self.source != "synthetic":
             msg = (
                 f"corpus: corrected_facts and changed_facts plant facts in a synthetic corpus, but "
@@ -153,6 +161,7 @@ class FitSpec:
                     else {}
                 ),
                 **({"decisions": c.decisions} if c.decisions is not None else {}),
+                **({"chunking": c.chunking} if c.chunking != BASE_CHUNKING else {}),
             },
             "rosters": [
                 {"name": r.name, "path": r.path, "seal": r.seal, "unit": r.unit}
