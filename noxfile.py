@@ -39,6 +39,7 @@ def lint(session: nox.Session) -> None:
 
 BENCH_PROTOCOLS = (
     "protocols/default-3.toml",
+    "protocols/default-4.toml",
     "protocols/embedders-1.toml",
     "protocols/embedders-2.toml",
     "protocols/arms-v2.toml",
@@ -56,8 +57,9 @@ BENCH_PROTOCOLS = (
 
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Verify and run the registered benchmarks (default-3, embedders-1, embedders-2, then arms-v2 to
-    arms-v6); each writes a new results/<id>/<run-id>/. Pass a protocol after -- to run only that one."""
+    """Verify and run the registered benchmarks (default-3, default-4, embedders-1, embedders-2, then
+    arms-v2 to arms-v11); each writes a new results/<id>/<run-id>/. Pass a protocol after -- to run only
+    that one."""
     _install(session)
     env = OFFLINE | {"RECALLBENCH_PROGRESS": "1"}
     if session.posargs:

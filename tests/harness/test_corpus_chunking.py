@@ -19,7 +19,7 @@ from engine.embed import HashEmbedder
 from harness import freeze
 from harness.corpus_db import open_memory
 from harness.protocol.load import load_protocol
-from harness.protocol.lock import register
+from harness.protocol.lock import load_lock, register
 from harness.protocol.model import FitSpec, ProtocolError
 from harness.runner import run
 from harness.seal import seal_roster
@@ -122,3 +122,22 @@ def test_a_run_reads_its_corpus_under_the_protocols_chunking(tmp_path: Path) -> 
     # control: a protocol that names no chunking cuts the identifier in two, as it always did
     assert _fts_recall(fixed, "container") == 0.0
     assert _fts_recall(fixed, "q0") == _fts_recall(words, "q0") == 1.0
+
+
+def test_every_committed_protocol_reads_under_the_chunking_it_was_locked_with() -> None:
+    root = Path(__file__).resolve().parents[2] / "protocols"
+    locked = sorted(
+        p.with_name(p.name.removesuffix(".lock.json") + ".toml") for p in root.glob("*.lock.json")
+    )
+    assert len(locked) >= 15
+    read: dict[str, int] = {}
+    for path in locked:
+        protocol = load_protocol(path)
+        lock = load_lock(path)
+        assert lock is not None
+        assert protocol.sha256 == lock.current_sha256, path  # the field changed no locked hash
+        read[protocol.id] = protocol.corpus.chunking
+        assert all(f.corpus.chunking == protocol.corpus.chunking for f in protocol.fits), path
+    # registered before chunking had versions: 1; default-4 asks the same questions under 2
+    assert {name for name, version in read.items() if version == 2} == {"default-4"}
+    assert read["default-3"] == 1
