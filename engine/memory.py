@@ -419,9 +419,10 @@ class Memory:
             self.embed_pending()
         return note
 
-    def carry_trust(self, old_db: Path) -> tuple[int, int]:
+    def carry_trust(self, old_db: Path) -> tuple[int, int, int]:
         """Copy the person's notes and every settle from the database at `old_db` into this one (a
-        rebuild), embedding the notes when this memory has an embedder; returns (notes, settles).
+        rebuild), embedding the notes when this memory has an embedder; returns (notes, settles,
+        settles moved to the chunk that holds their messages now: `engine.trust.carry_over`).
 
         Raises:
             One of engine.health.STORE_ERRORS: `old_db` cannot be opened or read.

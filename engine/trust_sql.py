@@ -183,6 +183,27 @@ def all_rows(conn: sqlite3.Connection) -> list[SettlementRow]:
     return _rows(conn.execute(f"SELECT {_COLUMNS} FROM settlements s ORDER BY s.id"))
 
 
+ChunkPlace = tuple[str, tuple[str, ...], str]  # (chunk id, message uuids, text sha256)
+
+
+def chunk_places(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, tuple[str, ChunkPlace]]:
+    """chunk id -> (its stream, its place) for the ids that exist."""
+    rows = conn.execute(
+        "SELECT id, stream, message_uuids, sha256 FROM chunks "
+        "WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(ids)),),
+    ).fetchall()
+    return {str(r[0]): (str(r[1]), (str(r[0]), tuple(json.loads(r[2])), str(r[3]))) for r in rows}
+
+
+def stream_places(conn: sqlite3.Connection, stream: str) -> list[ChunkPlace]:
+    """The places of a stream's chunks, in stream order."""
+    rows = conn.execute(
+        "SELECT id, message_uuids, sha256 FROM chunks WHERE stream = ? ORDER BY idx", (stream,)
+    ).fetchall()
+    return [(str(r[0]), tuple(json.loads(r[1])), str(r[2])) for r in rows]
+
+
 def insert_row(conn: sqlite3.Connection, row: SettlementRow) -> None:
     """Write a settlement exactly as it was, id and undo included; one already there is kept."""
     conn.execute(

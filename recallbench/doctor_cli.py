@@ -179,9 +179,10 @@ def rebuild_command(
     Claude Code deletes transcripts older than its `cleanupPeriodDays` (30 by default), while the
     memory keeps what it imported from them. When recorded transcripts are gone, rebuild refuses,
     naming how many and how many chunks only this database holds; `--keep-missing` rebuilds from the
-    rest and copies what the gone ones held as it is stored (read by the parser and sanitizer that
+    rest and copies what the gone ones held as it is stored (read, and chunked, by the code that
     imported it: `status` still counts what older code left there), `--drop-missing` rebuilds
-    without it.
+    without it. A rebuild splits long messages where a word ends (`status` counts the chunks an
+    older import began inside a word).
     """
     path = _db(ctx)
     if not path.exists():
@@ -240,7 +241,7 @@ def rebuild_command(
 def _carry_trust(old: Path, memory: Memory) -> None:
     """Copy the notes and settles of the old database into the rebuilt one, or say they stay behind."""
     try:
-        notes, settles = memory.carry_trust(old)
+        notes, settles, moved = memory.carry_trust(old)
     except STORE_ERRORS as exc:
         click.echo(
             f"warning: cannot read the notes and corrections of {old} ({exc}); "
@@ -249,7 +250,10 @@ def _carry_trust(old: Path, memory: Memory) -> None:
         )
         return
     if notes or settles:
-        click.echo(f"carried over {notes} notes and {settles} settles (`recallbench corrections`)")
+        click.echo(
+            f"carried over {notes} notes and {settles} settles (`recallbench corrections`)"
+            f"{f'; {moved} moved to the chunk that holds its messages now' if moved else ''}"
+        )
 
 
 def _carry_vectors(old: Path, memory: Memory) -> int:

@@ -1,0 +1,112 @@
+"""Settles stay on their text when a stream is chunked again: a rebuild carries each settle to the
+chunk that holds its messages in the new memory (a newer chunker or parser may chunk a stream
+differently, so a chunk id can name other text), and a forget chunks a stream again under the version
+it was chunked with, so the chunks before what it removed keep their ids and text.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from engine import chunked_sql, chunking
+from recallbench.cli import main
+from tests.engine.fixtures_transcripts import SESSION, ts, user_line, write_jsonl
+
+# M1: 225 eight-character words, stored without its last space: 1,799 characters. Chunking version 1
+# cuts it 900 + 899, version 2 896 + 896 + 7. M2 (895 characters) fits beside neither M1's last piece
+# nor OLD, so under version 2 it comes one chunk later (after the 7), and so does every chunk after it.
+M1 = "".join(f"word{i:03d} " for i in range(225))
+M2 = "b " * 447 + "b"
+OLD = "Use port 5432 for the orders database."
+FILLER = "c " * 439 + "c"  # 879 characters: OLD does not fit beside it
+NEW = "Correction: the orders database listens on port 6543."
+LAST = "And forget the zebra-token I pasted."
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def _chunks(home: Path) -> dict[str, str]:
+    """chunk id -> text, of the memory in `home`."""
+    with closing(sqlite3.connect(home / "memory.db")) as conn:
+        return {str(i): str(t) for i, t in conn.execute("SELECT id, text FROM chunks")}
+
+
+def _found(query: str) -> list[str]:
+    out = invoke("search", query, "--all-projects", "--arm", "fts", "--json")
+    return [h["text"] for h in json.loads(out.stdout)["hits"]]
+
+
+def _settled_under_version_1(home: Path, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A memory imported before chunking version 2 from M1, M2, OLD, FILLER, NEW and `LAST`, with
+    OLD settled as corrected by NEW."""
+    texts = [M1, M2, OLD, FILLER, NEW, LAST]
+    write_jsonl(
+        root / f"{SESSION}.jsonl",
+        [
+            user_line(t, uuid=f"u{i}", parent=f"u{i - 1}" if i else None, timestamp=ts(i))
+            for i, t in enumerate(texts)
+        ],
+    )
+    pieces = chunking._pieces
+    with monkeypatch.context() as old:
+        old.setattr(chunking, "_pieces", lambda text, budget, _: pieces(text, budget, 1))
+        old.setattr(chunked_sql, "record_version", lambda conn, version: None)
+        assert invoke("import", "--no-embed", str(root)).exit_code == 0
+    before = _chunks(home)
+    old_id = next(i for i, t in before.items() if t == OLD)
+    new_id = next(i for i, t in before.items() if t.startswith(NEW))
+    settled = invoke("correct", old_id, "--by", new_id, "--kind", "corrected", "--reason", "moved")
+    assert settled.exit_code == 0, settled.output
+    assert _found("orders database port") == [NEW + "\n\n" + LAST]  # OLD is hidden
+
+
+def _settled_texts(home: Path) -> tuple[str, str]:
+    (row,) = json.loads(invoke("corrections", "--json").stdout)
+    after = _chunks(home)
+    return after[row["old"]], after[row["new"]]
+
+
+def test_a_rebuild_moves_a_settle_to_the_chunk_that_now_holds_its_messages(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _settled_under_version_1(home, tmp_path / "t", monkeypatch)
+    before = _chunks(home)
+    old_id = next(i for i, t in before.items() if t == OLD)
+    new_id = next(i for i, t in before.items() if t.startswith(NEW))
+
+    rebuilt = invoke("rebuild", "--no-embed")
+    assert rebuilt.exit_code == 0, rebuilt.output
+    after = _chunks(home)
+    # the ids of the old statement and its correction now name other text (M2's, the filler's)
+    assert after[old_id] == M2
+    assert after[new_id] == FILLER
+    assert _settled_texts(home) == (OLD, NEW + "\n\n" + LAST)
+    assert _found("orders database port") == [NEW + "\n\n" + LAST]
+    assert "1 moved to the chunk that holds its messages now" in rebuilt.stdout
+
+
+def test_a_forget_chunks_a_version_1_stream_again_as_version_1_did(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _settled_under_version_1(home, tmp_path / "t", monkeypatch)
+    before = _chunks(home)
+    out = invoke("forget", "--match", "zebra-token", "--confirm", "zebra-token")
+    assert out.exit_code == 0, out.output
+    after = _chunks(home)
+    # only the last chunk (NEW and LAST) changed: every chunk before it kept its id and text, M1's
+    # 900 + 899 among them (its last space is not stored; version 2 would have made them 896 + 896 +
+    # 7 and moved every later id)
+    assert {i: t for i, t in after.items() if before.get(i) != t} == {
+        i: NEW for i, t in before.items() if t.startswith(NEW)
+    }
+    assert sorted(len(t) for t in after.values() if t in M1) == [899, 900]
+    assert _settled_texts(home) == (OLD, NEW)
+    assert _found("orders database port") == [NEW]
