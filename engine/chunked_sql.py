@@ -45,6 +45,18 @@ def version(conn: sqlite3.Connection) -> int | None:
     return None if value is None else int(value)
 
 
+def stream_chunk_shas(
+    conn: sqlite3.Connection, stream: str, from_index: int = 0
+) -> list[tuple[str, str]]:
+    """(id, text sha256) of the chunks of `stream` from index `from_index` on, in index order: what
+    `engine.chunking.chunk_as_stored` compares a new chunking with."""
+    rows = conn.execute(
+        "SELECT id, sha256 FROM chunks WHERE stream = ? AND idx >= ? ORDER BY idx",
+        (stream, from_index),
+    ).fetchall()
+    return [(str(r[0]), str(r[1])) for r in rows]
+
+
 def cut_words(conn: sqlite3.Connection) -> int:
     """How many chunks begin inside a word that chunking version 1 cut in two, where version 2
     would have split the message between words (neither half is found by the word); 0 without a

@@ -17,6 +17,7 @@ every protocol registered before version 2 ran with), and a memory imports under
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Sequence
 
@@ -139,3 +140,42 @@ def chunk_stream(
                 stamps.append(message.timestamp)
     flush()
     return chunks
+
+
+def text_sha256(text: str) -> str:
+    """The sha256 a chunk's text is stored under (`chunks.sha256`; vectors are keyed by it)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def chunk_as_stored(
+    stream: str,
+    session_id: str,
+    messages: Sequence[CleanMessage],
+    held: Sequence[tuple[str, str]],
+    *,
+    start_index: int = 0,
+    prefer: int = CHUNKING,
+) -> list[Chunk]:
+    """Chunk `messages` again (from `start_index`) under the version that reproduces the most of the
+    stream's stored chunks from there (`held`: their (id, text sha256) in index order), `prefer` on a
+    tie: a stream chunked under an older version keeps the chunks a change does not reach, and with
+    them their ids' text (what a settle names), while new text is chunked under `prefer` when the
+    stored chunks do not decide."""
+    versions = sorted(CHUNKING_VERSIONS, key=lambda v: v != prefer)
+    return max(
+        (
+            chunk_stream(stream, session_id, messages, start_index=start_index, chunking=v)
+            for v in versions
+        ),
+        key=lambda chunks: _kept(chunks, held),
+    )
+
+
+def _kept(chunks: Sequence[Chunk], held: Sequence[tuple[str, str]]) -> int:
+    """How many of `chunks`, from the first, are the stored chunk at their place (id and text)."""
+    kept = 0
+    for chunk, (held_id, held_sha) in zip(chunks, held, strict=False):
+        if chunk.id != held_id or text_sha256(chunk.text) != held_sha:
+            break
+        kept += 1
+    return kept

@@ -4,15 +4,13 @@ and chunking a stream again from the messages it keeps (`engine.forget`, `engine
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine import forget_sql, store
-from engine.chunking import CHUNKING, CHUNKING_VERSIONS, chunk_stream
+from engine import chunked_sql, store
+from engine.chunking import chunk_as_stored, text_sha256
 from engine.forget_sql import ChunkRow, MessageRow
-from engine.model import Chunk
 from engine.tombstone_sql import instant
 
 TARGET_KINDS: tuple[str, ...] = ("session", "project", "chunk", "match", "before", "credentials")
@@ -169,32 +167,13 @@ def rechunk(conn: sqlite3.Connection, stream: str, owner: tuple[str, str]) -> in
     Packing is greedy from the stream's start, so under the chunking version the stream was chunked
     with, the chunks before the first removed message keep their ids and text (and a settle naming
     one stays true), and the ones after it are exactly what an import without the removed messages
-    would have written: no removed text can remain under any id. The version is the one that keeps
-    the most leading chunks as they are (the running one on a tie): a stream imported before
+    would have written: no removed text can remain under any id. That version is the one that keeps
+    the most of the stored chunks (`engine.chunking.chunk_as_stored`): a stream imported before
     chunking version 2 is chunked again as version 1 chunked it.
     """
     session_id, project = owner
     messages = store.messages_from(conn, stream, 0)
-    held = forget_sql.stream_chunk_texts(conn, stream)
-    versions = sorted(CHUNKING_VERSIONS, key=lambda v: v != CHUNKING)
-    chunks = max(
-        (chunk_stream(stream, session_id, messages, chunking=v) for v in versions),
-        key=lambda candidate: _kept(candidate, held),
-    )
-    shas = [_sha(c.text) for c in chunks]
-    changed = store.put_chunks(conn, project, chunks, shas)
+    held = chunked_sql.stream_chunk_shas(conn, stream)
+    chunks = chunk_as_stored(stream, session_id, messages, held)
+    changed = store.put_chunks(conn, project, chunks, [text_sha256(c.text) for c in chunks])
     return changed + store.trim_chunks(conn, stream, len(chunks))
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _kept(chunks: Sequence[Chunk], held: Sequence[tuple[str, str]]) -> int:
-    """How many of `chunks`, from the first, are the stored chunk at their place (id and text)."""
-    kept = 0
-    for chunk, (held_id, held_sha) in zip(chunks, held, strict=False):
-        if chunk.id != held_id or _sha(chunk.text) != held_sha:
-            break
-        kept += 1
-    return kept

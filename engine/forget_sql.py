@@ -239,14 +239,6 @@ def stream_chunks(conn: sqlite3.Connection, streams: Iterable[str]) -> list[Chun
     return [_chunk(r) for r in _stream_rows(conn, select, "stream, idx", streams)]
 
 
-def stream_chunk_texts(conn: sqlite3.Connection, stream: str) -> list[tuple[str, str]]:
-    """(id, text sha256) of every chunk of `stream`, by index."""
-    rows = conn.execute(
-        "SELECT id, sha256 FROM chunks WHERE stream = ? ORDER BY idx", (stream,)
-    ).fetchall()
-    return [(str(r[0]), str(r[1])) for r in rows]
-
-
 def message_counts(conn: sqlite3.Connection, streams: Iterable[str]) -> dict[str, int]:
     """Stored messages per session id of `streams`."""
     out: dict[str, int] = {}

@@ -39,7 +39,7 @@ from engine import (
     tombstone_sql,
 )
 from engine.checks import is_int
-from engine.chunking import CHUNKING, check_chunking, chunk_stream
+from engine.chunking import CHUNKING, check_chunking, chunk_as_stored, text_sha256
 from engine.embed import Embedder
 from engine.git_repo import Checkout, checkout_of, listed_checkouts
 from engine.model import CleanMessage, Message, ToolUse
@@ -145,10 +145,6 @@ def _fingerprint(path: Path, offset: int) -> str:
         digest.update(fh.read(offset - tail_start))
     digest.update(str(offset).encode())
     return digest.hexdigest()
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _now_iso() -> str:
@@ -419,8 +415,13 @@ def _write_batch(conn: sqlite3.Connection, resume: _Resume, batch: _Batch, chunk
     if clean:
         first_idx, first_ordinal = store.rechunk_start(conn, stream)
         tail = store.messages_from(conn, stream, first_ordinal)
-        chunks = chunk_stream(stream, sid, tail, start_index=first_idx, chunking=chunking)
-        changed = store.put_chunks(conn, batch.project, chunks, [_sha(c.text) for c in chunks])
+        # Under the version that keeps the most of the chunks stored from there: a stream chunked
+        # under an older one that grows keeps its earlier pieces, and the settles naming them.
+        held = chunked_sql.stream_chunk_shas(conn, stream, first_idx)
+        chunks = chunk_as_stored(stream, sid, tail, held, start_index=first_idx, prefer=chunking)
+        changed = store.put_chunks(
+            conn, batch.project, chunks, [text_sha256(c.text) for c in chunks]
+        )
         changed += store.trim_chunks(conn, stream, first_idx + len(chunks))
         if changed:
             store.bump_generation(conn)

@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 
 from engine import chunked_sql, chunking
 from recallbench.cli import main
-from tests.engine.fixtures_transcripts import SESSION, ts, user_line, write_jsonl
+from tests.engine.fixtures_transcripts import OTHER_SESSION, SESSION, ts, user_line, write_jsonl
 
 # M1: 225 eight-character words, stored without its last space: 1,799 characters. Chunking version 1
 # cuts it 900 + 899, version 2 896 + 896 + 7. M2 (895 characters) fits beside neither M1's last piece
@@ -27,6 +27,9 @@ OLD = "Use port 5432 for the orders database."
 FILLER = "c " * 439 + "c"  # 879 characters: OLD does not fit beside it
 NEW = "Correction: the orders database listens on port 6543."
 LAST = "And forget the zebra-token I pasted."
+# 125 seven-character words, each followed by a space (1,000 characters, 999 stored): version 2 ends
+# its first piece after word111's space, at 896.
+WORDS = "".join(f"word{i:03d} " for i in range(125))
 
 
 def invoke(*args: str) -> Result:
@@ -37,6 +40,13 @@ def _chunks(home: Path) -> dict[str, str]:
     """chunk id -> text, of the memory in `home`."""
     with closing(sqlite3.connect(home / "memory.db")) as conn:
         return {str(i): str(t) for i, t in conn.execute("SELECT id, text FROM chunks")}
+
+
+def _lengths(home: Path, session: str) -> list[int]:
+    """The lengths of a session's chunk texts, in stream order."""
+    with closing(sqlite3.connect(home / "memory.db")) as conn:
+        sql = "SELECT length(text) FROM chunks WHERE session_id = ? ORDER BY idx"
+        return [int(n) for (n,) in conn.execute(sql, (session,))]
 
 
 def _found(query: str) -> list[str]:
@@ -110,3 +120,47 @@ def test_a_forget_chunks_a_version_1_stream_again_as_version_1_did(
     assert sorted(len(t) for t in after.values() if t in M1) == [899, 900]
     assert _settled_texts(home) == (OLD, NEW)
     assert _found("orders database port") == [NEW]
+
+
+def _append(path: Path, *texts: str, first: int, session: str = SESSION) -> None:
+    with path.open("a", encoding="utf-8") as fh:
+        for i, text in enumerate(texts, start=first):
+            line = user_line(
+                text, uuid=f"u{i}", parent=f"u{i - 1}", timestamp=ts(i), session_id=session
+            )
+            fh.write(json.dumps(line) + "\n")
+
+
+def test_a_growing_stream_keeps_its_stored_pieces_under_the_version_that_made_them(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two sessions under version 1: one ending in M1 ([A], [M1's 900], [its 899]: the import chunks it
+    # again from M1's first piece when it grows), one of a short prompt only.
+    grows = tmp_path / "t" / f"{SESSION}.jsonl"
+    short = tmp_path / "t" / f"{OTHER_SESSION}.jsonl"
+    write_jsonl(grows, [user_line("Which words?", uuid="u0", timestamp=ts(0))])
+    _append(grows, M1, first=1)
+    write_jsonl(
+        short, [user_line("Which port?", uuid="u0", timestamp=ts(0), session_id=OTHER_SESSION)]
+    )
+    pieces = chunking._pieces
+    with monkeypatch.context() as old:
+        old.setattr(chunking, "_pieces", lambda text, budget, _: pieces(text, budget, 1))
+        old.setattr(chunked_sql, "record_version", lambda conn, version: None)
+        assert invoke("import", "--no-embed", str(grows.parent)).exit_code == 0
+    before = _chunks(home)
+    assert sorted(len(t) for t in before.values()) == [11, 12, 899, 900]
+    # both go on with "And now?" and WORDS (999 stored: version 1 cuts 900 + 99, version 2 896 + 103)
+    _append(grows, "And now?", WORDS, first=2)
+    _append(short, "And now?", WORDS, first=1, session=OTHER_SESSION)
+    assert invoke("import", "--no-embed", str(grows.parent)).exit_code == 0
+    after = _chunks(home)
+    kept = {i: t for i, t in before.items() if t != "Which port?"}
+    assert {i: after[i] for i in kept} == kept  # M1's pieces (and their ids) as they were
+    added = {i: len(t) for i, t in after.items() if i not in before}
+    # "And now?" (8) joins "Which port?" (11) in the short session, and fits beside nothing in the
+    # other (899 + 8 and 8 + 896 are over 900). The stream holding M1 goes on under version 1, which
+    # keeps its pieces; the other, whose stored chunk either version keeps, under version 2.
+    assert sorted(added.values()) == [8, 99, 103, 896, 900]
+    assert _lengths(home, SESSION) == [12, 900, 899, 8, 900, 99]
+    assert _lengths(home, OTHER_SESSION) == [21, 896, 103]  # 11 + 2 (the separator) + 8
