@@ -2,9 +2,10 @@
 `chunking`), and the chunks that begin inside a word because version 1 cut a message there
 (`engine.chunking`), counted so that `recallbench status` can say so and name the fix.
 
-Imports never chunk a stored message again (a stream that grows is chunked again from its last chunk
-that begins a message), so a memory imported before version 2 keeps what version 1 cut until
-`recallbench rebuild` imports every transcript afresh; `forget` chunks again the streams it touches.
+A stored stream keeps the version its chunks were made with (an import of a stream that grew, and a
+forget, chunk it again under the version that reproduces its stored chunks:
+`engine.chunking.chunk_as_stored`), so a memory imported before version 2 keeps what version 1 cut
+until `recallbench rebuild` imports every transcript afresh.
 The row is written into a memory that holds nothing yet, as the parser's is (`engine.parsed_sql`); a
 memory first imported before version 2 has none, and only such a memory, or one a benchmark imported
 under version 1, is scanned: the scan reads every chunk a version-1 piece may end.

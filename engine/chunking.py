@@ -6,7 +6,8 @@ re-chunking a stream after it grew overwrites the same rows instead of duplicati
 
 How a long message is split is versioned (`CHUNKING_VERSIONS`), because a benchmark's numbers depend on
 it: a protocol names the version its corpus is chunked under (`[corpus] chunking`, 1 when absent, what
-every protocol registered before version 2 ran with), and a memory imports under `CHUNKING`.
+every protocol registered before version 2 ran with), and a memory imports under `CHUNKING`. A stored
+stream keeps the version its chunks were made with when it is chunked again (`chunk_as_stored`).
 
 - Version 1 cut every `budget` characters, inside a word as often as not: an identifier, a hash or a
   path cut in two is found by neither half, and one that occurs nowhere else cannot be found at all.

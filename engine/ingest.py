@@ -190,7 +190,8 @@ def import_paths(
     benchmark corpus; arms break ties by chunk id). A database must be fed from one root only.
 
     `chunking`: the version (`engine.chunking`) that splits what this import stores; a stream that
-    grows is chunked again from its last chunk that begins a message, under this version.
+    grows is chunked again from its last chunk that begins a message, under the version that keeps
+    the most of the chunks stored from there (this one on a tie: `engine.chunking.chunk_as_stored`).
 
     Raises:
         ValueError: `max_message_bytes` is not a positive integer, or `chunking` is no version.
