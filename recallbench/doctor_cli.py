@@ -250,9 +250,10 @@ def _carry_trust(old: Path, memory: Memory) -> None:
         )
         return
     if notes or settles:
+        where = "the chunk that holds its" if moved == 1 else "the chunks that hold their"
         click.echo(
             f"carried over {notes} notes and {settles} settles (`recallbench corrections`)"
-            f"{f'; {moved} moved to the chunk that holds its messages now' if moved else ''}"
+            f"{f'; {moved} moved to {where} messages now' if moved else ''}"
         )
 
 

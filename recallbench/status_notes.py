@@ -77,9 +77,10 @@ def stale_notes(info: dict[str, object]) -> list[str]:
     if parse := stale_parse_note(info):
         notes.append(parse)
     if cut := int(str(info["cut_words"])):
+        begin = "begins" if cut == 1 else "begin"
         notes.append(
-            f"{counted(cut, 'chunk')} {'begins' if cut == 1 else 'begin'} inside a word that the chunker before version 2 cut in "
-            "two, and a search for that word finds neither half: `recallbench rebuild` imports "
+            f"{counted(cut, 'chunk')} {begin} inside a word that the chunker before version 2 cut "
+            "in two, and a search for that word finds neither half: `recallbench rebuild` imports "
             "every transcript again and splits long messages where a word ends"
         )
     return notes
