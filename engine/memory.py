@@ -40,6 +40,7 @@ from engine import (
     reads,
     sanitized_sql,
     sentence_sql,
+    session_files_sql,
     store,
     tombstone_sql,
     trust,
@@ -345,6 +346,16 @@ class Memory:
     ) -> dict[str, tuple[str, ...]]:
         """Message uuid -> ids of the chunks of `session_id` in `scope` covering it (ids only)."""
         return message_chunks_sql.chunks_for_messages(self.conn, session_id, uuids, scope)
+
+    def held_messages(self, session_id: str, uuids: Sequence[str]) -> set[str] | None:
+        """Which of `uuids` the session's stored messages hold; None when the session has no stored
+        chunk (`engine.reads.held_messages`)."""
+        return reads.held_messages(self.conn, session_id, uuids)
+
+    def main_transcript(self, session_id: str) -> Path | None:
+        """Where the session's main transcript lay when it was last imported; None: never imported."""
+        path = session_files_sql.main_transcript(self.conn, session_id)
+        return None if path is None else Path(path)
 
     def files_for_session(self, session_id: str, scope: Scope, limit: int) -> list[str]:
         """Files the session edited, most edits first, ties by path."""

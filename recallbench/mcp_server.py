@@ -102,10 +102,21 @@ def build_server(
         settings=settings,
         flagger=memory,
         actor=agent_actor(os.environ),
+        session_id=running_session_id(os.environ),
     )
     server = MCPServer(OWN_SERVER, instructions=INSTRUCTIONS, log_level="WARNING")
     tools.register(server)
     return server
+
+
+def running_session_id(env: Mapping[str, str]) -> str | None:
+    """The Claude Code session this server serves (`SESSION_ENV`), when it is a plain id: what
+    `search_memory` leaves out of its answers is what that session has in context."""
+    session = env.get(SESSION_ENV, "").strip()
+    try:
+        return session if session and check_actor(AGENT_PREFIX + session) else None
+    except AuditError:
+        return None
 
 
 def agent_actor(env: Mapping[str, str]) -> str:

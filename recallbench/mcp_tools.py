@@ -33,6 +33,7 @@ from engine.api import ChunkRecord, Settlement
 from engine.git_repo import Checkout
 from engine.scope import Resolution, Scope, explain_recorded
 from recallbench.chunk_view import chunk_fields, previous_and_next
+from recallbench.mcp_context import search_outside_context
 from recallbench.present import clip, hit_rows, one_line
 from recallbench.time_window import TimeError, narrowed
 
@@ -106,6 +107,8 @@ class ToolReader(Protocol):
         self, kind: str, prefix: str, scope: Scope, limit: int
     ) -> tuple[list[str], int]: ...
     def status(self) -> dict[str, object]: ...
+    def held_messages(self, session_id: str, uuids: Sequence[str]) -> set[str] | None: ...
+    def main_transcript(self, session_id: str) -> Path | None: ...
 
 
 class Flagger(Protocol):
@@ -271,8 +274,10 @@ class MemoryTools:
         settings: Callable[[], ScopeSettings] = _AllOff,
         flagger: Flagger | None = None,
         actor: str = "agent:unknown-session",
+        session_id: str | None = None,
     ) -> None:
         self._reader = reader
+        self._session_id = session_id
         self._flagger = flagger
         self._actor = actor
         self._arm = arm
@@ -348,7 +353,8 @@ class MemoryTools:
         until: Annotated[str | None, Field(description=UNTIL_HELP)] = None,
     ) -> SearchResult:
         """Search memory of earlier Claude Code sessions of this project for `query`; `since` and
-        `until` keep to what was written in that window."""
+        `until` keep to what was written in that window. What this session already has in context
+        is left out."""
         if not query.strip():
             raise ToolError(EMPTY_QUERY)
         now = self._clock()
@@ -367,8 +373,8 @@ class MemoryTools:
         )
         if scope is None:
             return result
-        hits = self._arm.search(Query(text=query, scope=scope, now=now, k=limit))
-        records = self._reader.chunks([h.chunk_id for h in hits], scope)
+        asked = Query(text=query, scope=scope, now=now, k=limit)
+        hits, records = search_outside_context(self._arm, self._reader, asked, self._session_id)
         rows = [SearchHit.model_validate(row.to_dict()) for row in hit_rows(hits, records)]
         return result.model_copy(
             update={"hits": rows, "message": None if rows else "nothing relevant found"}

@@ -48,6 +48,7 @@ SQL_MODULES: frozenset[str] = frozenset(
         "engine.vector_sql",
         "engine.sanitized_sql",
         "engine.chunked_sql",
+        "engine.session_files_sql",
         "engine.parsed_sql",
         "engine.carry_sql",
     }
