@@ -17,6 +17,8 @@ from tests.recallbench.test_mcp_server import call
 OLDER = "aaaaaaaa-0000-4000-8000-0000000000c1"
 RUNNING = "aaaaaaaa-0000-4000-8000-0000000000c2"
 TURN = ("Why is the zebra cache warmup slow?", "The zebra cache warmup reads every shard serially.")
+# the running session says it more often, so it ranks first when nothing is left out
+AGAIN = ("Zebra cache warmup again?", "Yes: the zebra cache warmup, zebra cache warmup and warmup.")
 
 
 def _memory(tmp_path: Path, home: Path) -> Path:
@@ -24,7 +26,7 @@ def _memory(tmp_path: Path, home: Path) -> Path:
     session's transcript."""
     root = tmp_path / "projects" / "-home-dev-alpha"
     write_jsonl(root / f"{OLDER}.jsonl", chat_session(OLDER, ALPHA, [TURN], 0))
-    running = write_jsonl(root / f"{RUNNING}.jsonl", chat_session(RUNNING, ALPHA, [TURN], 30))
+    running = write_jsonl(root / f"{RUNNING}.jsonl", chat_session(RUNNING, ALPHA, [AGAIN], 30))
     memory = Memory(home / "memory.db", HashEmbedder())
     memory.import_paths([tmp_path / "projects"])
     memory.close()
@@ -46,15 +48,16 @@ def test_the_running_sessions_own_chunks_are_left_out_until_a_compaction_takes_t
 ) -> None:
     running = _memory(tmp_path, home)
     monkeypatch.delenv(SESSION_ENV, raising=False)
-    assert sorted(_sessions(home, 5)) == sorted([OLDER, RUNNING])  # control: no session, no rule
+    assert _sessions(home, 5) == [RUNNING, OLDER]  # control: no session, no rule
+    assert _sessions(home, 1) == [RUNNING]
     monkeypatch.setenv(SESSION_ENV, RUNNING)
     assert _sessions(home, 5) == [OLDER]
-    # with room for one hit, the arm is asked again for the one the rule left out
+    # with room for one hit, the arm is asked again for one in place of the one left out
     assert _sessions(home, 1) == [OLDER]
     # /compact: the running session's lines before the boundary are no longer in its context
     env = {"session_id": RUNNING, "cwd": ALPHA}
     append_jsonl(running, [system_line("compact_boundary", uuid="b1", timestamp=ts(40), **env)])
-    assert sorted(_sessions(home, 5)) == sorted([OLDER, RUNNING])
+    assert _sessions(home, 5) == [RUNNING, OLDER]
 
 
 @pytest.mark.parametrize(
