@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from engine import audit, checkout_sql, forget_sql, store, tombstone_sql
+from engine import audit, checkout_sql, forget_sql, settle_moves, store, tombstone_sql
 from engine.backups import backups
 from engine.forget_parts import (
     Plan,
@@ -333,6 +333,7 @@ def _remove_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str
         touched = {m.stream for m in p.messages} | {c.stream for c in p.chunks}
         before = forget_sql.stream_shas(conn, set(p.streams) | touched)
         owners = {s: forget_sql.stream_owner(conn, s) for s in sorted(touched)}
+        settled = settle_moves.places(conn, sorted(touched))
         removed = forget_sql.delete_streams(conn, p.streams)
         forget_sql.delete_sessions(conn, p.sessions)
         checkout_sql.delete_orphans(conn)  # a project's place in git goes with its last session
@@ -342,6 +343,8 @@ def _remove_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str
             forget_sql.delete_messages(conn, stream, uuids)
             if owner is not None:
                 rewritten += rechunk(conn, stream, owner)
+        taken = {m.uuid for m in p.messages}
+        followed = settle_moves.follow(conn, settled, when=at, removed=taken)
         emptied = forget_sql.trim_sessions(conn, {c.session_id for c in p.chunks}, touched)
         states = _scrub_states(conn, p, list(spans.values()))
         edits = 0
@@ -356,6 +359,7 @@ def _remove_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str
         f"{p.summary()}; {removed} chunks deleted with their sessions, {rewritten} chunk rows "
         f"rewritten or trimmed, {emptied} sessions left empty, {vectors} vectors, "
         f"{sentences} sentence-vector rows, {states} stream states, {edits} file edits"
+        f"{settle_moves.note(*followed)}"
     )
 
 

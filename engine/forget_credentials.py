@@ -22,7 +22,7 @@ import json
 import sqlite3
 from datetime import datetime
 
-from engine import forget_sql, sanitized_sql, store
+from engine import audit, forget_sql, sanitized_sql, settle_moves, store
 from engine.forget_parts import Plan, Target, partial_plan, rechunk
 from engine.forget_sql import MessageRow
 from engine.sanitize import SANITIZE_VERSION, VERSION_TRIGGERS, redact
@@ -48,15 +48,16 @@ def redact_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str:
     """The ``rows`` stage: in one write transaction, the messages rewritten with their credentials
     redacted, their streams chunked again, the stream states redacted, the vectors of texts no chunk
     holds any more deleted. Idempotent: a second run finds nothing."""
-    del now  # nothing is tombstoned
-    with store.write(conn):
+    with store.write(conn):  # nothing is tombstoned
         found = _holding(conn)
         streams = sorted({m.stream for m, _ in found})
         before = forget_sql.stream_shas(conn, streams)
         owners = {s: forget_sql.stream_owner(conn, s) for s in streams}
+        settled = settle_moves.places(conn, streams)
         for message, text in found:
             forget_sql.set_message_text(conn, message.stream, message.uuid, redact(text)[0])
         rewritten = sum(rechunk(conn, s, owner) for s, owner in owners.items() if owner is not None)
+        followed = settle_moves.follow(conn, settled, when=audit.utc_text(now))
         states = 0
         for f in forget_sql.files(conn):
             if (state := _redacted_state(f.state)) is not None:
@@ -68,6 +69,7 @@ def redact_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str:
     return (
         f"{target.kind}: {len(found)} messages redacted, {rewritten} chunk rows rewritten, "
         f"{vectors} vectors, {sentences} sentence-vector rows, {states} stream states"
+        f"{settle_moves.note(*followed)}"
     )
 
 

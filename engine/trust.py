@@ -24,7 +24,7 @@ import sqlite3
 import uuid
 from datetime import datetime
 
-from engine import audit, reads, sanitize, store, trust_sql
+from engine import audit, reads, sanitize, settle_moves, store, trust_sql
 from engine.api import SETTLEMENT_KINDS, ChunkRecord, SettledAs, Settlement, SettlementKind
 from engine.chunking import CHUNK_CHARS, chunk_id
 from engine.model import Author, Chunk, CleanMessage
@@ -266,8 +266,9 @@ def carry_over(old: sqlite3.Connection, new: sqlite3.Connection) -> tuple[int, i
     settles name a chunk another id holds now.
 
     Chunk ids are (stream, position), so a rebuild by the same code gives the same ids, but a newer
-    chunker or parser may put a stream's messages at other positions, and an id may name other text
-    (`_moved`). The notes are in no transcript, so only this copy keeps them.
+    chunker or parser may put a stream's messages at other positions, and an id may name other text:
+    each settle names the chunks in its chunks' places (`engine.settle_moves`). The notes are in no
+    transcript, so only this copy keeps them.
     """
     notes = 0
     with store.read(old):
@@ -294,40 +295,15 @@ def carry_over(old: sqlite3.Connection, new: sqlite3.Connection) -> tuple[int, i
             store.put_messages(new, record.session_id, messages)
             store.put_chunks(new, project, [_as_chunk(record)], [record.sha256])
             notes += 1
-        moved = _moved(new, places)
+        moved, _ = settle_moves.relocate(new, places)  # a chunk whose text is gone keeps its id
         carried = 0
         for row in settles:
-            old_id, new_id = moved.get(row[1], row[1]), moved.get(row[2], row[2])
-            if old_id == new_id:  # both now in one chunk: a settle needs two; keep the ids it had
-                old_id, new_id = row[1], row[2]
-            carried += (old_id, new_id) != (row[1], row[2])
-            trust_sql.insert_row(new, (row[0], old_id, new_id, *row[3:]))
+            ids = settle_moves.moved_ids(row, moved)
+            carried += ids != (row[1], row[2])
+            trust_sql.insert_row(new, (row[0], *ids, *row[3:]))
         if notes:
             store.bump_generation(new)
     return notes, len(settles), carried
-
-
-def _moved(
-    new: sqlite3.Connection, places: dict[str, tuple[str, trust_sql.ChunkPlace]]
-) -> dict[str, str]:
-    """old chunk id -> the id of the chunk of `new` in its place, where that is another id: the chunk
-    of the same stream with the same text (the same id first), else the one holding the most of its
-    messages (the first in stream order on a tie). A chunk none of whose messages `new` holds keeps
-    its id."""
-    moved: dict[str, str] = {}
-    for cid, (stream, (_, uuids, sha)) in places.items():
-        candidates = trust_sql.stream_places(new, stream)
-        same = [c for c, _, s in candidates if s == sha]
-        if cid in same:
-            continue
-        if same:
-            moved[cid] = same[0]
-            continue
-        held = set(uuids)
-        best = max(candidates, key=lambda c: len(held.intersection(c[1])), default=None)
-        if best is not None and held.intersection(best[1]) and best[0] != cid:
-            moved[cid] = best[0]
-    return moved
 
 
 def _as_chunk(record: ChunkRecord) -> Chunk:

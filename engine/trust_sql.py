@@ -15,7 +15,8 @@ import sqlite3
 from collections.abc import Sequence
 
 # Applied by `engine.store.MIGRATIONS`. A row is written once and may later be marked undone once;
-# the trigger refuses every other change, so an undo cannot be rewritten into something else.
+# the trigger refuses every other change, so an undo cannot be rewritten into something else. Only its
+# chunk ids follow their text when the store chunks a stream again (`move_row`, `engine.settle_moves`).
 SCHEMA = """
 CREATE TABLE settlements (
     id INTEGER PRIMARY KEY,
@@ -202,6 +203,36 @@ def stream_places(conn: sqlite3.Connection, stream: str) -> list[ChunkPlace]:
         "SELECT id, message_uuids, sha256 FROM chunks WHERE stream = ? ORDER BY idx", (stream,)
     ).fetchall()
     return [(str(r[0]), tuple(json.loads(r[1])), str(r[2])) for r in rows]
+
+
+def settled_in(conn: sqlite3.Connection, streams: Sequence[str]) -> list[str]:
+    """The ids of the chunks of `streams` that a settlement (undone ones too) names, sorted."""
+    rows = conn.execute(
+        "SELECT DISTINCT c.id FROM chunks c JOIN settlements s ON c.id IN (s.old, s.new) "
+        "WHERE c.stream IN (SELECT value FROM json_each(?)) ORDER BY c.id",
+        (json.dumps(list(streams)),),
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def naming(conn: sqlite3.Connection, ids: Sequence[str]) -> list[SettlementRow]:
+    """Every settlement (undone ones too) whose old or new chunk is one of `ids`, by id."""
+    return _rows(
+        conn.execute(
+            f"SELECT {_COLUMNS} FROM settlements s WHERE s.old IN (SELECT value FROM json_each(?)) "
+            "OR s.new IN (SELECT value FROM json_each(?)) ORDER BY s.id",
+            (json.dumps(list(ids)), json.dumps(list(ids))),
+        )
+    )
+
+
+def move_row(conn: sqlite3.Connection, row: SettlementRow, old: str, new: str) -> None:
+    """Write settlement `row` again, under its own id, naming chunks `old` and `new`: the chunks that
+    hold its text after the store chunked their stream again (`engine.settle_moves`). The update
+    trigger keeps a settlement's meaning (kind, reason, actor, time, undo) from ever changing; its
+    ids follow their text only through this delete and insert, in the caller's transaction."""
+    conn.execute("DELETE FROM settlements WHERE id = ?", (row[0],))
+    insert_row(conn, (row[0], old, new, *row[3:]))
 
 
 def insert_row(conn: sqlite3.Connection, row: SettlementRow) -> None:

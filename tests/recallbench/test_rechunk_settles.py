@@ -164,3 +164,60 @@ def test_a_growing_stream_keeps_its_stored_pieces_under_the_version_that_made_th
     assert sorted(added.values()) == [8, 99, 103, 896, 900]
     assert _lengths(home, SESSION) == [12, 900, 899, 8, 900, 99]
     assert _lengths(home, OTHER_SESSION) == [21, 896, 103]  # 11 + 2 (the separator) + 8
+
+
+# A stream of short statements: twelve 250-character fillers, each with a marker word of its own (three
+# fit in a chunk), the corrected statement after the seventh, its correction after the eleventh.
+FILL = [f"marker{i:02d} " + "filler words " * 18 + "x" * 7 for i in range(12)]
+SETTLED_OLD = "Deploys go out from the blue cluster only."
+SETTLED_NEW = "Deploys go out from the green cluster now."
+
+
+def _stream_of_statements(home: Path, root: Path) -> tuple[str, str]:
+    """Import it and settle the statement as corrected by its correction; returns their chunk ids."""
+    assert {len(f) for f in FILL} == {250}
+    texts = [*FILL[:7], SETTLED_OLD, *FILL[7:11], SETTLED_NEW]
+    write_jsonl(
+        root / f"{SESSION}.jsonl",
+        [
+            user_line(t, uuid=f"u{i}", parent=f"u{i - 1}" if i else None, timestamp=ts(i))
+            for i, t in enumerate(texts)
+        ],
+    )
+    assert invoke("import", "--no-embed", str(root)).exit_code == 0
+    chunks = _chunks(home)
+    old_id = next(i for i, t in chunks.items() if SETTLED_OLD in t)
+    new_id = next(i for i, t in chunks.items() if SETTLED_NEW in t)
+    out = invoke("correct", old_id, "--by", new_id, "--kind", "corrected", "--reason", "moved")
+    assert out.exit_code == 0, out.output
+    return old_id, new_id
+
+
+def test_a_forget_earlier_in_the_stream_moves_a_settle_with_its_text(
+    home: Path, tmp_path: Path
+) -> None:
+    old_id, _ = _stream_of_statements(home, tmp_path / "t")
+    assert not any(SETTLED_OLD in t for t in _found("blue cluster"))  # hidden
+    # forgetting the first filler moves every later message up: the statement joins chunk 1
+    out = invoke("forget", "--match", "marker00", "--confirm", "marker00")
+    assert out.exit_code == 0, out.output
+    assert "1 settles moved to the chunks that hold their text now" in out.output
+    old_text, new_text = _settled_texts(home)
+    assert SETTLED_OLD in old_text
+    assert SETTLED_NEW in new_text
+    assert SETTLED_OLD not in _chunks(home)[old_id]  # its old id holds other text now
+    assert not any(SETTLED_OLD in t for t in _found("blue cluster"))  # still hidden
+    assert any(SETTLED_NEW in t for t in _found("green cluster"))  # control: the correction shows
+
+
+def test_forgetting_the_settled_text_itself_undoes_the_settle(home: Path, tmp_path: Path) -> None:
+    old_id, _ = _stream_of_statements(home, tmp_path / "t")
+    marker = next(w for w in _chunks(home)[old_id].split() if w.startswith("marker"))
+    assert not any(marker in t for t in _found(marker))  # control: hidden with the statement
+    out = invoke("forget", "--match", "blue cluster", "--confirm", "blue cluster")
+    assert out.exit_code == 0, out.output
+    assert "1 settles undone: the text they named is forgotten" in out.output
+    (row,) = json.loads(invoke("corrections", "--json", "--all").stdout)
+    assert row["undone_by"] == "person"
+    # what the chunk held besides the statement is found again
+    assert any(marker in t for t in _found(marker))

@@ -1,0 +1,92 @@
+"""A settle's chunk ids follow their text when the store chunks a stream again.
+
+A chunk id is (stream, position). A rebuild by newer code (another chunking or parser version) and a
+forget (a message taken out of a stream moves every later chunk) can put a stream's messages at other
+positions, and a settle that kept its ids would name other text: a corrected statement back in search,
+an innocent chunk hidden. Before the store chunks a stream again, the places of its settled chunks are
+read (`places`: stream, message uuids, text sha256); after, each is found again (`relocate`): the chunk
+of the same stream with the same text (its own id first), else the one holding the most of its
+messages (the first in stream order on a tie). A chunk none of whose messages the stream holds any
+more is gone. `follow` marks undone, by the person whose forget took the text out, an active settle
+whose old chunk (what it hides or ranks lower) is gone or lost a message to the forget, or whose
+replacement is gone; `engine.trust.carry_over` (a rebuild, which removes nothing) keeps the id of a
+chunk none of whose messages the new memory holds.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection, Sequence
+
+from engine import trust_sql
+from engine.audit import PERSON
+
+Places = dict[str, tuple[str, trust_sql.ChunkPlace]]
+
+
+def places(conn: sqlite3.Connection, streams: Sequence[str]) -> Places:
+    """Where the settled chunks of `streams` are now (read before the streams are chunked again)."""
+    return trust_sql.chunk_places(conn, trust_sql.settled_in(conn, streams))
+
+
+def relocate(conn: sqlite3.Connection, before: Places) -> tuple[dict[str, str], set[str]]:
+    """(old id -> the id of the chunk in its place now, where that is another id; the ids of the
+    chunks none of whose messages their stream holds now)."""
+    moved: dict[str, str] = {}
+    gone: set[str] = set()
+    for cid, (stream, (_, uuids, sha)) in before.items():
+        candidates = trust_sql.stream_places(conn, stream)
+        same = [c for c, _, s in candidates if s == sha]
+        if cid in same:
+            continue
+        if same:
+            moved[cid] = same[0]
+            continue
+        held = set(uuids)
+        best = max(candidates, key=lambda c: len(held.intersection(c[1])), default=None)
+        if best is None or not held.intersection(best[1]):
+            gone.add(cid)
+        elif best[0] != cid:
+            moved[cid] = best[0]
+    return moved, gone
+
+
+def moved_ids(row: trust_sql.SettlementRow, moved: dict[str, str]) -> tuple[str, str]:
+    """The (old, new) chunk ids `row` names once `moved` is applied; its own when both would then be
+    one chunk (a settle needs two)."""
+    old, new = moved.get(row[1], row[1]), moved.get(row[2], row[2])
+    return (row[1], row[2]) if old == new else (old, new)
+
+
+def follow(
+    conn: sqlite3.Connection, before: Places, *, when: str, removed: Collection[str] = ()
+) -> tuple[int, int]:
+    """After the streams of `before` were chunked again: write each settle naming a moved chunk
+    again on the chunk in its place, and mark undone (by the person, at `when`) each active settle
+    whose old chunk is gone or lost one of its messages to the forget (`removed`: their uuids), or
+    whose replacement is gone: what it settled is not there as it was, and the person can settle
+    what is left; returns (settles moved, settles undone)."""
+    moved, gone = relocate(conn, before)
+    taken = set(removed)
+    changed = gone | {c for c, (_, (_, uuids, _)) in before.items() if taken.intersection(uuids)}
+    followed = undone = 0
+    for row in trust_sql.naming(conn, sorted(moved.keys() | changed)):
+        if row[7] is None and (row[1] in changed or row[2] in gone):
+            trust_sql.mark_undone(conn, row[0], when, PERSON)
+            undone += 1
+            continue
+        ids = moved_ids(row, moved)
+        if ids != (row[1], row[2]):
+            trust_sql.move_row(conn, row, *ids)
+            followed += 1
+    return followed, undone
+
+
+def note(followed: int, undone: int) -> str:
+    """What a forget says of the settles `follow` moved and undid: '' when none."""
+    parts = []
+    if followed:
+        parts.append(f"{followed} settles moved to the chunks that hold their text now")
+    if undone:
+        parts.append(f"{undone} settles undone: the text they named is forgotten")
+    return "".join(f", {part}" for part in parts)
