@@ -85,8 +85,12 @@ def follow(
 def note(followed: int, undone: int) -> str:
     """What a forget says of the settles `follow` moved and undid: '' when none."""
     parts = []
-    if followed:
+    if followed == 1:
+        parts.append("1 settle moved to the chunk that holds its text now")
+    elif followed:
         parts.append(f"{followed} settles moved to the chunks that hold their text now")
-    if undone:
-        parts.append(f"{undone} settles undone: the text they named is forgotten")
+    if undone == 1:
+        parts.append("1 settle undone: what it settled is not there as it was")
+    elif undone:
+        parts.append(f"{undone} settles undone: what they settled is not there as it was")
     return "".join(f", {part}" for part in parts)

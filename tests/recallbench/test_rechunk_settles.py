@@ -201,7 +201,7 @@ def test_a_forget_earlier_in_the_stream_moves_a_settle_with_its_text(
     # forgetting the first filler moves every later message up: the statement joins chunk 1
     out = invoke("forget", "--match", "marker00", "--confirm", "marker00")
     assert out.exit_code == 0, out.output
-    assert "1 settles moved to the chunks that hold their text now" in out.output
+    assert "1 settle moved to the chunk that holds its text now" in out.output
     old_text, new_text = _settled_texts(home)
     assert SETTLED_OLD in old_text
     assert SETTLED_NEW in new_text
@@ -216,7 +216,7 @@ def test_forgetting_the_settled_text_itself_undoes_the_settle(home: Path, tmp_pa
     assert not any(marker in t for t in _found(marker))  # control: hidden with the statement
     out = invoke("forget", "--match", "blue cluster", "--confirm", "blue cluster")
     assert out.exit_code == 0, out.output
-    assert "1 settles undone: the text they named is forgotten" in out.output
+    assert "1 settle undone: what it settled is not there as it was" in out.output
     (row,) = json.loads(invoke("corrections", "--json", "--all").stdout)
     assert row["undone_by"] == "person"
     # what the chunk held besides the statement is found again
