@@ -9,7 +9,7 @@ of the same stream with the same text (its own id first), else the one holding t
 messages (the first in stream order on a tie). A chunk none of whose messages the stream holds any
 more is gone. `follow` marks undone, by the person whose forget took the text out, an active settle
 whose old chunk (what it hides or ranks lower) is gone or lost a message to the forget, or whose
-replacement is gone; `engine.trust.carry_over` (a rebuild, which removes nothing) keeps the id of a
+replacement is gone, unless it is `corrected` (the statement stays wrong without its correction); `engine.trust.carry_over` (a rebuild, which removes nothing) keeps the id of a
 chunk none of whose messages the new memory holds.
 """
 
@@ -63,15 +63,16 @@ def follow(
 ) -> tuple[int, int]:
     """After the streams of `before` were chunked again: write each settle naming a moved chunk
     again on the chunk in its place, and mark undone (by the person, at `when`) each active settle
-    whose old chunk is gone or lost one of its messages to the forget (`removed`: their uuids), or
-    whose replacement is gone: what it settled is not there as it was, and the person can settle
-    what is left; returns (settles moved, settles undone)."""
+    whose old chunk is gone or lost one of its messages to the forget (`removed`: their uuids), or,
+    unless it is `corrected`, whose replacement is gone: what it settled is not there as it was, and
+    the person can settle what is left. A corrected statement stays hidden when only its correction
+    is forgotten. Returns (settles moved, settles undone)."""
     moved, gone = relocate(conn, before)
     taken = set(removed)
     changed = gone | {c for c, (_, (_, uuids, _)) in before.items() if taken.intersection(uuids)}
     followed = undone = 0
     for row in trust_sql.naming(conn, sorted(moved.keys() | changed)):
-        if row[7] is None and (row[1] in changed or row[2] in gone):
+        if row[7] is None and (row[1] in changed or (row[2] in gone and row[3] != "corrected")):
             trust_sql.mark_undone(conn, row[0], when, PERSON)
             undone += 1
             continue

@@ -221,3 +221,17 @@ def test_forgetting_the_settled_text_itself_undoes_the_settle(home: Path, tmp_pa
     assert row["undone_by"] == "person"
     # what the chunk held besides the statement is found again
     assert any(marker in t for t in _found(marker))
+
+
+def test_forgetting_only_the_correction_leaves_the_corrected_statement_hidden(
+    home: Path, tmp_path: Path
+) -> None:
+    _, new_id = _stream_of_statements(home, tmp_path / "t")
+    # the correction's whole chunk (two fillers and the correction) goes: its text is gone
+    out = invoke("forget", "--chunk", new_id, "--confirm", new_id)
+    assert out.exit_code == 0, out.output
+    assert "undone" not in out.output
+    (row,) = json.loads(invoke("corrections", "--json").stdout)  # still in force
+    assert row["kind"] == "corrected"
+    assert not any(SETTLED_OLD in t for t in _found("blue cluster"))  # the statement stays hidden
+    assert _found("green cluster") == []  # control: the correction is gone
