@@ -35,6 +35,7 @@ ACTIONS: tuple[str, ...] = (
     "forget.stage",  # a stage of `recallbench forget`, recorded before anything is removed
     "settle",  # a correction between two memories (corrected / changed / open)
     "undo",  # a settle taken back
+    "settle.move",  # a settle's chunk ids followed their text when forget chunked a stream again
     "vectors.drop",  # `recallbench vectors drop`: targets the embedder id whose vectors were removed
     "projects.join",  # `recallbench projects join`: targets the project stated to be a worktree
     "projects.unjoin",  # `recallbench projects join --undo`: targets the project whose statement went

@@ -344,7 +344,7 @@ def _remove_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str
             if owner is not None:
                 rewritten += rechunk(conn, stream, owner)
         taken = {m.uuid for m in p.messages}
-        followed = settle_moves.follow(conn, settled, when=at, removed=taken)
+        followed = settle_moves.follow(conn, settled, now=now, removed=taken)
         emptied = forget_sql.trim_sessions(conn, {c.session_id for c in p.chunks}, touched)
         states = _scrub_states(conn, p, list(spans.values()))
         edits = 0

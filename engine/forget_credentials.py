@@ -22,7 +22,7 @@ import json
 import sqlite3
 from datetime import datetime
 
-from engine import audit, forget_sql, sanitized_sql, settle_moves, store
+from engine import forget_sql, sanitized_sql, settle_moves, store
 from engine.forget_parts import Plan, Target, partial_plan, rechunk
 from engine.forget_sql import MessageRow
 from engine.sanitize import SANITIZE_VERSION, VERSION_TRIGGERS, redact
@@ -57,7 +57,7 @@ def redact_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str:
         for message, text in found:
             forget_sql.set_message_text(conn, message.stream, message.uuid, redact(text)[0])
         rewritten = sum(rechunk(conn, s, owner) for s, owner in owners.items() if owner is not None)
-        followed = settle_moves.follow(conn, settled, when=audit.utc_text(now))
+        followed = settle_moves.follow(conn, settled, now=now)
         states = 0
         for f in forget_sql.files(conn):
             if (state := _redacted_state(f.state)) is not None:

@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Collection, Sequence
+from datetime import datetime
 
-from engine import trust_sql
+from engine import audit, trust_sql
 from engine.audit import PERSON
 
 Places = dict[str, tuple[str, trust_sql.ChunkPlace]]
+# The reasons of the audit rows `follow` writes (the targets name the settle and its chunks).
+_UNDONE = "forget: what it settled is not there as it was"
+_MOVED = "forget chunked its stream again: its chunks' text is now under these ids"
 
 
 def places(conn: sqlite3.Connection, streams: Sequence[str]) -> Places:
@@ -59,7 +63,7 @@ def moved_ids(row: trust_sql.SettlementRow, moved: dict[str, str]) -> tuple[str,
 
 
 def follow(
-    conn: sqlite3.Connection, before: Places, *, when: str, removed: Collection[str] = ()
+    conn: sqlite3.Connection, before: Places, *, now: datetime, removed: Collection[str] = ()
 ) -> tuple[int, int]:
     """After the streams of `before` were chunked again: write each settle naming a moved chunk
     again on the chunk in its place, and mark undone (by the person, at `when`) each active settle
@@ -68,17 +72,30 @@ def follow(
     the person can settle what is left. A corrected statement stays hidden when only its correction
     is forgotten. Returns (settles moved, settles undone)."""
     moved, gone = relocate(conn, before)
+    when = audit.utc_text(now)
     taken = set(removed)
     changed = gone | {c for c, (_, (_, uuids, _)) in before.items() if taken.intersection(uuids)}
     followed = undone = 0
     for row in trust_sql.naming(conn, sorted(moved.keys() | changed)):
+        targets = [f"settlement:{row[0]}", row[1], row[2]]
         if row[7] is None and (row[1] in changed or (row[2] in gone and row[3] != "corrected")):
             trust_sql.mark_undone(conn, row[0], when, PERSON)
+            audit.record(
+                conn, time=now, actor=PERSON, action="undo", targets=targets, reason=_UNDONE
+            )
             undone += 1
             continue
         ids = moved_ids(row, moved)
         if ids != (row[1], row[2]):
             trust_sql.move_row(conn, row, *ids)
+            audit.record(
+                conn,
+                time=now,
+                actor=PERSON,
+                action="settle.move",
+                targets=[*targets, *ids],
+                reason=_MOVED,
+            )
             followed += 1
     return followed, undone
 

@@ -202,6 +202,10 @@ def test_a_forget_earlier_in_the_stream_moves_a_settle_with_its_text(
     out = invoke("forget", "--match", "marker00", "--confirm", "marker00")
     assert out.exit_code == 0, out.output
     assert "1 settle moved to the chunk that holds its text now" in out.output
+    (row,) = json.loads(invoke("corrections", "--json").stdout)
+    (moved,) = [line for line in invoke("audit").stdout.splitlines() if "settle.move" in line]
+    assert f"settlement:1, {old_id}, " in moved
+    assert row["old"] in moved  # the id the statement is under now
     old_text, new_text = _settled_texts(home)
     assert SETTLED_OLD in old_text
     assert SETTLED_NEW in new_text
@@ -219,6 +223,9 @@ def test_forgetting_the_settled_text_itself_undoes_the_settle(home: Path, tmp_pa
     assert "1 settle undone: what it settled is not there as it was" in out.output
     (row,) = json.loads(invoke("corrections", "--json", "--all").stdout)
     assert row["undone_by"] == "person"
+    (undo,) = [line for line in invoke("audit").stdout.splitlines() if " undo " in line]
+    assert "person" in undo
+    assert "settlement:1, " in undo
     # what the chunk held besides the statement is found again
     assert any(marker in t for t in _found(marker))
 
