@@ -162,14 +162,15 @@ def chunk_as_stored(
     tie: a stream chunked under an older version keeps the chunks a change does not reach, and with
     them their ids' text (what a settle names), while new text is chunked under `prefer` when the
     stored chunks do not decide."""
-    versions = sorted(CHUNKING_VERSIONS, key=lambda v: v != prefer)
-    return max(
-        (
-            chunk_stream(stream, session_id, messages, start_index=start_index, chunking=v)
-            for v in versions
-        ),
-        key=lambda chunks: _kept(chunks, held),
+    preferred = chunk_stream(stream, session_id, messages, start_index=start_index, chunking=prefer)
+    if _kept(preferred, held) == len(held):  # nothing stored (a new stream), or all of it kept
+        return preferred
+    others = (
+        chunk_stream(stream, session_id, messages, start_index=start_index, chunking=v)
+        for v in sorted(CHUNKING_VERSIONS)
+        if v != prefer
     )
+    return max((preferred, *others), key=lambda chunks: _kept(chunks, held))
 
 
 def _kept(chunks: Sequence[Chunk], held: Sequence[tuple[str, str]]) -> int:

@@ -19,14 +19,13 @@ Only ids, kinds, reasons, actors and times are stored; nothing here copies chunk
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import sqlite3
 import uuid
 from datetime import datetime
 
 from engine import audit, reads, sanitize, settle_moves, store, trust_sql
 from engine.api import SETTLEMENT_KINDS, ChunkRecord, SettledAs, Settlement, SettlementKind
-from engine.chunking import CHUNK_CHARS, chunk_id
+from engine.chunking import CHUNK_CHARS, chunk_id, text_sha256
 from engine.model import Author, Chunk, CleanMessage
 from engine.scope import Scope, require_scope
 
@@ -254,7 +253,7 @@ def add_note(conn: sqlite3.Connection, project: str, text: str, *, now: datetime
             raise TrustError(msg)
         store.upsert_session(conn, session, project, when, when, False)
         store.put_messages(conn, session, [message])
-        sha = hashlib.sha256(clean.encode("utf-8")).hexdigest()
+        sha = text_sha256(clean)
         if store.put_chunks(conn, project, [chunk], [sha]):
             store.bump_generation(conn)
     return chunk.id

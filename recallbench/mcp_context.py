@@ -38,14 +38,15 @@ def search_outside_context(
 ) -> tuple[list[Hit], list[ChunkRecord]]:
     """The arm's hits for `query` and the records of those not in the running session's context (all
     of them when `session_id` is None); at most `query.k` records, in the arm's order."""
+    if session_id is None:
+        hits = arm.search(query)
+        return hits, reader.chunks([h.chunk_id for h in hits], query.scope)
+    path = reader.main_transcript(session_id)
+    payload = {"session_id": session_id, "transcript_path": "" if path is None else str(path)}
     k = query.k
     for _ in range(_RETRIES + 1):
         hits = arm.search(dataclasses.replace(query, k=k))
         records = reader.chunks([h.chunk_id for h in hits], query.scope)
-        if session_id is None:
-            return hits, records
-        path = reader.main_transcript(session_id)
-        payload = {"session_id": session_id, "transcript_path": "" if path is None else str(path)}
         kept = not_in_context(records, reader, payload)
         if len(kept) >= query.k or len(hits) < k:
             break

@@ -127,11 +127,8 @@ def agent_actor(env: Mapping[str, str]) -> str:
     process: the flags stay attributable to one agent, which can undo only its own, and
     `recallbench corrections --pending` lists them all the same.
     """
-    session = env.get(SESSION_ENV, "").strip()
-    try:
-        return check_actor(AGENT_PREFIX + session) if session else _unknown_session()
-    except AuditError:
-        return _unknown_session()
+    session = running_session_id(env)
+    return AGENT_PREFIX + session if session is not None else _unknown_session()
 
 
 def _unknown_session() -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, get_args
 
-from engine.chunking import BASE_CHUNKING, CHUNKING_VERSIONS
+from engine.chunking import BASE_CHUNKING, CHUNKING_VERSIONS, check_chunking
 from harness.protocol.arm_embedder import split_arm
 from harness.roster import Unit
 
@@ -59,10 +59,12 @@ class Corpus:
 
     def __post_init__(self) -> None:
         check_sha256("corpus.manifest_sha256", self.manifest_sha256)
-        if isinstance(self.chunking, bool) or self.chunking not in CHUNKING_VERSIONS:
+        try:
+            check_chunking(self.chunking)
+        except ValueError as err:
             known = "; ".join(f"{v}: {what}" for v, what in CHUNKING_VERSIONS.items())
             msg = f"corpus.chunking must be a chunking version ({known}), got {self.chunking!r}"
-            raise ProtocolError(msg)
+            raise ProtocolError(msg) from err
         if (self.corrected_facts or self.changed_facts) and self.source != "synthetic":
             msg = (
                 f"corpus: corrected_facts and changed_facts plant facts in a synthetic corpus, but "
