@@ -61,7 +61,8 @@ from recallbench.inject import (
     wrap,
 )
 from recallbench.present import clip, counted, hit_rows, minute, one_line
-from recallbench.running_session import not_in_context, resumed_from
+from recallbench.running_session import resumed_from
+from recallbench.same_text import outside_context
 from recallbench.search_service import MAX_SEARCH_K, search_via_socket, socket_path
 
 if TYPE_CHECKING:
@@ -475,7 +476,8 @@ def _inject(
     scope = Scope.of(found.projects)
     settings = ctx.settings
     # Four times what is shown (within the server's cap): the running session's own chunks (and,
-    # resumed, the lines it copied) are dropped below, and on its own topic they can fill the top.
+    # resumed, the lines it copied) are dropped below, and on its own topic they can fill the top;
+    # so are hits that repeat a text shown or held (`recallbench.same_text`).
     wanted = min(settings.limit * 4, MAX_SEARCH_K)
     hits = _served_hits(prompt, sorted(scope.projects), wanted, ctx, log)
     if hits is None:  # the served arm's hits are settled already (arms.settled); these, here
@@ -485,7 +487,8 @@ def _inject(
         ]
         hits = settle_ranked(lexical, reads, scope)
     cosines = {h.chunk_id: h.cosine for h in hits}
-    records = not_in_context(reads.chunks(list(cosines), scope), reads, payload)[: settings.limit]
+    shown = outside_context(reads.chunks(list(cosines), scope), reads, payload)
+    records = shown.first(settings.limit).records
     terms = content_terms(prompt)
     kept = [
         record

@@ -5,8 +5,9 @@ rule is the prompt hook's (`recallbench.running_session.not_in_context`): the se
 left out unless a compaction took one of their lines out of the context, and so are other sessions'
 chunks whose every line it holds (a resumed or forked session's copy). The compactions are read from
 the session's main transcript where its last import found it. Without a session id nothing is left
-out. An answer left short by the rule is asked for again with as many more hits (at most twice), so
-what is in context costs no result.
+out. A hit whose text another hit shown, or one in context, has word for word is left out too
+(`recallbench.same_text`). An answer left short by the rules is asked for again with as many more
+hits (at most twice), so what is in context costs no result.
 """
 
 from __future__ import annotations
@@ -19,10 +20,7 @@ from typing import Protocol
 from arms.base import Arm, Hit, Query
 from engine.api import ChunkRecord
 from engine.scope import Scope
-from recallbench.running_session import not_in_context
-
-# The arm is asked again at most this many times for hits to replace those left out.
-_RETRIES = 2
+from recallbench.same_text import Shown, fill, outside_context
 
 
 class ContextReader(Protocol):
@@ -35,22 +33,17 @@ class ContextReader(Protocol):
 
 def search_outside_context(
     arm: Arm, reader: ContextReader, query: Query, session_id: str | None
-) -> tuple[list[Hit], list[ChunkRecord]]:
-    """The arm's hits for `query` and the records of those not in the running session's context (all
-    of them when `session_id` is None); at most `query.k` records, in the arm's order."""
-    if session_id is None:
-        hits = arm.search(query)
-        return hits, reader.chunks([h.chunk_id for h in hits], query.scope)
-    path = reader.main_transcript(session_id)
-    payload = {"session_id": session_id, "transcript_path": "" if path is None else str(path)}
-    k = query.k
-    for _ in range(_RETRIES + 1):
-        hits = arm.search(dataclasses.replace(query, k=k))
-        records = reader.chunks([h.chunk_id for h in hits], query.scope)
-        kept = not_in_context(records, reader, payload)
-        if len(kept) >= query.k or len(hits) < k:
-            break
-        k += query.k - len(kept)
-    order = {h.chunk_id: i for i, h in enumerate(hits)}
-    kept = sorted(kept, key=lambda r: order.get(r.id, len(order)))[: query.k]
-    return hits, kept
+) -> tuple[list[Hit], Shown]:
+    """The arm's hits for `query` and what the answer shows of them: at most `query.k` records, in
+    the arm's order, less what the running session has in context (nothing is left out for that when
+    `session_id` is None) and with each text once (`recallbench.same_text`)."""
+    payload: dict[str, str] = {}
+    if session_id is not None:
+        path = reader.main_transcript(session_id)
+        payload = {"session_id": session_id, "transcript_path": "" if path is None else str(path)}
+    return fill(
+        lambda k: arm.search(dataclasses.replace(query, k=k)),
+        lambda hits: reader.chunks([h.chunk_id for h in hits], query.scope),
+        lambda records: outside_context(records, reader, payload),
+        query.k,
+    )

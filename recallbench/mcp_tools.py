@@ -140,6 +140,7 @@ class SearchHit(BaseModel):
     timestamp: str | None
     text: str
     status: str | None = None
+    same_text: list[str] = []
 
 
 class FlagResult(BaseModel):
@@ -374,8 +375,11 @@ class MemoryTools:
         if scope is None:
             return result
         asked = Query(text=query, scope=scope, now=now, k=limit)
-        hits, records = search_outside_context(self._arm, self._reader, asked, self._session_id)
-        rows = [SearchHit.model_validate(row.to_dict()) for row in hit_rows(hits, records)]
+        hits, shown = search_outside_context(self._arm, self._reader, asked, self._session_id)
+        rows = [
+            SearchHit.model_validate(row.to_dict())
+            for row in hit_rows(hits, shown.records, shown.same_text)
+        ]
         return result.model_copy(
             update={"hits": rows, "message": None if rows else "nothing relevant found"}
         )

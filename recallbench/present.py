@@ -18,6 +18,8 @@ injected context all show hits as `HitRow`s, with these fields and no other name
 - `status`: the chunk's part in active typed corrections (`engine.trust`), e.g. ``changed on
   2026-05-01 (replaced by <id>, settle 3)`` or ``open since 2026-05-01: disputed with <id> (settle
   4)``, several joined with "; "; None for a chunk no settle touches (almost all).
+- `same_text`: the ids of the hits left out of the answer because they hold this hit's text word for
+  word (`recallbench.same_text`), best first; empty for almost all.
 
 Only the standard library and `engine.render` (itself free of numpy) are imported at run time: the
 prompt hook renders rows without numpy.
@@ -65,15 +67,22 @@ class HitRow:
     timestamp: str | None
     text: str
     status: str | None = None
+    same_text: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         """The row as a JSON-ready mapping with the documented field names."""
         return asdict(self)
 
 
-def hit_rows(hits: Iterable[RankedHit], records: Iterable[ChunkRecord]) -> list[HitRow]:
-    """Rows for `hits` in their order, ranked from 1; a hit without a record (out of scope) is left out."""
+def hit_rows(
+    hits: Iterable[RankedHit],
+    records: Iterable[ChunkRecord],
+    same_text: Mapping[str, tuple[str, ...]] | None = None,
+) -> list[HitRow]:
+    """Rows for `hits` in their order, ranked from 1; a hit without a record (left out, or out of
+    scope) is left out. `same_text`: a hit's id -> the ids left out for holding its text."""
     by_id: Mapping[str, ChunkRecord] = {r.id: r for r in records}
+    under = same_text or {}
     found = [(hit, by_id[hit.chunk_id]) for hit in hits if hit.chunk_id in by_id]
     return [
         HitRow(
@@ -87,6 +96,7 @@ def hit_rows(hits: Iterable[RankedHit], records: Iterable[ChunkRecord]) -> list[
             timestamp=record.ts_start,
             text=record.text,
             status=status_line(record),
+            same_text=under.get(hit.chunk_id, ()),
         )
         for rank, (hit, record) in enumerate(found, start=1)
     ]
@@ -167,7 +177,7 @@ def header(row: HitRow, *, local: bool = False) -> str:
     project, and the chunk's id (what `recallbench show` prints whole).
 
     `#1 via rrf (fts+vector) · User · 2026-03-01 10:00 · session 5555… · /home/dev/alpha · chunk
-    2d1c…`, and the row's `status` last when it has one.
+    2d1c…`, then the row's `status` when it has one, and how many hits hold the same text.
     """
     return " · ".join(
         (
@@ -178,8 +188,14 @@ def header(row: HitRow, *, local: bool = False) -> str:
             row.project,
             f"chunk {row.chunk_id}",
             *([row.status] if row.status else []),
+            *([_same_text_note(len(row.same_text))] if row.same_text else []),
         )
     )
+
+
+def _same_text_note(n: int) -> str:
+    """The header's note on the hits left out for holding a hit's text."""
+    return f"the same text in {n} more {'hit' if n == 1 else 'hits'}"
 
 
 def entry_label(row: HitRow) -> str:

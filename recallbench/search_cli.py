@@ -16,7 +16,6 @@ from recallbench import config
 from recallbench.cli import Context, pass_ctx
 from recallbench.cli_options import QueryCommand, db_option, window_options
 from recallbench.cli_scope import resolve_scope, within_window
-from recallbench.present import hit_rows
 
 
 @click.command(
@@ -81,7 +80,9 @@ def search_command(
 
     Each hit shows its rank and the channel that found it (e.g. `#1 via rrf (fts+vector)`), who wrote
     it, when, its session and project, the chunk's id (`recallbench show ID` prints it whole), then
-    the part of the chunk around the query's words.
+    the part of the chunk around the query's words. A hit that holds a higher hit's text word for
+    word (the same file read in another session, say) is shown once: that hit's line says how many
+    more hold it, `--json` lists their ids (`same_text`), and the list is filled from further hits.
 
     When `recallbench serve` is running over the same database with the same arm, it answers (its
     model is already loaded, so the answer comes in a fraction of a second); otherwise this process
@@ -93,7 +94,8 @@ def search_command(
     it.
     """
     from engine.text_reads import TextReads
-    from recallbench.search_run import ask_for, print_hits, search_in_process
+    from recallbench.search_run import ask_for, print_hits, search_in_process, shown_rows
+    from recallbench.served_search import ServedHit
 
     if not query.strip():
         raise click.UsageError('the query is empty; say what to look for, e.g. "retry flake"')
@@ -113,9 +115,16 @@ def search_command(
         if served is not None:
             if verbose:
                 click.echo(served.how, err=True)
-            if served.hits is not None:
-                records = reads.chunks([h.chunk_id for h in served.hits], scope)
-                print_hits(hit_rows(served.hits, records), query, spec, scope, as_json)
+            first = served.hits
+            if first is not None:
+
+                def ask(n: int) -> list[ServedHit]:  # more hits, when some repeat a text
+                    if n == limit:
+                        return first
+                    more = ask_for(reads, scope, query, spec, n, now, ctx.db).hits
+                    return first if more is None else more
+
+                print_hits(shown_rows(ask, reads, scope, limit), query, spec, scope, as_json)
                 return
     if verbose:
         why = "--in-process was given" if served is None else "the server did not answer"

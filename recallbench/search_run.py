@@ -1,26 +1,33 @@
 """The two ways `recallbench search` answers, and how it prints: the running server, or this process.
 
 `ask_for` asks a running `recallbench serve` (`recallbench.served_search`); `search_in_process` builds
-the arm here (loading the model); `print_hits` prints either's rows the same way.
+the arm here (loading the model); `shown_rows` makes either's hits rows, each text once
+(`recallbench.same_text`: the arm is asked again for hits to replace those left out); `print_hits`
+prints them.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import click
 
 from engine.scope import Scope
 from recallbench import config
 from recallbench.cli_scope import window_fields, window_note
-from recallbench.present import HitRow, header, hit_rows, snippet
+from recallbench.present import HitRow, RankedHit, header, hit_rows, snippet
+from recallbench.same_text import fill, once_each
 from recallbench.served_search import ServedAnswer, ServedQuery, ask_server
 
 if TYPE_CHECKING:
+    from engine.api import ChunkRecord
     from engine.memory import Memory  # numpy and the import pipeline: only to search in-process
+
+H = TypeVar("H", bound=RankedHit)
 
 # Characters of a hit's text the plain-text listing shows on one line (`--json` gives it whole).
 SNIPPET_CHARS = 200
@@ -30,6 +37,22 @@ class Projects(Protocol):
     """What names every recorded project (`engine.text_reads.TextReads`, `Memory`)."""
 
     def projects(self) -> list[str]: ...
+
+
+class Chunks(Protocol):
+    """What reads hits' records (`engine.text_reads.TextReads`, `Memory`)."""
+
+    def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]: ...
+
+
+def shown_rows(
+    ask: Callable[[int], list[H]], reads: Chunks, scope: Scope, limit: int
+) -> list[HitRow]:
+    """The rows of `ask(n)`'s hits (`n` hits asked for, `limit` first), each text once."""
+    hits, shown = fill(
+        ask, lambda found: reads.chunks([h.chunk_id for h in found], scope), once_each, limit
+    )
+    return hit_rows(hits, shown.records, shown.same_text)
 
 
 def ask_for(
@@ -60,8 +83,9 @@ def search_in_process(
         raise click.ClickException(str(exc)) from exc
     except (ValueError, KeyError) as exc:
         raise click.UsageError(str(exc)) from exc
-    hits = arm.search(Query(text=text, scope=scope, now=now, k=limit))
-    return hit_rows(hits, memory.chunks([h.chunk_id for h in hits], scope))
+    return shown_rows(
+        lambda n: arm.search(Query(text=text, scope=scope, now=now, k=n)), memory, scope, limit
+    )
 
 
 def print_hits(rows: list[HitRow], text: str, spec: str, scope: Scope, as_json: bool) -> None:

@@ -1,0 +1,103 @@
+"""Each text once in an answer: hits that say the same thing word for word are shown as one.
+
+A project's history holds much the same text more than once. Every session that reads a file stores
+the lines it read, a subagent stores what it read for its parent, and two sessions that run the same
+command store the same output; none of these is a copy by line uuid (`engine.copies`), so the arms
+rank them side by side with the same words, the same vector and the same score. An answer that shows
+them all spends its places, and the prompt hook its budget, on one text.
+
+The rule, for every answer the application shows (`recallbench search`, `search_memory`, the prompt
+hook), applied after the running session's context is left out (`recallbench.running_session`):
+
+- a hit whose text (its `sha256`) a higher-ranked hit shown has is left out, and its id is listed under
+  that hit (`HitRow.same_text`), in rank order;
+- a hit whose text the running session has in context, as one of the answer's own hits that the
+  context rule left out, is left out too: the model holds those words already;
+- a hit that takes part in an active settle (`engine.trust`) is never left out for its text, and no
+  hit is listed under it: a settle judges one chunk, and its status line must stay in sight.
+
+This is how answers are shown, not how arms rank: the arms, and every benchmark, see every hit.
+`fill` asks again, with as many more hits as the rules left out, so an answer still holds what was
+asked for. Only the standard library is imported: the prompt hook uses it without numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from engine.api import ChunkRecord
+from recallbench.running_session import HeldReads, not_in_context
+
+# The arm is asked again at most this many times for hits to replace those left out.
+RETRIES = 2
+
+H = TypeVar("H")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The records an answer shows (best first), and under each shown id the ids left out for
+    holding its text, best first (only where there are any)."""
+
+    records: list[ChunkRecord]
+    same_text: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def first(self, k: int) -> Shown:
+        """The first `k` records, with what is listed under them."""
+        records = self.records[:k]
+        ids = {r.id for r in records}
+        return Shown(records, {i: v for i, v in self.same_text.items() if i in ids})
+
+
+def once_each(records: Sequence[ChunkRecord], held: Sequence[ChunkRecord] = ()) -> Shown:
+    """`records` (best first) with each text shown once, less the texts of `held` (what the running
+    session has in context). See the module docstring."""
+    in_context = {r.sha256 for r in held}
+    first: dict[str, str] = {}  # text -> the id of the record shown for it
+    kept: list[ChunkRecord] = []
+    under: dict[str, list[str]] = {}
+    for record in records:
+        if record.settled:
+            kept.append(record)
+            continue
+        if record.sha256 in in_context:
+            continue
+        shown = first.get(record.sha256)
+        if shown is not None:
+            under.setdefault(shown, []).append(record.id)
+            continue
+        first[record.sha256] = record.id
+        kept.append(record)
+    return Shown(kept, {k: tuple(v) for k, v in under.items()})
+
+
+def outside_context(
+    records: Sequence[ChunkRecord], reads: HeldReads, payload: Mapping[str, Any]
+) -> Shown:
+    """What an answer shows of `records` (best first) for the running session that `payload` names
+    (the hook's stdin, or the server's session): what its context lacks
+    (`recallbench.running_session.not_in_context`), each text once, none that the context holds."""
+    lacking = not_in_context(records, reads, payload)
+    ids = {r.id for r in lacking}
+    return once_each(lacking, [r for r in records if r.id not in ids])
+
+
+def fill(
+    ask: Callable[[int], list[H]],
+    records_of: Callable[[list[H]], list[ChunkRecord]],
+    keep: Callable[[list[ChunkRecord]], Shown],
+    k: int,
+) -> tuple[list[H], Shown]:
+    """`ask(n)`'s hits and what `keep` shows of their records (`records_of` reads them, in the hits'
+    order), at most `k`; asked again (at most `RETRIES` times) with as many more hits as `keep` left
+    out, while the hits run to what was asked."""
+    n = k
+    for _ in range(RETRIES + 1):
+        hits = ask(n)
+        shown = keep(records_of(hits))
+        if len(shown.records) >= k or len(hits) < n:
+            break
+        n += k - len(shown.records)
+    return hits, shown.first(k)

@@ -1,0 +1,174 @@
+"""An answer shows each text once (`recallbench.same_text`): `recallbench search`, `search_memory`
+and the prompt hook; the arms themselves still return every hit."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arms.base import Query
+from arms.registry import build
+from engine.api import ChunkRecord, SettledAs
+from engine.embed import HashEmbedder
+from engine.memory import Memory
+from engine.model import Author
+from engine.scope import Scope
+from recallbench.cli import main
+from recallbench.mcp_server import SESSION_ENV, build_server
+from recallbench.same_text import RETRIES, Shown, fill, once_each
+from tests.engine.fixtures_transcripts import write_jsonl
+from tests.recallbench.corpus import ALPHA, chat_session
+from tests.recallbench.test_hooks import run, sample
+from tests.recallbench.test_mcp_server import call
+
+FIRST = "aaaaaaaa-0000-4000-8000-0000000000d1"
+AGAIN = "aaaaaaaa-0000-4000-8000-0000000000d2"  # says FIRST's turn word for word
+OTHER = "aaaaaaaa-0000-4000-8000-0000000000d3"
+TURN = ("Show me the zebra cache loader", "The zebra cache loader reads every shard serially.")
+ELSE = ("Where else is the zebra cache used?", "The zebra cache backs the tile server.")
+QUERY = "zebra cache loader"
+SAID = "reads every shard serially"
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+
+
+def record(rid: str, sha: str, *, settled: bool = False) -> ChunkRecord:
+    """A record whose text is named by `sha` alone: all the rule reads of it."""
+    return ChunkRecord(
+        id=rid,
+        session_id="s",
+        stream="s",
+        index=0,
+        project=ALPHA,
+        text=sha,
+        author=Author.USER,
+        message_uuids=(rid,),
+        ts_start=None,
+        ts_end=None,
+        session_start=None,
+        sha256=sha,
+        settled=(SettledAs(settlement=1, kind="open", role="old", other="z", time="t"),)
+        if settled
+        else (),
+    )
+
+
+def test_a_text_is_shown_once_under_the_highest_hit_that_has_it() -> None:
+    a, b, c, d, e = (
+        record("a", "x"),
+        record("b", "y"),
+        record("c", "x"),
+        record("d", "x"),
+        record("e", "x", settled=True),
+    )
+    shown = once_each([a, b, c, d, e])
+    # c and d repeat a; e takes part in a settle, so it stays, and nothing is listed under it
+    assert [r.id for r in shown.records] == ["a", "b", "e"]
+    assert shown.same_text == {"a": ("c", "d")}
+    # what the running session holds in context is left out by its text (b), not by its id
+    held = once_each([a, b, c], held=[record("h", "y")])
+    assert [r.id for r in held.records] == ["a"]
+    assert held.same_text == {"a": ("c",)}
+    assert held.first(0) == Shown([], {})
+
+
+def test_fill_asks_again_for_as_many_hits_as_were_left_out() -> None:
+    # ranked texts: x x x y x z ...; each answer is the first n of them
+    texts = ["x", "x", "x", "y", "x", "z", "w"]
+    asked: list[int] = []
+
+    def ask(n: int) -> list[ChunkRecord]:
+        asked.append(n)
+        return [record(f"r{i}", t) for i, t in enumerate(texts[:n])]
+
+    hits, shown = fill(ask, list, once_each, 3)
+    # 3 hits show 1 text (x): ask 3 + 2 = 5; 5 show 2 (x, y): ask 5 + 1 = 6, which show x, y, z
+    assert asked == [3, 5, 6]
+    assert [r.id for r in shown.records] == ["r0", "r3", "r5"]
+    assert shown.same_text == {"r0": ("r1", "r2", "r4")}
+    assert len(hits) == 6
+    # at most RETRIES more asks
+    asked.clear()
+    fill(ask, list, lambda records: Shown(records[:1]), 3)
+    assert RETRIES == 2
+    assert asked == [3, 5, 7]
+    # and none once the hits run out: 4 texts, so the ask for 5 gets 4
+    del texts[4:]
+    asked.clear()
+    hits, shown = fill(ask, list, once_each, 3)
+    assert asked == [3, 5]
+    assert [r.id for r in shown.records] == ["r0", "r3"]
+
+
+@pytest.fixture
+def db(tmp_path: Path, home: Path) -> Path:
+    """FIRST and AGAIN say the same turn word for word; OTHER says something else about it."""
+    root = tmp_path / "projects" / "-home-dev-alpha"
+    for minute, (sid, turn) in enumerate(((FIRST, TURN), (AGAIN, TURN), (OTHER, ELSE))):
+        write_jsonl(root / f"{sid}.jsonl", chat_session(sid, ALPHA, [turn], minute * 30))
+    memory = Memory(home / "memory.db", HashEmbedder())
+    memory.import_paths([tmp_path / "projects"])
+    memory.close()
+    return home / "memory.db"
+
+
+def _arm_sessions(db: Path, k: int) -> list[str]:
+    memory = Memory(db, HashEmbedder())
+    arm = build("fts", memory)
+    hits = arm.search(Query(text=QUERY, scope=Scope.everywhere(), now=NOW, k=k))
+    records = memory.chunks([h.chunk_id for h in hits], Scope.everywhere())
+    memory.close()
+    return [r.session_id for r in records]
+
+
+def test_search_shows_the_repeated_text_once_and_fills_the_answer(db: Path) -> None:
+    # control: the arm ranks both copies of the turn first (a tie, broken by chunk id)
+    top, second = _arm_sessions(db, 2)
+    assert {top, second} == {FIRST, AGAIN}
+    found = CliRunner().invoke(
+        main, ["search", QUERY, "--all-projects", "--arm", "fts", "--limit", "2", "--json"]
+    )
+    assert found.exit_code == 0, found.output
+    hits = json.loads(found.stdout)["hits"]
+    assert [(h["rank"], h["session_id"]) for h in hits] == [(1, top), (2, OTHER)]
+    memory = Memory(db, HashEmbedder())
+    (repeat,) = memory.chunks(hits[0]["same_text"], Scope.everywhere())
+    memory.close()
+    assert repeat.session_id == second
+    assert hits[1]["same_text"] == []
+    plain = CliRunner().invoke(main, ["search", QUERY, "--all-projects", "--arm", "fts"])
+    assert plain.stdout.count(SAID) == 1
+    assert "the same text in 1 more hit" in plain.stdout
+
+
+def _tool_sessions(db: Path) -> list[tuple[str, int]]:
+    server = build_server(Memory(db, HashEmbedder()), "fts", project_dir=Path(ALPHA))
+    (result,) = call(server, "legacy", ("search_memory", {"query": QUERY, "limit": 5}))
+    return [(hit["session_id"], len(hit["same_text"])) for hit in result["hits"]]
+
+
+def test_search_memory_shows_a_text_once_and_not_at_all_when_the_session_holds_it(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(SESSION_ENV, raising=False)
+    top = _arm_sessions(db, 1)[0]
+    assert _tool_sessions(db) == [(top, 1), (OTHER, 0)]
+    # the running session said the turn: its own chunk is in context, and the other says the same
+    for running in (FIRST, AGAIN):
+        monkeypatch.setenv(SESSION_ENV, running)
+        assert _tool_sessions(db) == [(OTHER, 0)]
+    # control: a running session that holds neither
+    monkeypatch.setenv(SESSION_ENV, OTHER)
+    assert _tool_sessions(db) == [(top, 1)]
+
+
+def test_the_prompt_hook_injects_a_repeated_text_once(db: Path) -> None:
+    prompt = "where is the zebra cache loader that reads every shard"
+    elsewhere = sample("user_prompt_submit", prompt=prompt, cwd=ALPHA)
+    assert run("UserPromptSubmit", json.dumps(elsewhere)).stdout.count(SAID) == 1
+    for running in (FIRST, AGAIN):  # the running session said it: not injected again
+        held = dict(elsewhere, session_id=running)
+        assert SAID not in run("UserPromptSubmit", json.dumps(held)).stdout
