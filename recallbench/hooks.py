@@ -496,7 +496,8 @@ def _inject(
         if relevant(cosines.get(record.id), coverage(terms, record.text), settings)
     ]
     log.info(f"{len(hits)} hit(s), {len(records)} not in context, {len(kept)} relevant")
-    return format_context(hit_rows(hits, kept), settings, _text_field(payload, "session_id"))
+    rows = hit_rows(shown.hits_of(hits), kept)
+    return format_context(rows, settings, _text_field(payload, "session_id"))
 
 
 def _served_hits(

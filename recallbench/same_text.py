@@ -9,10 +9,13 @@ them all spends its places, and the prompt hook its budget, on one text.
 The rule, for every answer the application shows (`recallbench search`, `search_memory`, the prompt
 hook), applied after the running session's context is left out (`recallbench.running_session`):
 
-- a hit whose text (its `sha256`) a higher-ranked hit shown has is left out, and its id is listed under
-  that hit (`HitRow.same_text`), in rank order;
-- a hit whose text the running session has in context, as one of the answer's own hits that the
-  context rule left out, is left out too: the model holds those words already;
+- a hit whose text lies whole in a higher-ranked hit shown (the same text, or one of at least
+  `MIN_INSIDE` characters inside a longer one: the same file read with and without the call after it)
+  is left out, and its id is listed under that hit (`HitRow.same_text`), in rank order;
+- a hit whose text holds a higher-ranked hit's that way says all it says and more: it takes that hit's
+  place (the highest of them, when it holds several), and they are listed under it;
+- a hit whose text lies whole in what the running session has in context (one of the answer's own
+  hits that the context rule left out) is left out too: the model holds those words already;
 - a hit that takes part in an active settle (`engine.trust`) is never left out for its text, and no
   hit is listed under it: a settle judges one chunk, and its status line must stay in sight.
 
@@ -25,15 +28,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from engine.api import ChunkRecord
 from recallbench.running_session import HeldReads, not_in_context
 
 # The arm is asked again at most this many times for hits to replace those left out.
 RETRIES = 2
+# A text this long that lies whole inside another's is the other's words; a shorter one ("Done.",
+# "yes, go ahead") says too little to be the same thing.
+MIN_INSIDE = 100
 
-H = TypeVar("H")
+
+class _Hit(Protocol):
+    @property
+    def chunk_id(self) -> str: ...
+
+
+H = TypeVar("H", bound=_Hit)
 
 
 @dataclass(frozen=True)
@@ -50,27 +62,46 @@ class Shown:
         ids = {r.id for r in records}
         return Shown(records, {i: v for i, v in self.same_text.items() if i in ids})
 
+    def hits_of(self, hits: Sequence[H]) -> list[H]:
+        """The hits of the records shown, in the order they are shown (a hit that holds a higher
+        one's text is shown in that one's place)."""
+        by_id = {h.chunk_id: h for h in hits}
+        return [by_id[r.id] for r in self.records if r.id in by_id]
+
 
 def once_each(records: Sequence[ChunkRecord], held: Sequence[ChunkRecord] = ()) -> Shown:
     """`records` (best first) with each text shown once, less the texts of `held` (what the running
     session has in context). See the module docstring."""
-    in_context = {r.sha256 for r in held}
-    first: dict[str, str] = {}  # text -> the id of the record shown for it
+    rank = {r.id: i for i, r in enumerate(records)}
+    held_texts = [r.text for r in held]
     kept: list[ChunkRecord] = []
     under: dict[str, list[str]] = {}
     for record in records:
         if record.settled:
             kept.append(record)
             continue
-        if record.sha256 in in_context:
+        if any(inside(record.text, text) for text in held_texts):
             continue
-        shown = first.get(record.sha256)
-        if shown is not None:
-            under.setdefault(shown, []).append(record.id)
+        host = next((s for s in kept if not s.settled and inside(record.text, s.text)), None)
+        if host is not None:
+            under.setdefault(host.id, []).append(record.id)
             continue
-        first[record.sha256] = record.id
+        held_here = [i for i, s in enumerate(kept) if not s.settled and inside(s.text, record.text)]
+        if held_here:  # it says all they say, and more: it takes the highest one's place
+            listed = [x for i in held_here for x in (kept[i].id, *under.pop(kept[i].id, ()))]
+            under[record.id] = sorted(listed, key=rank.__getitem__)
+            kept[held_here[0]] = record
+            for i in reversed(held_here[1:]):
+                del kept[i]
+            continue
         kept.append(record)
     return Shown(kept, {k: tuple(v) for k, v in under.items()})
+
+
+def inside(text: str, other: str) -> bool:
+    """Whether `text` says nothing `other` does not: the same text, or one of at least `MIN_INSIDE`
+    characters found whole inside it."""
+    return text == other or (len(text) >= MIN_INSIDE and text in other)
 
 
 def outside_context(
@@ -90,9 +121,9 @@ def fill(
     keep: Callable[[list[ChunkRecord]], Shown],
     k: int,
 ) -> tuple[list[H], Shown]:
-    """`ask(n)`'s hits and what `keep` shows of their records (`records_of` reads them, in the hits'
-    order), at most `k`; asked again (at most `RETRIES` times) with as many more hits as `keep` left
-    out, while the hits run to what was asked."""
+    """What `keep` shows of `ask(n)`'s hits' records (`records_of` reads them, in the hits' order), at
+    most `k`, and the hits shown, in that order; asked again (at most `RETRIES` times) with as many
+    more hits as `keep` left out, while the hits run to what was asked."""
     n = k
     for _ in range(RETRIES + 1):
         hits = ask(n)
@@ -100,4 +131,5 @@ def fill(
         if len(shown.records) >= k or len(hits) < n:
             break
         n += k - len(shown.records)
-    return hits, shown.first(k)
+    shown = shown.first(k)
+    return shown.hits_of(hits), shown

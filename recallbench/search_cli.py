@@ -80,9 +80,10 @@ def search_command(
 
     Each hit shows its rank and the channel that found it (e.g. `#1 via rrf (fts+vector)`), who wrote
     it, when, its session and project, the chunk's id (`recallbench show ID` prints it whole), then
-    the part of the chunk around the query's words. A hit that holds a higher hit's text word for
-    word (the same file read in another session, say) is shown once: that hit's line says how many
-    more hold it, `--json` lists their ids (`same_text`), and the list is filled from further hits.
+    the part of the chunk around the query's words. Hits that say the same words (the same file read
+    in another session, say: the same text, or one found whole in a longer hit) are shown once, the
+    fuller one in the higher place: its line says how many more there are, `--json` lists their ids
+    (`same_text`), and the list is filled from further hits.
 
     When `recallbench serve` is running over the same database with the same arm, it answers (its
     model is already loaded, so the answer comes in a fraction of a second); otherwise this process

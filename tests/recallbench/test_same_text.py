@@ -4,6 +4,7 @@ and the prompt hook; the arms themselves still return every hit."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,13 +14,14 @@ from click.testing import CliRunner
 from arms.base import Query
 from arms.registry import build
 from engine.api import ChunkRecord, SettledAs
+from engine.chunking import text_sha256
 from engine.embed import HashEmbedder
 from engine.memory import Memory
 from engine.model import Author
 from engine.scope import Scope
 from recallbench.cli import main
 from recallbench.mcp_server import SESSION_ENV, build_server
-from recallbench.same_text import RETRIES, Shown, fill, once_each
+from recallbench.same_text import MIN_INSIDE, RETRIES, Shown, fill, once_each
 from tests.engine.fixtures_transcripts import write_jsonl
 from tests.recallbench.corpus import ALPHA, chat_session
 from tests.recallbench.test_hooks import run, sample
@@ -35,25 +37,30 @@ SAID = "reads every shard serially"
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
-def record(rid: str, sha: str, *, settled: bool = False) -> ChunkRecord:
-    """A record whose text is named by `sha` alone: all the rule reads of it."""
+def record(rid: str, text: str, *, settled: bool = False) -> ChunkRecord:
+    """A record with `text`: all the rule reads of it, with whether it takes part in a settle."""
     return ChunkRecord(
         id=rid,
         session_id="s",
         stream="s",
         index=0,
         project=ALPHA,
-        text=sha,
+        text=text,
         author=Author.USER,
         message_uuids=(rid,),
         ts_start=None,
         ts_end=None,
         session_start=None,
-        sha256=sha,
+        sha256=text_sha256(text),
         settled=(SettledAs(settlement=1, kind="open", role="old", other="z", time="t"),)
         if settled
         else (),
     )
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk_id: str
 
 
 def test_a_text_is_shown_once_under_the_highest_hit_that_has_it() -> None:
@@ -75,30 +82,56 @@ def test_a_text_is_shown_once_under_the_highest_hit_that_has_it() -> None:
     assert held.first(0) == Shown([], {})
 
 
+def test_a_text_inside_a_longer_one_is_its_words_from_a_hundred_characters() -> None:
+    read = "1→defmodule Spotter.Message do\n" * 4  # 4 × 31 = 124 characters
+    assert (len(read), MIN_INSIDE) == (124, 100)
+    short = "Done." + " " * 94  # 99 characters, and inside `fuller` too
+    fuller = short + read + "\n[Read: message.ex]"  # the same read, with the call after it
+    a, b, c, d = record("a", read), record("b", "other"), record("c", fuller), record("d", short)
+    # c holds a's text and more: it takes a's place; d is too short to be c's words
+    shown = once_each([a, b, c, d])
+    assert [r.id for r in shown.records] == ["c", "b", "d"]
+    assert shown.same_text == {"c": ("a",)}
+    assert shown.hits_of([Hit("a"), Hit("b"), Hit("c"), Hit("d")]) == [Hit("c"), Hit("b"), Hit("d")]
+    # the other way round, a's text lies in c's, which is shown above it
+    assert once_each([c, a]).same_text == {"c": ("a",)}
+    # c holds two hits shown above it: it takes the higher place, both listed under it, best first
+    x = record("x", read[:110])
+    shown = once_each([x, b, a, c])  # a holds x: a takes x's place; then c holds a
+    assert [r.id for r in shown.records] == ["c", "b"]
+    assert shown.same_text == {"c": ("x", "a")}
+    # in context: a text inside what the session holds is left out, one that holds more is not
+    assert [r.id for r in once_each([a, c], held=[record("h", fuller)]).records] == []
+    assert [r.id for r in once_each([a, c], held=[record("h", read)]).records] == ["c"]
+
+
 def test_fill_asks_again_for_as_many_hits_as_were_left_out() -> None:
     # ranked texts: x x x y x z ...; each answer is the first n of them
     texts = ["x", "x", "x", "y", "x", "z", "w"]
     asked: list[int] = []
 
-    def ask(n: int) -> list[ChunkRecord]:
+    def ask(n: int) -> list[Hit]:
         asked.append(n)
-        return [record(f"r{i}", t) for i, t in enumerate(texts[:n])]
+        return [Hit(f"r{i}") for i in range(min(n, len(texts)))]
 
-    hits, shown = fill(ask, list, once_each, 3)
+    def records_of(hits: list[Hit]) -> list[ChunkRecord]:
+        return [record(h.chunk_id, texts[int(h.chunk_id[1:])]) for h in hits]
+
+    hits, shown = fill(ask, records_of, once_each, 3)
     # 3 hits show 1 text (x): ask 3 + 2 = 5; 5 show 2 (x, y): ask 5 + 1 = 6, which show x, y, z
     assert asked == [3, 5, 6]
     assert [r.id for r in shown.records] == ["r0", "r3", "r5"]
     assert shown.same_text == {"r0": ("r1", "r2", "r4")}
-    assert len(hits) == 6
+    assert hits == [Hit("r0"), Hit("r3"), Hit("r5")]
     # at most RETRIES more asks
     asked.clear()
-    fill(ask, list, lambda records: Shown(records[:1]), 3)
+    fill(ask, records_of, lambda records: Shown(records[:1]), 3)
     assert RETRIES == 2
     assert asked == [3, 5, 7]
     # and none once the hits run out: 4 texts, so the ask for 5 gets 4
     del texts[4:]
     asked.clear()
-    hits, shown = fill(ask, list, once_each, 3)
+    hits, shown = fill(ask, records_of, once_each, 3)
     assert asked == [3, 5]
     assert [r.id for r in shown.records] == ["r0", "r3"]
 
