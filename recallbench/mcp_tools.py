@@ -355,7 +355,7 @@ class MemoryTools:
     ) -> SearchResult:
         """Search memory of earlier Claude Code sessions of this project for `query`; `since` and
         `until` keep to what was written in that window. What this session already has in context
-        is left out."""
+        is left out, and a hit whose words a hit shown holds is listed under it (`same_text`)."""
         if not query.strip():
             raise ToolError(EMPTY_QUERY)
         now = self._clock()
