@@ -5,7 +5,7 @@ rule is the prompt hook's (`recallbench.running_session.not_in_context`): the se
 left out unless a compaction took one of their lines out of the context, and so are other sessions'
 chunks whose every line it holds (a resumed or forked session's copy). The compactions are read from
 the session's main transcript where its last import found it. Without a session id nothing is left
-out. A hit whose text another hit shown, or one in context, has word for word is left out too
+out. A hit whose words another hit shown, or one in context, holds is left out too
 (`recallbench.same_text`). An answer left short by the rules is asked for again with as many more
 hits (at most twice), so what is in context costs no result.
 """

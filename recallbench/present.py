@@ -18,8 +18,8 @@ injected context all show hits as `HitRow`s, with these fields and no other name
 - `status`: the chunk's part in active typed corrections (`engine.trust`), e.g. ``changed on
   2026-05-01 (replaced by <id>, settle 3)`` or ``open since 2026-05-01: disputed with <id> (settle
   4)``, several joined with "; "; None for a chunk no settle touches (almost all).
-- `same_text`: the ids of the hits left out of the answer because they hold this hit's text word for
-  word (`recallbench.same_text`), best first; empty for almost all.
+- `same_text`: the ids of the hits left out of the answer because this hit holds their words (the same
+  text, or one found whole inside it: `recallbench.same_text`), best first; empty for almost all.
 
 Only the standard library and `engine.render` (itself free of numpy) are imported at run time: the
 prompt hook renders rows without numpy.
@@ -80,7 +80,7 @@ def hit_rows(
     same_text: Mapping[str, tuple[str, ...]] | None = None,
 ) -> list[HitRow]:
     """Rows for `hits` in their order, ranked from 1; a hit without a record (left out, or out of
-    scope) is left out. `same_text`: a hit's id -> the ids left out for holding its text."""
+    scope) is left out. `same_text`: a hit's id -> the ids left out because it holds their words."""
     by_id: Mapping[str, ChunkRecord] = {r.id: r for r in records}
     under = same_text or {}
     found = [(hit, by_id[hit.chunk_id]) for hit in hits if hit.chunk_id in by_id]
@@ -194,7 +194,7 @@ def header(row: HitRow, *, local: bool = False) -> str:
 
 
 def _same_text_note(n: int) -> str:
-    """The header's note on the hits left out for holding a hit's text."""
+    """The header's note on the hits left out because a hit holds their words."""
     return f"the same text in {n} more {'hit' if n == 1 else 'hits'}"
 
 

@@ -50,8 +50,8 @@ H = TypeVar("H", bound=_Hit)
 
 @dataclass(frozen=True)
 class Shown:
-    """The records an answer shows (best first), and under each shown id the ids left out for
-    holding its text, best first (only where there are any)."""
+    """The records an answer shows (best first), and under each shown id the ids left out because
+    it holds their words, best first (only where there are any)."""
 
     records: list[ChunkRecord]
     same_text: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
