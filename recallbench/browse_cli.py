@@ -23,7 +23,7 @@ from engine.render import strip_terminal_control
 from engine.scope import Scope
 from engine.text_reads import TextReads
 from recallbench import config
-from recallbench.chunk_view import chunk_fields, neighbours, previous_and_next
+from recallbench.chunk_view import chunk_fields, neighbours, previous_and_next, read_chunk
 from recallbench.cli import Context, pass_ctx
 from recallbench.cli_options import db_option, window_options
 from recallbench.cli_scope import resolve_scope, window_fields, window_note, within_window
@@ -155,15 +155,21 @@ def show_command(
     correction, the ids of the chunks before and after it, and its text.
 
     The chunk must lie in the current project (or --project, or --all-projects), as a search's hits
-    do. A chunk that a correction hides from every search is still printed, with its status.
+    do. A chunk that a correction hides from every search is still printed, with its status. The
+    first characters of an id do (4 or more), when they start one chunk id in scope: stderr names
+    the whole id; when they start several, they are listed.
     """
     chunk_id = chunk_id.strip()
     with _reads(ctx) as reads:
         scope = resolve_scope(reads, project, all_projects, Path.cwd())
-        found = reads.chunks([chunk_id], scope)
-        if not found:
-            raise click.ClickException(_not_found(reads, chunk_id, scope))
-        record = found[0]
+        record, starting, count = read_chunk(reads, chunk_id, scope)
+        if record is None:
+            raise click.ClickException(_not_found(chunk_id, scope, starting, count))
+        if record.id != chunk_id:
+            click.echo(
+                f"chunk {record.id}: the one chunk id in {scope} that starts with {chunk_id}",
+                err=True,
+            )
         before = neighbours(reads, record, scope, range(record.index - context, record.index))
         after = neighbours(
             reads, record, scope, range(record.index + 1, record.index + context + 1)
@@ -186,12 +192,12 @@ def show_command(
         _echo_block(f"after · chunk {other.id}", other, local=local)
 
 
-def _not_found(reads: TextReads, chunk_id: str, scope: Scope) -> str:
-    """Why `chunk_id` is not shown: the ids in scope that start with it, else how to widen the scope."""
-    shown, count = reads.ids_starting_with("chunk", chunk_id, scope, 5)
+def _not_found(chunk_id: str, scope: Scope, starting: list[str], count: int) -> str:
+    """Why `chunk_id` is not shown: the ids in scope that start with it (`starting`, `count` in all),
+    else how to widen the scope."""
     if count:
-        starting = ids_that_start("chunk", shown, count)
-        return f"no chunk {chunk_id} in {scope}, but {starting}; give the whole id"
+        shown = ids_that_start("chunk", starting, count)
+        return f"no chunk {chunk_id} in {scope}, but {shown}; give more of the id"
     hint = "" if scope.all_projects else " (pass --all-projects to look everywhere)"
     return f"no chunk {chunk_id} in {scope}{hint}"
 

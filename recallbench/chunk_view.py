@@ -1,6 +1,7 @@
 """One chunk as it is shown whole: its fields under the names the MCP tool `get_memory` uses, and its
 neighbours in its session. `recallbench show` and `get_memory` both read chunks through here, so the
-two surfaces cannot drift apart.
+two surfaces cannot drift apart; both read a chunk by the first characters of its id when they name
+one chunk in scope (`read_chunk`), as git reads a short hash.
 
 Only the standard library and the engine's numpy-free modules are imported.
 """
@@ -18,10 +19,37 @@ if TYPE_CHECKING:
     from engine.scope import Scope
 
 
+# The fewest characters of an id that are read as the id's start; a shorter one is only ever whole.
+MIN_SHORT_ID = 4
+
+
 class ChunkReads(Protocol):
     """The read a neighbour lookup makes (`engine.memory.Memory`, `engine.text_reads.TextReads`)."""
 
     def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]: ...
+
+
+class IdReads(ChunkReads, Protocol):
+    """What reads a chunk by the start of its id (`engine.memory.Memory`, `TextReads`)."""
+
+    def ids_starting_with(
+        self, kind: str, prefix: str, scope: Scope, limit: int
+    ) -> tuple[list[str], int]: ...
+
+
+def read_chunk(
+    reads: IdReads, given: str, scope: Scope
+) -> tuple[ChunkRecord | None, list[str], int]:
+    """The chunk `given` names in `scope`: by its whole id, else (from `MIN_SHORT_ID` characters) the
+    one chunk in scope whose id starts with it. Otherwise None, with up to five ids in scope that
+    start with it and how many there are (none for a short id of fewer characters)."""
+    found = reads.chunks([given], scope)
+    if found:
+        return found[0], [], 0
+    starting, count = reads.ids_starting_with("chunk", given, scope, 5)
+    if count == 1 and len(given) >= MIN_SHORT_ID:
+        return reads.chunks(starting, scope)[0], starting, count
+    return None, starting, count
 
 
 def neighbours(

@@ -32,7 +32,7 @@ from arms.base import Arm, Query
 from engine.api import ChunkRecord, Settlement
 from engine.git_repo import Checkout
 from engine.scope import Resolution, Scope, explain_recorded
-from recallbench.chunk_view import chunk_fields, previous_and_next
+from recallbench.chunk_view import chunk_fields, previous_and_next, read_chunk
 from recallbench.mcp_context import search_outside_context
 from recallbench.present import clip, hit_rows, one_line
 from recallbench.time_window import TimeError, narrowed
@@ -386,28 +386,33 @@ class MemoryTools:
 
     def get_memory(
         self,
-        chunk_id: Annotated[str, Field(description="A chunk id from search_memory.", min_length=1)],
+        chunk_id: Annotated[
+            str,
+            Field(
+                description="A chunk id from search_memory (or its first characters, 4 or more, "
+                "when they start one id).",
+                min_length=1,
+            ),
+        ],
         all_projects: Annotated[bool, Field(description=ALL_PROJECTS_HELP)] = False,
     ) -> MemoryChunk:
         """One memory chunk in full, with its session, project, timestamps and neighbouring chunk ids."""
         scope, message = self._scope(all_projects)
         if scope is None:
             return MemoryChunk(found=False, chunk_id=chunk_id, message=message)
-        found = self._reader.chunks([chunk_id], scope)
-        if not found:
+        record, starting, _ = read_chunk(self._reader, chunk_id, scope)
+        if record is None:
             where = "any project" if scope.all_projects else str(scope)
             hint = (
                 " (pass all_projects=true to look everywhere)"
                 if not scope.all_projects and self._settings().mcp_all_projects
                 else ""
             )
-            starting, _ = self._reader.ids_starting_with("chunk", chunk_id, scope, 5)
-            if starting:  # a short id: the ids it starts, to call again with
+            if starting:  # a short id that starts several: the ids, to call again with
                 hint = f"; ids that start with it: {', '.join(starting)}"
             return MemoryChunk(
                 found=False, chunk_id=chunk_id, message=f"no chunk {chunk_id} in {where}{hint}"
             )
-        record = found[0]
         previous, following = previous_and_next(self._reader, record, scope)
         replaced_by = (
             None if record.status is None or record.status.kind == "open" else record.status.other

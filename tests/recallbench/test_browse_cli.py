@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from engine.chunking import chunk_id
+from engine.scope import Scope
+from recallbench.chunk_view import MIN_SHORT_ID, read_chunk
 from recallbench.mcp_tools import MemoryChunk
 from tests.engine.fixtures_transcripts import (
     assistant_lines,
@@ -183,15 +187,27 @@ def test_show_keeps_to_the_scope_and_says_how_to_widen_it(corpus: tuple[Path, Pa
     assert "Rotate the beta key" in invoke("show", beta_chunk, "--project", str(beta))
 
 
-def test_show_names_the_ids_that_start_with_a_short_one(corpus: tuple[Path, Path]) -> None:
-    alpha, _ = corpus
+def test_show_reads_a_chunk_by_the_start_of_its_id_when_it_starts_one(
+    corpus: tuple[Path, Path],
+) -> None:
+    alpha, beta = corpus
     whole = long_chunk(1)
-    refused = run("show", whole[:8])
-    assert refused.exit_code == 1
-    assert f"no chunk {whole[:8]} in {alpha}, but 1 chunk id starts with it: {whole}; " in (
-        " ".join(refused.output.split())
+    shown = run("show", whole[:8])
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout == invoke("show", whole)  # control: what the whole id shows
+    assert shown.stdout.startswith(f"--- chunk {whole} · ")
+    assert (
+        shown.stderr == f"chunk {whole}: the one chunk id in {alpha} that starts with {whole[:8]}\n"
     )
-    assert invoke("show", whole).startswith(f"--- chunk {whole} · ")  # control: the whole id
+    # three characters are never read as a start; they name the ids they start
+    refused = run("show", whole[:3])
+    assert refused.exit_code == 1
+    assert f"no chunk {whole[:3]} in {alpha}, but " in refused.output
+    assert whole in refused.output
+    # another project's chunk is not reached by the start of its id
+    elsewhere = run("show", whole[:8], "--project", str(beta))
+    assert elsewhere.exit_code == 1
+    assert f"no chunk {whole[:8]} in {beta}" in elsewhere.output
 
 
 def test_browsing_outside_any_project_asks_for_a_scope(
@@ -227,3 +243,40 @@ def test_show_prints_a_corrected_chunk_with_its_status(corpus: tuple[Path, Path]
     assert heading.startswith(f"--- chunk {old} · User · 2026-03-01 10:30 · session {LONG} · ")
     assert " · corrected on " in heading
     assert json.loads(invoke("show", old, "--json"))["chunk"]["status"].startswith("corrected on ")
+
+
+class _Ids:
+    """Chunk ids, read as `read_chunk` reads them (scope aside)."""
+
+    def __init__(self, ids: list[str]) -> None:
+        self.ids = ids
+
+    def chunks(self, ids: Sequence[str], scope: Scope) -> list[Any]:
+        return [SimpleNamespace(id=i) for i in ids if i in self.ids]
+
+    def ids_starting_with(
+        self, kind: str, prefix: str, scope: Scope, limit: int
+    ) -> tuple[list[str], int]:
+        found = sorted(i for i in self.ids if i.startswith(prefix) and len(i) > len(prefix))
+        return found[:limit], len(found)
+
+
+@pytest.mark.parametrize(
+    ("given", "read", "starting"),
+    [
+        ("abcd-1", "abcd-1", []),  # a whole id
+        ("abce", "abce-3", ["abce-3"]),  # four characters that start one id
+        ("abcd", None, ["abcd-1", "abcd-2"]),  # four that start two: named, not read
+        ("abc", None, ["abcd-1", "abcd-2", "abce-3"]),
+        ("xyz", None, ["xyz-4"]),  # three characters that start one id: too few
+        ("q", None, []),
+    ],
+)
+def test_read_chunk_reads_four_or_more_characters_that_start_one_id(
+    given: str, read: str | None, starting: list[str]
+) -> None:
+    assert MIN_SHORT_ID == 4
+    record, named, count = read_chunk(
+        _Ids(["abcd-1", "abcd-2", "abce-3", "xyz-4"]), given, Scope.everywhere()
+    )
+    assert (None if record is None else record.id, named, count) == (read, starting, len(starting))

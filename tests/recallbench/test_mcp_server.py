@@ -199,18 +199,21 @@ def test_get_memory_links_the_previous_and_next_chunk_of_the_same_stream(db: Pat
     assert got_middle["text"].startswith("Step 1: migrate the schema")
 
 
-def test_get_memory_of_a_short_id_names_the_ids_in_scope_it_starts(db: Path) -> None:
+def test_get_memory_reads_a_chunk_by_the_start_of_its_id_in_scope(db: Path) -> None:
     middle = chunk_id(stream_of(db, SID_LONG, ALPHA), 1)
-    short, whole = call(
+    short, whole, too_short = call(
         server_for(db, ALPHA),
         "legacy",
         ("get_memory", {"chunk_id": middle[:8]}),
         ("get_memory", {"chunk_id": middle}),
+        ("get_memory", {"chunk_id": middle[:3]}),
     )
     (elsewhere,) = call(server_for(db, BETA), "legacy", ("get_memory", {"chunk_id": middle[:8]}))
-    assert short["found"] is False
-    assert short["message"] == f"no chunk {middle[:8]} in {ALPHA}; ids that start with it: {middle}"
     assert whole["found"] is True  # control: the whole id reads it
+    assert short == whole  # eight characters that start one id in scope read the same chunk
+    assert too_short["found"] is False  # three never do: the ids they start are named
+    assert too_short["message"].startswith(f"no chunk {middle[:3]} in {ALPHA}; ids that start")
+    assert middle in too_short["message"]
     assert elsewhere["message"] == f"no chunk {middle[:8]} in {BETA}"  # never another project's id
 
 
