@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from arms.base import Hit, Query
+from arms.pools import lexical_text
 from arms.spec import OMIT_DEFAULT, SpecError, check_bool, check_int
 from engine.api import ReadAPI
 
@@ -16,15 +17,18 @@ SCORE_MODES: tuple[ScoreMode, ...] = ("rank", "bm25")
 @dataclass(frozen=True, kw_only=True)
 class FtsParams:
     """`pool`: how many lexical hits to fetch (at least k); `score`: "rank" (1/rank) or "bm25" (raw);
-    `stem`: read the Porter-stemmed index ("running" finds "run"), named in the spec only when True."""
+    `stem`: read the Porter-stemmed index ("running" finds "run"); `stop`: read the question without
+    its function words (`arms.pools.lexical_text`); each named in the spec only when True."""
 
     pool: int = 20
     score: ScoreMode = "rank"
     stem: bool = field(default=False, metadata={OMIT_DEFAULT: True})
+    stop: bool = field(default=False, metadata={OMIT_DEFAULT: True})
 
     def __post_init__(self) -> None:
         check_int("fts", "pool", self.pool, minimum=1)
         check_bool("fts", "stem", self.stem)
+        check_bool("fts", "stop", self.stop)
         if self.score not in SCORE_MODES:
             msg = f"fts: score must be one of {', '.join(SCORE_MODES)}, got {self.score!r}"
             raise SpecError(msg)
@@ -47,7 +51,8 @@ class FtsArm:
     def search(self, query: Query) -> list[Hit]:
         """The top k lexical hits."""
         p = self.params
-        found = self.memory.lexical(query.text, query.scope, max(query.k, p.pool), stem=p.stem)
+        text = lexical_text(query.text, p.stop)
+        found = self.memory.lexical(text, query.scope, max(query.k, p.pool), stem=p.stem)
         # Re-sorted so ties fall by chunk id even if a backend returned them in another order.
         ranked = sorted(found, key=lambda s: (-s.score, s.chunk_id))[: query.k]
         if self.params.score == "bm25":

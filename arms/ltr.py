@@ -39,7 +39,7 @@ from arms.ltr_features import (
     query_terms,
     text_features,
 )
-from arms.pools import ordered, vector_pool
+from arms.pools import lexical_text, ordered, vector_pool
 from arms.spec import OMIT_DEFAULT, SpecError, check_bool, check_float, check_int
 from engine.api import ChunkRecord, ReadAPI
 
@@ -103,6 +103,9 @@ class LtrParams:
     # The `DATE_FEATURES` after `FEATURES` (a model is fitted for one feature list or the other).
     # Omitted from the spec when False.
     dates: bool = field(default=False, metadata={OMIT_DEFAULT: True})
+    # Both lexical pools read the question without its function words (`arms.pools.lexical_text`);
+    # the features are the same. Omitted from the spec when False.
+    stop: bool = field(default=False, metadata={OMIT_DEFAULT: True})
 
     @property
     def features(self) -> tuple[str, ...]:
@@ -123,6 +126,7 @@ class LtrParams:
             raise SpecError(msg)
         check_bool("ltr", "sentences", self.sentences)
         check_bool("ltr", "dates", self.dates)
+        check_bool("ltr", "stop", self.stop)
         if "dates" in named and not self.dates:
             msg = "ltr: without=dates leaves out features this arm only has with dates=True"
             raise SpecError(msg)
@@ -149,11 +153,12 @@ def gather(memory: ReadAPI, params: LtrParams, query: Query) -> Candidates:
     vec = vector_pool(
         memory, vector, query.scope, params.pool, params.min_score, sentences=params.sentences
     )
-    lex = ordered(memory.lexical(query.text, query.scope, params.pool))[: params.pool]
+    text = lexical_text(query.text, params.stop)
+    lex = ordered(memory.lexical(text, query.scope, params.pool))[: params.pool]
     stem = (
         []
         if "stem" in params.dropped
-        else ordered(memory.lexical(query.text, query.scope, params.pool, stem=True))[: params.pool]
+        else ordered(memory.lexical(text, query.scope, params.pool, stem=True))[: params.pool]
     )
     ids = sorted({s.chunk_id for s in vec} | {s.chunk_id for s in lex} | {s.chunk_id for s in stem})
     found = {r.id: r for r in memory.chunks(ids, query.scope)} if ids else {}

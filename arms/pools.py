@@ -1,5 +1,6 @@
-"""A channel's candidate pool as the arms read it: best first, each chunk once, ties by chunk id; and
-the vector channel, optionally rescored by the person's sentence vectors."""
+"""A channel's candidate pool as the arms read it: best first, each chunk once, ties by chunk id; the
+vector channel, optionally rescored by the person's sentence vectors; and the question's words as the
+lexical channel reads them, optionally without function words."""
 
 from __future__ import annotations
 
@@ -7,13 +8,20 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from engine.api import ReadAPI, Scored
+from engine.function_words import without_function_words
 from engine.scope import Scope
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["SENTENCE_DEPTH", "ordered", "vector_pool"]
+__all__ = ["SENTENCE_DEPTH", "lexical_text", "ordered", "vector_pool"]
+
+
+def lexical_text(text: str, stop: bool) -> str:
+    """What the lexical channel reads of a question: the question, or with `stop` its words less the
+    function words (`engine.function_words`: "when", "did", "the", ...; kept when it has no others)."""
+    return without_function_words(text) if stop else text
 
 
 def ordered(pool: Sequence[Scored]) -> list[Scored]:

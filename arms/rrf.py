@@ -15,9 +15,9 @@ from engine.api import ReadAPI
 @dataclass(frozen=True, kw_only=True)
 class RRFParams:
     """`pool`: hits per channel; `rrf_k`: the RRF constant (>= 1); `min_score`: the vector channel's cosine floor;
-    `stem`: the lexical channel reads the Porter-stemmed index; `sentences`: the vector channel is
-    rescored by the person's sentence vectors (`arms.pools.vector_pool`); each named in the spec only
-    when True.
+    `stem`: the lexical channel reads the Porter-stemmed index; `stop`: it reads the question without
+    its function words (`arms.pools.lexical_text`); `sentences`: the vector channel is rescored by the
+    person's sentence vectors (`arms.pools.vector_pool`); each named in the spec only when True.
 
     `rrf_k=0` is refused: it turns fusion into 1/rank, which the published method never uses.
     """
@@ -27,9 +27,11 @@ class RRFParams:
     min_score: float = 0.20
     stem: bool = field(default=False, metadata={OMIT_DEFAULT: True})
     sentences: bool = field(default=False, metadata={OMIT_DEFAULT: True})
+    stop: bool = field(default=False, metadata={OMIT_DEFAULT: True})
 
     def __post_init__(self) -> None:
         check_bool("rrf", "stem", self.stem)
+        check_bool("rrf", "stop", self.stop)
         check_bool("rrf", "sentences", self.sentences)
         check_int("rrf", "pool", self.pool, minimum=1)
         check_int("rrf", "rrf_k", self.rrf_k, minimum=1)
@@ -57,7 +59,8 @@ class RRFArm:
         vector_pool = pools.vector_pool(
             self.memory, q, query.scope, p.pool, p.min_score, sentences=p.sentences
         )
-        lexical_pool = self.memory.lexical(query.text, query.scope, p.pool, stem=p.stem)
+        text = pools.lexical_text(query.text, p.stop)
+        lexical_pool = self.memory.lexical(text, query.scope, p.pool, stem=p.stem)
         fused: dict[str, float] = {}
         channels: dict[str, list[str]] = {}
         for channel, pool in (("vector", vector_pool), ("fts", lexical_pool)):

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.checks import is_int
+from engine.function_words import FUNCTION_WORDS
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN
 from recallbench.present import HitRow, clip, entry_label, one_line
 
@@ -28,13 +29,6 @@ __all__ = [
 ]
 
 _TERM = re.compile(r"[\w-]+", re.UNICODE)
-# Function words carry no evidence that a memory is about the prompt.
-_STOPWORD_TEXT = """the and for are but not you all any can had her was one our out has him his how man new now
-    old see two way who boy did its let put say she too use that with have this will your from they
-    know want been good much some time very when come here just like long make many more only over
-    such take than them well were what where which while would there their about into could should
-    does doing done why also then these those because please still again"""
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,7 +79,8 @@ def wrap(body: str) -> str:
 
 def content_terms(text: str) -> set[str]:
     """Lower-cased words of 3+ characters that are not function words."""
-    return {t for t in _TERM.findall(text.lower()) if len(t) >= 3 and t not in _STOPWORDS}
+    # function words carry no evidence that a memory is about the prompt
+    return {t for t in _TERM.findall(text.lower()) if len(t) >= 3 and t not in FUNCTION_WORDS}
 
 
 def coverage(prompt_terms: set[str], text: str) -> float:
