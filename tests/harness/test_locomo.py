@@ -325,22 +325,43 @@ def test_a_file_that_is_not_locomo_shaped_is_refused(tmp_path: Path) -> None:
 def test_template_protocol_validates_and_compares_every_registered_arm() -> None:
     protocol = load_protocol(REPO / "protocols" / "locomo.toml")
     plain = [a for a in protocol.arms if split_arm(a).embedder is None]
-    # every registered arm at its defaults, and ltr once more reading the dates a question names
+    # every registered arm at its defaults, ltr once more reading the dates a question names, and
+    # fts and the dated ltr once more reading the question without its function words
     dated = full_canonical("ltr(dates=True)")
-    assert sorted(plain) == sorted([*(default_spec(n) for n in registry.names()), dated])
-    # and the vector channel and the dated ltr once more, over the encoder fine-tuned on the training set
+    stopped = full_canonical("ltr(dates=True,stop=True)")
+    assert sorted(plain) == sorted(
+        [
+            *(default_spec(n) for n in registry.names()),
+            dated,
+            full_canonical("fts(stop=True)"),
+            stopped,
+        ]
+    )
+    # and the vector channel and both dated ltr once more, over the encoder fine-tuned on the training set
     tuned = [split_arm(a) for a in protocol.arms if split_arm(a).embedder is not None]
     assert tuned == [
         ArmEntry(spec=default_spec("vector"), embedder="minilm-l6-v2-tuned"),
         ArmEntry(spec=dated, embedder="minilm-l6-v2-tuned"),
+        ArmEntry(spec=stopped, embedder="minilm-l6-v2-tuned"),
     ]
     (encoder,) = protocol.encoders
     assert encoder.name == "minilm-l6-v2-tuned"
     assert [r.unit for r in encoder.rosters] == ["message"]
-    assert [rule.arm for rule in protocol.ship.rules[:2]] == [f"{dated}@minilm-l6-v2-tuned", dated]
+    assert [rule.arm for rule in protocol.ship.rules[:3]] == [
+        f"{stopped}@minilm-l6-v2-tuned",
+        f"{dated}@minilm-l6-v2-tuned",
+        dated,
+    ]
     # every fitted arm has its fit, the plain ltr too (reported beside the dated one, in no gate)
     assert sorted(f.arm for f in protocol.fits) == sorted(
-        [f"{dated}@minilm-l6-v2-tuned", dated, default_spec("ltr"), default_spec("ltrb")]
+        [
+            f"{dated}@minilm-l6-v2-tuned",
+            dated,
+            f"{stopped}@minilm-l6-v2-tuned",
+            stopped,
+            default_spec("ltr"),
+            default_spec("ltrb"),
+        ]
     )
     gated = {g.treatment for g in protocol.gates} | {g.baseline for g in protocol.gates}
     assert default_spec("ltr") not in gated
