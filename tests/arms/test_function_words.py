@@ -55,7 +55,7 @@ def fake() -> FakeMemory:
 
 
 def _lexical_texts(mem: FakeMemory) -> list[tuple[str, bool]]:
-    return [(args[0], args[3]) for name, args in mem.calls if name == "lexical"]
+    return [(str(args[0]), bool(args[3])) for name, args in mem.calls if name == "lexical"]
 
 
 def test_fts_with_stop_reads_the_question_without_its_function_words() -> None:
