@@ -38,7 +38,6 @@ With ``dates=True`` two more follow (`DATE_FEATURES`), for questions that name a
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -49,6 +48,7 @@ from arms.base import Query
 from arms.dates import gap_days, named_date
 from arms.decay import SECONDS_PER_DAY
 from engine.api import ChunkRecord, Scored
+from engine.function_words import WORD
 from engine.model import Author
 
 __all__ = [
@@ -104,14 +104,13 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "age": ("log_age_days", "age_missing"),
     "dates": DATE_FEATURES,
 }
-# The term rule of the engine's lexical reads (engine.reads._TOKEN and query_terms).
-_TERM = re.compile(r"[\w-]+", re.UNICODE)
+# The term rule of the engine's lexical reads (`engine.function_words.WORD`, `engine.reads.query_terms`).
 _MIN_TERM = 2
 
 
 def query_terms(text: str) -> frozenset[str]:
     """The distinct terms of `text` under the engine's lexical rule, after case folding."""
-    return frozenset(t for t in _TERM.findall(text.casefold()) if len(t) >= _MIN_TERM)
+    return frozenset(t for t in WORD.findall(text.casefold()) if len(t) >= _MIN_TERM)
 
 
 def has_term(folded: str, term: str) -> bool:
@@ -132,7 +131,7 @@ def has_term(folded: str, term: str) -> bool:
 
 
 def _is_term_char(ch: str) -> bool:
-    # `[\w-]` of `_TERM`: \w is what str.isalnum() accepts, and the underscore.
+    # `[\w-]` of `WORD`: \w is what str.isalnum() accepts, and the underscore.
     return ch.isalnum() or ch in "_-"
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["FUNCTION_WORDS", "without_function_words"]
+__all__ = ["FUNCTION_WORDS", "WORD", "without_function_words"]
 
 _TEXT = """the and for are but not you all any can had her was one our out has him his how man new now
     old see two way who boy did its let put say she too use that with have this will your from they
@@ -23,13 +23,14 @@ _TEXT = """the and for are but not you all any can had her was one our out has h
     does doing done why also then these those because please still again"""
 FUNCTION_WORDS: frozenset[str] = frozenset(_TEXT.split())
 
-# The engine's word rule (`engine.reads.query_terms`): runs of word characters and `-`.
-_WORD = re.compile(r"[\w-]+", re.UNICODE)
+# The engine's word rule: runs of word characters and `-`. The lexical reads' query terms
+# (`engine.reads.query_terms`), `ltr`'s `term_share` and the prompt hook's content words all split by it.
+WORD = re.compile(r"[\w-]+", re.UNICODE)
 
 
 def without_function_words(text: str) -> str:
     """`text`'s words (the engine's word rule) less the function words, joined by spaces; `text`
     itself when every word is one (a question of function words alone still asks something)."""
-    words = _WORD.findall(text)
+    words = WORD.findall(text)
     kept = [w for w in words if w.lower() not in FUNCTION_WORDS]
     return " ".join(kept) if kept else text

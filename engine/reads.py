@@ -16,17 +16,16 @@ Two FTS5 indexes hold the same chunk text (engine/store.py): `chunks_fts` (unico
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from engine import trust_sql
 from engine.api import SETTLEMENT_KINDS, ChunkRecord, Scored, SettledAs, Settlement
+from engine.function_words import WORD
 from engine.model import Author
 from engine.scope import Scope, ScopeError, require_scope
 
-_TOKEN = re.compile(r"[\w-]+", re.UNICODE)
 # Phrase tokenisations kept per `PhraseTokenizer`.
 _PHRASE_CACHE = 65_536
 # By `stem`: the FTS5 table (engine/store.py), its tokenizer, and the name of the fts5vocab table
@@ -47,7 +46,7 @@ def query_terms(text: str) -> tuple[str, ...]:
     """
     terms: list[str] = []
     for raw in text.split():
-        for token in _TOKEN.findall(raw):
+        for token in WORD.findall(raw):
             if len(token) >= 2 and token not in terms:
                 terms.append(token)
     return tuple(terms)

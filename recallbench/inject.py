@@ -9,12 +9,11 @@ transcripts), within a character budget.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.checks import is_int
-from engine.function_words import FUNCTION_WORDS
+from engine.function_words import FUNCTION_WORDS, WORD
 from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN
 from recallbench.present import HitRow, clip, entry_label, one_line
 
@@ -27,8 +26,6 @@ __all__ = [
     "relevant",
     "wrap",
 ]
-
-_TERM = re.compile(r"[\w-]+", re.UNICODE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,7 +77,7 @@ def wrap(body: str) -> str:
 def content_terms(text: str) -> set[str]:
     """Lower-cased words of 3+ characters that are not function words."""
     # function words carry no evidence that a memory is about the prompt
-    return {t for t in _TERM.findall(text.lower()) if len(t) >= 3 and t not in FUNCTION_WORDS}
+    return {t for t in WORD.findall(text.lower()) if len(t) >= 3 and t not in FUNCTION_WORDS}
 
 
 def coverage(prompt_terms: set[str], text: str) -> float:

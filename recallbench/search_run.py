@@ -9,7 +9,7 @@ prints them.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
@@ -18,13 +18,13 @@ import click
 
 from engine.scope import Scope
 from recallbench import config
+from recallbench.chunk_view import ChunkReads
 from recallbench.cli_scope import window_fields, window_note
 from recallbench.present import HitRow, RankedHit, header, hit_rows, snippet
 from recallbench.same_text import fill, once_each
 from recallbench.served_search import ServedAnswer, ServedQuery, ask_server
 
 if TYPE_CHECKING:
-    from engine.api import ChunkRecord
     from engine.memory import Memory  # numpy and the import pipeline: only to search in-process
 
 H = TypeVar("H", bound=RankedHit)
@@ -39,14 +39,8 @@ class Projects(Protocol):
     def projects(self) -> list[str]: ...
 
 
-class Chunks(Protocol):
-    """What reads hits' records (`engine.text_reads.TextReads`, `Memory`)."""
-
-    def chunks(self, ids: Sequence[str], scope: Scope) -> list[ChunkRecord]: ...
-
-
 def shown_rows(
-    ask: Callable[[int], list[H]], reads: Chunks, scope: Scope, limit: int
+    ask: Callable[[int], list[H]], reads: ChunkReads, scope: Scope, limit: int
 ) -> list[HitRow]:
     """The rows of `ask(n)`'s hits (`n` hits asked for, `limit` first), each text once."""
     hits, shown = fill(
