@@ -6,8 +6,9 @@ and its manifest hash (computed now), and each roster's path, seal (verified now
 its key: the key decides whether a session or a message is found), by editing the TOML text in place so the template's comments and layout survive into the new protocol.
 
 Rosters are named as in the template: ``--roster NAME=DIR`` (repeatable). A template with one roster
-also takes a bare ``--roster DIR``. Every roster of the template must be given: a protocol whose
-gates name a roster that is not there would not load.
+also takes a bare ``--roster DIR``. Every roster of the template must be given, or left out by name
+with ``--without NAME`` (`recallbench.template_without`: its gates go, and the ship rules read them as
+NULL): a protocol whose gates name a roster that is not there would not load.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import click
 
 from harness import freeze
 from recallbench.harness_cli import key_option, key_paths
+from recallbench.template_without import without_roster
 
 
 @click.command("instantiate")
@@ -64,6 +66,18 @@ from recallbench.harness_cli import key_option, key_paths
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="The sealed training roster of the template's fitted arms and encoders (its key in the folder).",
 )
+@click.option(
+    "--without",
+    "without",
+    multiple=True,
+    metavar="NAME",
+    help=(
+        "Leave the template's roster NAME out with its gates (e.g. --without drafted when you "
+        "will not draft questions); the ship rules read those gates as NULL: a condition that "
+        "accepts NULL is dropped, a rule that needs another verdict is removed. Repeatable; the "
+        "new protocol's first line says what was left out."
+    ),
+)
 @key_option
 def protocol_instantiate(
     template: Path,
@@ -73,6 +87,7 @@ def protocol_instantiate(
     keys: tuple[str, ...],
     fit_corpus: Path | None,
     fit_roster: Path | None,
+    without: tuple[str, ...],
 ) -> None:
     """Fill a template's corpus (path + fresh manifest hash) and rosters (path + seal), keep the rest.
 
@@ -88,6 +103,11 @@ def protocol_instantiate(
     if out.exists():
         raise click.ClickException(f"{out} exists; protocols are not overwritten")
     text = template.read_text(encoding="utf-8")
+    template_rosters(text, template)  # valid TOML with named rosters, before any is left out
+    left_out = []
+    for name in dict.fromkeys(without):
+        text, left = without_roster(text, name, template)
+        left_out.append(left)
     names = template_rosters(text, template)
     folders = roster_folders(rosters, names, template)
     key_by_name = key_paths(keys)
@@ -136,6 +156,8 @@ def protocol_instantiate(
         f"{name} seal {seal[:16]}… unit {units[name]}" for name, seal in seals.items()
     )
     click.echo(f"wrote {out} (corpus {manifest[:16]}…, {filled})")
+    for left in left_out:
+        click.echo(left.summary())
     click.echo("next: " + register_line(out, key_by_name))
 
 
@@ -262,6 +284,9 @@ def roster_folders(given: tuple[str, ...], names: list[str], template: Path) -> 
         raise click.UsageError(
             f"{template} needs every roster it names; missing: "
             + ", ".join(f"--roster {n}=sealed/…" for n in missing)
+            + " (or leave one out with its gates: "
+            + " ".join(f"--without {n}" for n in missing)
+            + ")"
         )
     return {n: out[n] for n in names}
 

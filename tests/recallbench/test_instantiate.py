@@ -164,3 +164,54 @@ def test_a_key_for_a_roster_the_template_lacks_is_refused(repo: Path) -> None:
     assert code == 2
     assert "--key names roster(s) receipts" in out
     assert run(*args, "--out", "protocols/good.toml")[0] == 0
+
+
+MASKED_GATE = """[[gates]]
+id = "M"
+roster = "masked"
+metric = "recall@5"
+treatment = "fts(pool=20,score='rank')"
+baseline = "none()"
+test = "bootstrap"
+margin = 0.0
+[gates.readings]
+pass = "p"
+fail = "f"
+null = "n"
+
+[stats]"""
+
+
+def test_a_roster_left_out_by_name_goes_with_its_gates_and_the_new_file_says_so(repo: Path) -> None:
+    args = ["protocol", "instantiate", "protocols/two.toml", "--corpus", "corpora/mine"]
+    # two.toml's one gate is on drafted: a protocol left without gates is refused
+    refused = run(*args, "--roster", "masked=sealed/a", "--without", "drafted",
+                  "--out", "protocols/mine.toml")  # fmt: skip
+    assert refused[0] == 2
+    assert "every gate of protocols/two.toml is on drafted" in refused[1]
+    Path("protocols/two.toml").write_text(TEMPLATE.replace("[stats]", MASKED_GATE))
+    code, out = run(*args, "--roster", "masked=sealed/a", "--without", "drafted",
+                    "--out", "protocols/mine.toml")  # fmt: skip
+    assert code == 0, out
+    text = Path("protocols/mine.toml").read_text()
+    data = tomllib.loads(text)
+    assert [r["name"] for r in data["rosters"]] == ["masked"]
+    assert data["rosters"][0]["path"] == "sealed/a"
+    assert [g["id"] for g in data["gates"]] == ["M"]  # gate N was on drafted
+    first = '# roster "drafted" left out (--without drafted); its gates N read as NULL'
+    assert text.splitlines()[0] == first
+    assert first[2:] in out
+    assert (
+        text.splitlines()[1] == "# A two-roster template: this comment must survive instantiation."
+    )
+    assert out.splitlines()[-1] == "next: recallbench protocol register protocols/mine.toml"
+    # a roster both given and left out, or the only one left out, is refused and nothing is written
+    both = run(*args, "--roster", "masked=sealed/a", "--roster", "drafted=sealed/b",
+               "--without", "drafted", "--out", "protocols/bad.toml")  # fmt: skip
+    assert both[0] == 2
+    assert "--roster names 'drafted'" in both[1]
+    alone = run(*args, "--roster", "masked=sealed/a", "--without", "drafted", "--without", "masked",
+                "--out", "protocols/bad.toml")  # fmt: skip
+    assert alone[0] == 2
+    assert "only roster" in alone[1]
+    assert not Path("protocols/bad.toml").exists()
