@@ -98,6 +98,16 @@ def test_masking_the_receipts_costs_fts_on_the_same_questions(
     drafted = fts_scores(Path("results/sp"), "drafted", "recall@5")
     assert len(drafted) == 12
     assert fmean(drafted.values()) == 1.0
+    # the file bridge the synthetic benchmark ships runs and is gated on both rosters
+    for gate in ("BM", "BMm", "BD", "BDm"):
+        assert f"Gate {gate}  " in out
+    (run,) = sorted(Path("results/sp").iterdir())
+    with (run / "per_query.csv").open(encoding="utf-8") as fh:
+        bridged = [r for r in csv.DictReader(fh) if r["arm"].startswith("bridge(")]
+    asked = {
+        r["roster"]: len({q["qid"] for q in bridged if q["roster"] == r["roster"]}) for r in bridged
+    }
+    assert asked == {"masked": 21, "drafted": 12}
 
 
 @pytest.mark.slow
