@@ -19,6 +19,8 @@ from recallbench.cli_scope import explain, resolve_here
 from recallbench.home_trust import UntrustedHomeError, check_home
 from recallbench.present import megabytes
 from recallbench.status_notes import (
+    arm_info,
+    arm_line,
     files_note,
     gone_transcripts,
     index_note,
@@ -245,6 +247,7 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
     kept = kept_backups(ctx.db)
     info["backups"] = [{"path": str(b.path), "bytes": b.bytes} for b in kept]
     info["files_gone"] = gone_transcripts(ctx.db)
+    arm = info["arm"] = arm_info()
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
@@ -277,6 +280,7 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
             "it was, so delete one (with its -wal and -shm) once the rebuild is trusted"
         )
     click.echo(f"index: {info['index']}{index_note(info)}")
+    click.echo(arm_line(arm))
     _echo_counts("skipped", info["skipped"])
     _echo_counts("scrubbed", info["scrubbed"])
     for line in stale_notes(info):

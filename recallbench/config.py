@@ -131,6 +131,26 @@ def shipped_spec() -> str | None:
     return spec if isinstance(spec, str) else None
 
 
+def no_memory(spec: str | None) -> bool:
+    """Whether `spec` is the no-memory arm `none()` (a protocol's usual default when no ship rule's
+    conditions hold): it searches nothing, so every search, `search_memory` call and prompt hook finds
+    nothing. A string test, so the callers need not import the arms."""
+    return spec is not None and "".join(spec.split()) in ("none", "none()")
+
+
+def no_memory_note(spec: str | None, ship: dict[str, Any] | None) -> str | None:
+    """The line `search`, `serve` and `ship` print when `spec` (the shipped arm; `ship` its table,
+    naming the run) is `none()`, else None."""
+    if not no_memory(spec):
+        return None
+    run = f" (from {ship.get('protocol_id')} run {ship.get('run_id')})" if ship else ""
+    return (
+        f"the shipped arm is none(){run}: it searches no memory, so `search`, the MCP tool "
+        "`search_memory` and the prompt hook find nothing until another run is shipped; "
+        "`recallbench ship --show` says why it shipped, `recallbench search --arm rrf` searches anyway"
+    )
+
+
 def show_progress() -> bool:
     """Progress bars on an interactive terminal, or when `RECALLBENCH_PROGRESS=1` (nox sessions)."""
     return sys.stderr.isatty() or os.environ.get("RECALLBENCH_PROGRESS") == "1"

@@ -151,6 +151,8 @@ def serve(db: Path, *, search_service: bool = True, background_embed: bool = Tru
         msg = f"cannot set up the embedder {config.embedder_name()!r}: {exc}"
         raise ServeError(msg) from exc
     spec = config.shipped_spec()
+    if note := config.no_memory_note(spec, config.shipped() if spec else None):
+        print(f"recallbench: {note}", file=sys.stderr)
     # One Memory for the tools, the prompt search and the background embedder, so they share its
     # index lock and a stale index is rebuilt once, not once per caller.
     try:

@@ -370,6 +370,15 @@ def write_config(decision: ShipDecision, now: datetime) -> Path:
     return config.update_config(lambda data: data.__setitem__("ship", table))
 
 
+def _shipped_before() -> dict[str, Any] | None:
+    """What was shipped before this `ship`, or None (nothing, or a file it cannot read, which
+    `write_config` then reports)."""
+    try:
+        return read_config()
+    except (OSError, ValueError):
+        return None
+
+
 def read_config() -> dict[str, Any] | None:
     """What is shipped (`[ship]` of `$RECALLBENCH_HOME/config.toml`), or None."""
     return config.shipped()
@@ -415,6 +424,7 @@ def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) ->
     except ShipError as exc:
         raise click.ClickException(f"cannot ship {results_dir}: {exc}") from exc
     now = datetime.now(UTC)
+    before = _shipped_before()
     try:
         path = write_config(decision, now)
     except config.ConfigError as exc:
@@ -422,6 +432,11 @@ def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) ->
     targets = (decision.protocol_id, decision.run_id, decision.arm)
     record_audit("ship", targets, "pre-registered rule", now)
     click.echo(f"shipped {decision.arm} from {decision.protocol_id} run {decision.run_id}")
+    if before is not None and before.get("arm") != decision.arm:
+        click.echo(
+            f"replaces {before.get('arm')} (from {before.get('protocol_id')} run "
+            f"{before.get('run_id')})"
+        )
     click.echo(f"embedder: {decision.embedder} (what `serve` and the hooks use)")
     if decision.model is not None:
         copy = shipped_model.copy_path(parse_spec(decision.arm).name, decision.model.sha256)
@@ -437,3 +452,5 @@ def ship_command(results_dir: Path | None, show: bool, keys: tuple[str, ...]) ->
         )
     click.echo("verdicts: " + ", ".join(f"{k}={v}" for k, v in sorted(decision.verdicts.items())))
     click.echo(f"wrote {path}")
+    if note := config.no_memory_note(decision.arm, read_config()):
+        click.echo(note, err=True)

@@ -1,5 +1,6 @@
-"""What `recallbench status` adds to the memory's counts: other embedders' vectors, the index's state,
-what an import under an older sanitizer or parser left, and the projects no worktree can join."""
+"""What `recallbench status` adds to the memory's counts: the arm that answers, other embedders' vectors,
+the index's state, what an import under an older sanitizer or parser left, and the projects no worktree
+can join."""
 
 from __future__ import annotations
 
@@ -139,3 +140,35 @@ def unrecorded_note(gone: list[str], here: Resolution) -> str | None:
         "imported (no record of its git repository): `recallbench projects` lists them, `recallbench "
         "projects join PROJECT --worktree-of FOLDER` ties one to this repository"
     )
+
+
+def arm_info() -> dict[str, object]:
+    """The arm `search`, `serve` and the hooks use: the shipped one (with its run), else `rrf`."""
+    try:
+        ship = config.shipped()
+    except (OSError, ValueError) as exc:
+        return {"spec": "rrf", "shipped": False, "error": f"{config.config_file()}: {exc}"}
+    if ship is None or not isinstance(ship.get("arm"), str):
+        return {"spec": "rrf", "shipped": False}
+    return {
+        "spec": ship["arm"],
+        "shipped": True,
+        "protocol_id": ship.get("protocol_id"),
+        "run_id": ship.get("run_id"),
+        "no_memory": config.no_memory(ship["arm"]),
+    }
+
+
+def arm_line(info: dict[str, object]) -> str:
+    """`status`'s line for `arm_info`."""
+    if "error" in info:
+        return f"arm: rrf (the settings cannot be read: {info['error']})"
+    if not info["shipped"]:
+        return (
+            "arm: rrf (nothing shipped: the default; `recallbench ship RESULTS_DIR` ships the arm a "
+            "benchmark run's rule chose)"
+        )
+    line = f"arm: {info['spec']} (shipped from {info['protocol_id']} run {info['run_id']})"
+    if info["no_memory"]:
+        line += ": no memory, so searches find nothing until another run is shipped"
+    return line
