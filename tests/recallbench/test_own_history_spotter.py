@@ -86,6 +86,11 @@ def test_masking_the_receipts_costs_fts_on_the_same_questions(
     cli("bench", "run", "protocols/sp-plain.toml")
     out = cli("bench", "run", "protocols/sp.toml", "--key", f"masked={key}")
     assert "holm-adjusted p=" in out
+    # At the message unit a commit's work is tens to hundreds of messages: the gates read hit@5 (a chunk
+    # of it among the first five), so fusion against no memory can pass; recall@5 (the share of those
+    # messages five chunks cover) stays near zero for every arm and left that gate NULL.
+    assert re.search(r"^Gate MN  PASS  rrf\(.*\) vs none\(\)  hit@5  ", out, flags=re.MULTILINE)
+    assert "shipped arm (pre-registered rule): none()" not in out
 
     for metric in ("mrr", "recall@5"):
         plain = fts_scores(Path("results/sp-plain"), "receipts", metric)
