@@ -106,13 +106,14 @@ def config_file() -> Path:
     return home() / "config.toml"
 
 
-def shipped() -> dict[str, Any] | None:
-    """The `[ship]` table written by `recallbench ship`, or None when nothing was shipped.
+def shipped(home_dir: Path | None = None) -> dict[str, Any] | None:
+    """The `[ship]` table written by `recallbench ship` (in `home_dir`'s config.toml, default
+    `home()`'s), or None when nothing was shipped.
 
     Raises:
         ValueError: the file is not valid TOML (tomllib.TOMLDecodeError).
     """
-    path = config_file()
+    path = config_file() if home_dir is None else home_dir / "config.toml"
     if not path.exists():
         return None
     data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -120,11 +121,11 @@ def shipped() -> dict[str, Any] | None:
     return ship if isinstance(ship, dict) else None
 
 
-def shipped_spec() -> str | None:
-    """The shipped arm spec; None when nothing (readable) was shipped. Reads only the stdlib, so the
-    prompt hook can call it without importing the command line."""
+def shipped_spec(home_dir: Path | None = None) -> str | None:
+    """The shipped arm spec (`shipped`); None when nothing (readable) was shipped. Reads only the
+    stdlib, so the prompt hook can call it without importing the command line."""
     try:
-        ship = shipped()
+        ship = shipped(home_dir)
     except (OSError, ValueError):
         return None
     spec = ship.get("arm") if ship else None

@@ -455,6 +455,11 @@ def prompt_context(payload: Mapping[str, Any], ctx: HookContext, log: HookLog) -
     if not ctx.db.exists():
         log.info(f"no database at {ctx.db}; nothing injected")
         return ""
+    if config.no_memory(config.shipped_spec(ctx.home)):
+        # What a running server answers with this arm; without one the lexical read below would
+        # inject what the shipped decision said not to.
+        log.info("the shipped arm is none() (no memory); nothing injected")
+        return ""
     # The text reads need neither numpy nor the vector catalog.
     reads = _retry_locked(lambda: _open_text_reads(ctx), log, "open")
     with reads:

@@ -1,5 +1,6 @@
 """A run whose rule chose `none()` (no memory) says so where it matters: `ship` (and what it replaced),
-`search` (on stderr), `serve` and `status`; an arm that searches says nothing of the kind."""
+`search` (on stderr), `serve` and `status`, and the prompt hook injects nothing even without a server;
+an arm that searches says nothing of the kind."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from click.testing import CliRunner
 from harness import freeze
 from harness.protocol.lock import register
 from harness.runner import RunResult, run
-from recallbench import config
+from recallbench import config, hooks
 from recallbench.cli import main
 from tests.harness.test_runner import NOW, build_repo, options
+from tests.recallbench.corpus import ALPHA, import_corpus, write_corpus
+from tests.recallbench.test_hooks import log_text, sample
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -117,3 +120,19 @@ def test_status_names_the_arm_that_answers(tmp_path: Path) -> None:
     after = runner.invoke(main, ["status"]).stdout
     assert f"arm: rrf (shipped from two run {result.directory.name})\n" in after  # no note
     assert "shipped arm is none()" not in serve_stderr()
+
+
+def test_the_prompt_hook_injects_nothing_when_no_memory_is_shipped_even_without_a_server(
+    tmp_path: Path, home: Path
+) -> None:
+    """Without a running server the hook reads lexically on its own; a shipped none() stops that."""
+    root = tmp_path / "projects"
+    write_corpus(root)
+    import_corpus(home / "memory.db", root).close()
+    prompt = json.dumps(sample("user_prompt_submit", cwd=ALPHA))
+    answer = "The retry decorator swallowed the timeout error."
+    (home / "config.toml").write_text('[ship]\narm = "rrf"\n', encoding="utf-8")
+    assert answer in hooks.run_hook("UserPromptSubmit", prompt.encode())  # control: rrf shipped
+    (home / "config.toml").write_text('[ship]\narm = "none()"\n', encoding="utf-8")
+    assert hooks.run_hook("UserPromptSubmit", prompt.encode()) == ""
+    assert "the shipped arm is none() (no memory); nothing injected" in log_text(home)
