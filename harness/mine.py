@@ -212,6 +212,13 @@ class MinedRoster:
         ]
         if files:
             lines.append("files skipped: " + _pairs(files))
+        alone = c.get("receipts_alone_in_scope", 0)
+        if self.unit == "session" and alone:
+            lines.append(
+                f"{alone} of {len(self.receipts)} questions ask for the only session of their "
+                "project (its scope holds no other), which every memory arm finds at the session unit; "
+                "mine with --unit message to make the gold the commit's own work"
+            )
         return lines
 
     def draft_json(self) -> dict[str, Any]:
@@ -332,6 +339,7 @@ def mine_receipts(
     for reason, n in Counter(s.reason for s in skipped).items():
         counts[f"skipped:{reason}"] = n
     counts["receipts"] = len(receipts)
+    counts["receipts_alone_in_scope"] = _alone(receipts, live)
     return MinedRoster(
         name=name,
         receipts=tuple(receipts),
@@ -341,6 +349,15 @@ def mine_receipts(
         sources=tuple(str(p) for p in paths),
         attempts={s.session_id: tuple(s.attempts) for s in live if s.attempts},
         unit=unit,
+    )
+
+
+def _alone(receipts: Sequence[Receipt], sessions: Sequence[ScannedSession]) -> int:
+    """How many questions' scope (their authors' projects) holds no session but their authors', so
+    that at the session unit any arm that returns anything finds the gold."""
+    per_project = Counter(s.project or UNKNOWN_PROJECT for s in sessions)
+    return sum(
+        1 for r in receipts if sum(per_project[p] for p in set(r.projects)) <= len(set(r.authors))
     )
 
 

@@ -279,3 +279,23 @@ def test_miner_recovers_the_synthetic_generators_receipt_gold(tmp_path: Path) ->
         receipt = next(r for r in mined.receipts if hits[0] in r.hashes)
         assert receipt.authors == (cite["author"],)
         assert cite["session"] not in receipt.authors
+
+
+def test_a_question_whose_project_holds_only_its_authors_session_is_counted_and_named(
+    tmp_path: Path,
+) -> None:
+    """BETA holds one session, the author of SHORT_2's commit; ALPHA holds the author of SHORT_1's and
+    two more live sessions (the one citing it and the one with our MCP result; the self-transcript
+    does not count). So 1 of the 2 questions is found by any arm at the session unit."""
+    corpus = _corpus(tmp_path / "corpus")
+    mined = mine_receipts([corpus])
+    assert mined.counts["receipts_alone_in_scope"] == 1
+    assert mined.summary()[-1] == (
+        "1 of 2 questions ask for the only session of their project (its scope holds no other), "
+        "which every memory arm finds at the session unit; mine with --unit message to make the gold "
+        "the commit's own work"
+    )
+    # at the message unit the gold is the work, so nothing is advised
+    by_message = mine_receipts([corpus], unit="message")
+    assert by_message.counts["receipts_alone_in_scope"] == 1
+    assert not any("--unit message" in line for line in by_message.summary())

@@ -61,6 +61,14 @@ def test_the_miner_counts_on_spotter(mined: MinedRoster) -> None:
     assert mined.skipped == ()
     assert dict(mined.citations) == {}
     assert c.get("duplicate_commit_lines", 0) == 0
+    # every commit was made in a worktree that holds its one session (the three sessions of the main
+    # checkout made none), so at the session unit every question is trivial: the summary says so
+    assert {p for r in mined.receipts for p in r.projects} <= {
+        f"/home/USER/projects/spotter-worktrees/spotter-{w}"
+        for w in ("0rt", "0zw", "4te", "a0y", "dov", "fum", "gqc")
+    }
+    assert c["receipts_alone_in_scope"] == 21
+    assert mined.summary()[-1].startswith("21 of 21 questions ask for the only session of their")
 
 
 def test_the_miner_finds_exactly_the_commit_lines_a_plain_scan_finds(
