@@ -29,6 +29,8 @@ from typing import Any
 
 import click
 
+from recallbench.toml_edit import block_end, set_in_section
+
 # The array-of-tables entries this edits, and the sub-table prefix that still belongs to each entry.
 ENTRY_TABLES = {
     "[[rosters]]": "[rosters.",
@@ -166,10 +168,10 @@ def _entry_spans(lines: list[str], header: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _is_header(line: str, sub: str | None = None) -> bool:
-    """A table header line; with `sub`, one that does not start a sub-table `sub…`."""
+def _is_header(line: str, sub: str) -> bool:
+    """A table header line that does not start a sub-table `sub…` of the entry."""
     stripped = line.lstrip()
-    return stripped.startswith("[") and (sub is None or not stripped.startswith(sub))
+    return stripped.startswith("[") and not stripped.startswith(sub)
 
 
 def _is_comment(line: str) -> bool:
@@ -206,16 +208,8 @@ def _drop_entries(
 
 def _set_family(text: str, kept: list[str]) -> str:
     """`[correction]`'s `gates` set to `kept`, or the section removed when `kept` is empty."""
+    if kept:
+        return set_in_section(text, "[correction]", {"gates": kept})
     lines = text.splitlines(keepends=True)
     start = next(i for i, ln in enumerate(lines) if ln.strip() == "[correction]")
-    end = next((i for i in range(start + 1, len(lines)) if _is_header(lines[i])), len(lines))
-    if not kept:
-        return "".join(lines[:start] + lines[end:])
-    for i in range(start + 1, end):
-        if re.match(r"^\s*gates\s*=", lines[i]):
-            last = i
-            while "]" not in lines[last] and last + 1 < end:
-                last += 1  # a multi-line array
-            lines[i : last + 1] = [f"gates = {json.dumps(kept)}\n"]
-            break
-    return "".join(lines)
+    return "".join(lines[:start] + lines[block_end(lines, start) :])
