@@ -15,6 +15,25 @@ from tests.engine.fixtures_transcripts import simple_session, write_jsonl
 ZEROS = "0" * 64
 SID = "77777777-0000-4000-8000-000000000001"
 
+
+def gate(gid: str, roster: str) -> str:
+    """A `[[gates]]` entry on `roster` (fts against no memory), its readings naming it."""
+    return f"""[[gates]]
+id = "{gid}"
+roster = "{roster}"
+metric = "recall@5"
+treatment = "fts(pool=20,score='rank')"
+baseline = "none()"
+test = "bootstrap"
+margin = 0.0
+[gates.readings]
+pass = "p {gid}"
+fail = "f {gid}"
+null = "n {gid}"
+
+"""
+
+
 TEMPLATE = f"""# A two-roster template: this comment must survive instantiation.
 id = "two"
 title = "t"
@@ -46,20 +65,7 @@ primary = "recall@5"
 secondary = ["mrr"]
 k = 10
 
-[[gates]]
-id = "N"
-roster = "drafted"
-metric = "recall@5"
-treatment = "fts(pool=20,score='rank')"
-baseline = "none()"
-test = "bootstrap"
-margin = 0.0
-[gates.readings]
-pass = "p"
-fail = "f"
-null = "n"
-
-[stats]
+{gate("N", "drafted")}[stats]
 seed = 1
 resamples = 100
 confidence = 0.95
@@ -166,20 +172,7 @@ def test_a_key_for_a_roster_the_template_lacks_is_refused(repo: Path) -> None:
     assert run(*args, "--out", "protocols/good.toml")[0] == 0
 
 
-MASKED_GATE = """[[gates]]
-id = "M"
-roster = "masked"
-metric = "recall@5"
-treatment = "fts(pool=20,score='rank')"
-baseline = "none()"
-test = "bootstrap"
-margin = 0.0
-[gates.readings]
-pass = "p"
-fail = "f"
-null = "n"
-
-[stats]"""
+MASKED_GATE = gate("M", "masked") + "[stats]"
 
 
 def test_a_roster_left_out_by_name_goes_with_its_gates_and_the_new_file_says_so(repo: Path) -> None:
