@@ -104,8 +104,8 @@ def search_command(
         raise click.ClickException(f"no database at {ctx.db}; run `recallbench import` first")
     ctx.check_home()
     spec = arm_spec or config.shipped_spec() or "rrf"
-    if arm_spec is None and (note := config.no_memory_note(spec, config.shipped())):
-        click.echo(note, err=True)
+    if arm_spec is None and config.no_memory(spec):  # read from config.toml, so it parses
+        click.echo(config.no_memory_note(spec, config.shipped()), err=True)
     now = datetime.now(UTC)
     with TextReads(ctx.db) as reads:
         try:

@@ -136,3 +136,19 @@ def test_the_prompt_hook_injects_nothing_when_no_memory_is_shipped_even_without_
     (home / "config.toml").write_text('[ship]\narm = "none()"\n', encoding="utf-8")
     assert hooks.run_hook("UserPromptSubmit", prompt.encode()) == ""
     assert "the shipped arm is none() (no memory); nothing injected" in log_text(home)
+
+
+def test_a_config_file_that_does_not_parse_leaves_search_on_rrf_and_status_says_why(
+    tmp_path: Path, home: Path
+) -> None:
+    root = tmp_path / "projects"
+    write_corpus(root)
+    import_corpus(home / "memory.db", root).close()
+    (home / "config.toml").write_text("[ship\n", encoding="utf-8")
+    runner = CliRunner()
+    found = runner.invoke(main, ["search", "retry decorator", "--all-projects", "--in-process"])
+    assert found.exit_code == 0, found.output
+    assert found.stdout.startswith("arm: rrf  scope: *  hits: ")
+    assert "hits: 0" not in found.stdout.splitlines()[0]
+    status = runner.invoke(main, ["status"]).stdout
+    assert f"arm: rrf (the settings cannot be read: {home / 'config.toml'}: " in status
