@@ -319,6 +319,7 @@ def draft_roster(
         "strata": {s: {"eligible": e, "sampled": k} for s, (e, k) in picked.strata.items()},
         "files_seen": read.files_seen,
         "files_failed": len(read.files_failed),
+        "alone_in_scope": _alone(kept, read.passages),
     }
     return DraftResult(
         name=name,
@@ -329,6 +330,15 @@ def draft_roster(
         failed=tuple(failed),
         counts=counts,
     )
+
+
+def _alone(kept: Sequence[DraftedQuestion], passages: Sequence[Passage]) -> int:
+    """How many kept questions' scope (the passage's project) holds no session but the passage's,
+    so that at the session unit any arm that returns anything finds the gold."""
+    sessions: dict[str, set[str]] = {}
+    for passage in passages:
+        sessions.setdefault(passage.project, set()).add(passage.session_id)
+    return sum(1 for q in kept if len(sessions.get(q.passage.project, ())) <= 1)
 
 
 def _ask_all(

@@ -117,6 +117,13 @@ def roster_draft(
             progress=config.show_progress(),
         )
         _echo_counts(result.counts, max_overlap)
+        if result.unit == "session" and result.counts["alone_in_scope"]:
+            click.echo(
+                f"{result.counts['alone_in_scope']} of {result.counts['kept']} questions ask about "
+                "the only session of their project (its scope holds no other), which every memory "
+                "arm finds at the session unit; draft with --unit message to make the gold the "
+                "passage itself"
+            )
         draft_path, side = result.write(out)
     except (DraftError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc

@@ -16,7 +16,8 @@ from click.testing import CliRunner, Result
 from harness.roster import load_draft
 from recallbench import roster_cli
 from recallbench.cli import main
-from tests.harness.draft_corpus import generator_command, write_corpus
+from tests.engine.fixtures_transcripts import user_line, write_jsonl
+from tests.harness.draft_corpus import FILLER, generator_command, write_corpus
 
 
 def _run(*args: str, input: str | None = None) -> Result:
@@ -222,3 +223,38 @@ def test_draft_and_review_help_show_the_generator_and_the_tsv_route() -> None:
     review_help = _run("roster", "review", "--help").output
     assert "--export-tsv" in review_help
     assert "--import-tsv" in review_help
+
+
+def test_draft_says_when_questions_ask_about_the_only_session_of_their_project(
+    tmp_path: Path,
+) -> None:
+    """alpha and beta hold several sessions each; gamma, added here, holds one. With every eligible
+    passage sampled (11: the corpus's 10 and gamma's) and the paraphrasing generator, gamma's question
+    is the one whose scope holds its gold session alone."""
+    corpus = write_corpus(tmp_path / "corpus")
+    gamma = "eeeeeeee-0000-4000-8000-000000000001"
+    write_jsonl(
+        corpus / f"{gamma}.jsonl",
+        [
+            user_line(
+                "the narwhal compiler emitted twice\n" + FILLER,
+                uuid="eeeeeeee-msg",
+                session_id=gamma,
+                cwd="/home/dev/gamma",
+                timestamp="2026-02-15T10:00:00.000Z",
+            )
+        ],
+    )
+    args = ["roster", "draft", "--generator", generator_command(), "--sample", "11", "--seed", "7"]
+    by_session = _run(*args, str(corpus), "--out", str(tmp_path / "s.json"))
+    assert by_session.exit_code == 0, by_session.output
+    kept = load_draft(tmp_path / "s.json").questions
+    assert [q.scope for q in kept].count(("/home/dev/gamma",)) == 1  # gamma's question was kept
+    assert (
+        f"1 of {len(kept)} questions ask about the only session of their project (its scope holds "
+        "no other), which every memory arm finds at the session unit; draft with --unit message"
+    ) in by_session.output
+    # control: at the message unit the gold is the passage, so nothing is advised
+    by_message = _run(*args, "--unit", "message", str(corpus), "--out", str(tmp_path / "m.json"))
+    assert by_message.exit_code == 0, by_message.output
+    assert "--unit message" not in by_message.output
