@@ -147,7 +147,8 @@ def no_memory_note(spec: str | None, ship: dict[str, Any] | None) -> str | None:
     run = f" (from {ship.get('protocol_id')} run {ship.get('run_id')})" if ship else ""
     return (
         f"the shipped arm is none(){run}: it searches no memory, so `search`, the MCP tool "
-        "`search_memory` and the prompt hook find nothing until another run is shipped; "
+        "`search_memory` and the prompt hook find nothing, and sessions start without a brief, "
+        "until another run is shipped; "
         "`recallbench ship --show` says why it shipped, `recallbench search --arm rrf` searches anyway"
     )
 

@@ -380,6 +380,9 @@ def session_brief(payload: Mapping[str, Any], ctx: HookContext, log: HookLog) ->
     if not ctx.db.exists():
         log.info(f"no database at {ctx.db}; nothing to brief")
         return ""
+    if config.no_memory(config.shipped_spec(ctx.home)):
+        log.info("the shipped arm is none() (no memory); no brief")
+        return ""
     memory = _retry_locked(lambda: _open_memory(ctx), log, "open")
     try:
         return _retry_locked(lambda: _brief(memory, payload, ctx, log), log, "brief")

@@ -1,5 +1,5 @@
 """A run whose rule chose `none()` (no memory) says so where it matters: `ship` (and what it replaced),
-`search` (on stderr), `serve` and `status`, and the prompt hook injects nothing even without a server;
+`search` (on stderr), `serve` and `status`, and the hooks inject nothing even without a server;
 an arm that searches says nothing of the kind."""
 
 from __future__ import annotations
@@ -86,7 +86,10 @@ def test_shipping_no_memory_says_what_it_replaced_and_that_searches_find_nothing
     assert lines[0] == f"shipped none from two run {second.directory.name}"
     assert lines[1] == f"replaces rrf (from two run {first.directory.name})"
     assert lines[-1].startswith(f"the shipped arm is none() (from two run {second.directory.name})")
-    assert "find nothing until another run is shipped" in lines[-1]
+    assert (
+        "find nothing, and sessions start without a brief, until another run is shipped"
+        in (lines[-1])
+    )
 
     # search: the note on stderr, no hit on stdout; an arm asked for by name searches and says nothing
     root = tmp_path / "b" / "repo"
@@ -122,20 +125,25 @@ def test_status_names_the_arm_that_answers(tmp_path: Path) -> None:
     assert "shipped arm is none()" not in serve_stderr()
 
 
-def test_the_prompt_hook_injects_nothing_when_no_memory_is_shipped_even_without_a_server(
+def test_the_hooks_inject_nothing_when_no_memory_is_shipped_even_without_a_server(
     tmp_path: Path, home: Path
 ) -> None:
-    """Without a running server the hook reads lexically on its own; a shipped none() stops that."""
+    """Without a running server the prompt hook reads lexically on its own, and the session-start
+    brief reads the store itself; a shipped none() stops both."""
     root = tmp_path / "projects"
     write_corpus(root)
     import_corpus(home / "memory.db", root).close()
     prompt = json.dumps(sample("user_prompt_submit", cwd=ALPHA))
     answer = "The retry decorator swallowed the timeout error."
+    start = json.dumps(sample("session_start", cwd=ALPHA)).encode()
     (home / "config.toml").write_text('[ship]\narm = "rrf"\n', encoding="utf-8")
     assert answer in hooks.run_hook("UserPromptSubmit", prompt.encode())  # control: rrf shipped
+    assert "search_memory" in hooks.run_hook("SessionStart", start)  # and the brief
     (home / "config.toml").write_text('[ship]\narm = "none()"\n', encoding="utf-8")
     assert hooks.run_hook("UserPromptSubmit", prompt.encode()) == ""
     assert "the shipped arm is none() (no memory); nothing injected" in log_text(home)
+    assert hooks.run_hook("SessionStart", start) == ""
+    assert "the shipped arm is none() (no memory); no brief" in log_text(home)
 
 
 def test_a_config_file_that_does_not_parse_leaves_search_on_rrf_and_status_says_why(
