@@ -414,6 +414,11 @@ class Memory:
         """
         return trust.undo_settle(self.conn, settlement_id, actor=actor, now=now, reason=reason)
 
+    def same_text_ids(self, chunk_id: str) -> list[str]:
+        """The chunks a `corrected` settle of `chunk_id` hides with it: its exact copies, and the same
+        text of at least `trust_sql.MIN_SAME_TEXT` characters anywhere; by id."""
+        return trust_sql.same_text_ids(self.conn, chunk_id)
+
     def settlements(self, scope: Scope, *, include_undone: bool = False) -> list[Settlement]:
         """The settles whose old or new chunk lies in `scope`, oldest first."""
         return trust.settlements(self.conn, scope, include_undone=include_undone)

@@ -19,6 +19,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from typing import Literal
 
 from engine import trust_sql
 from engine.api import SETTLEMENT_KINDS, ChunkRecord, Scored, SettledAs, Settlement
@@ -286,29 +287,21 @@ def settlements_of(conn: sqlite3.Connection, ids: Sequence[str], scope: Scope) -
 
 
 def settled_links(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, tuple[SettledAs, ...]]:
-    """Chunk id -> its part in every active settle, oldest first (ids in none are absent)."""
-    out: dict[str, list[SettledAs]] = {}
-    wanted = set(ids)
+    """Chunk id -> its part in every active settle, oldest first (ids in none are absent). A chunk that
+    says what a corrected one says (`trust_sql.corrected_twins`) is hidden with it, and takes its part."""
+    parts: list[tuple[str, Literal["old", "new"], Settlement]] = []  # (chunk, role, settle)
     for row in trust_sql.active_touching(conn, ids, None):
         found = settlement(row)
-        if found.old in wanted:
-            out.setdefault(found.old, []).append(
+        parts += [(found.old, "old", found), (found.new, "new", found)]
+    parts += [(twin, "old", settlement(row)) for twin, row in trust_sql.corrected_twins(conn, ids)]
+    out: dict[str, list[SettledAs]] = {}
+    wanted = set(ids)
+    for chunk, role, found in sorted(parts, key=lambda part: part[2].id):
+        if chunk in wanted:
+            other = found.new if role == "old" else found.old
+            out.setdefault(chunk, []).append(
                 SettledAs(
-                    settlement=found.id,
-                    kind=found.kind,
-                    role="old",
-                    other=found.new,
-                    time=found.time,
-                )
-            )
-        if found.new in wanted:
-            out.setdefault(found.new, []).append(
-                SettledAs(
-                    settlement=found.id,
-                    kind=found.kind,
-                    role="new",
-                    other=found.old,
-                    time=found.time,
+                    settlement=found.id, kind=found.kind, role=role, other=other, time=found.time
                 )
             )
     return {k: tuple(v) for k, v in out.items()}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 # Applied by `engine.store.MIGRATIONS`. A row is written once and may later be marked undone once;
 # the trigger refuses every other change, so an undo cannot be rewritten into something else. Only its
@@ -41,15 +42,25 @@ BEGIN
 END;
 """
 
+# A text this long said again is the same statement (the same file read in another session or worktree,
+# the same command output), whatever lines hold it; a shorter one ("Done.", "yes, go ahead") says too
+# little to be one.
+MIN_SAME_TEXT = 100
+# Chunk `copy` says what chunk `o` says: an exact copy (another session with the same text and the same
+# messages, as a resumed or forked session holds of the lines it copied: `engine.copies`), or the same
+# text of at least MIN_SAME_TEXT characters anywhere else. Found through the `chunks_sha` index.
+_SAME_AS_OLD = (
+    "copy.sha256 = o.sha256 AND copy.id != o.id AND ("
+    "(copy.message_uuids = o.message_uuids AND copy.session_id != o.session_id) "
+    f"OR length(o.text) >= {MIN_SAME_TEXT})"
+)
 # The ids an active `corrected` settle hides from every search; a sub-select the read statements of
-# `engine.reads` use as `AND c.id NOT IN (...)`. The corrected chunk, and its exact copies: a chunk of
-# another session with the same text and the same messages, as a resumed or forked session holds of the
-# lines it copied (`engine.copies`); found through the `chunks_sha` index.
+# `engine.reads` use as `AND c.id NOT IN (...)`: the corrected chunk, and every chunk that says what it
+# says (`_SAME_AS_OLD`), so that a statement judged wrong does not come back in another session's words.
 CORRECTED_IDS = (
     "SELECT old FROM settlements WHERE kind = 'corrected' AND undone IS NULL "
     "UNION SELECT copy.id FROM settlements s JOIN chunks o ON o.id = s.old "
-    "JOIN chunks copy ON copy.sha256 = o.sha256 AND copy.message_uuids = o.message_uuids "
-    "AND copy.session_id != o.session_id "
+    f"JOIN chunks copy ON {_SAME_AS_OLD} "
     "WHERE s.kind = 'corrected' AND s.undone IS NULL"
 )
 
@@ -58,6 +69,11 @@ _COLUMNS = "s.id, s.old, s.new, s.kind, s.reason, s.actor, s.created, s.undone, 
 
 
 def _rows(cursor: sqlite3.Cursor) -> list[SettlementRow]:
+    return _rows_of(cursor.fetchall())
+
+
+def _rows_of(rows: Sequence[Sequence[Any]]) -> list[SettlementRow]:
+    """Settlement rows (their first nine columns `_COLUMNS`) as typed tuples."""
     return [
         (
             int(r[0]),
@@ -70,7 +86,7 @@ def _rows(cursor: sqlite3.Cursor) -> list[SettlementRow]:
             None if r[7] is None else str(r[7]),
             None if r[8] is None else str(r[8]),
         )
-        for r in cursor.fetchall()
+        for r in rows
     ]
 
 
@@ -162,6 +178,34 @@ def active_touching(
             params,
         )
     )
+
+
+def corrected_twins(
+    conn: sqlite3.Connection, ids: Sequence[str]
+) -> list[tuple[str, SettlementRow]]:
+    """(chunk id, settlement) for each chunk of `ids` that says what the old chunk of an active
+    `corrected` settle says (`_SAME_AS_OLD`): hidden with it, so read by id it is marked as it is. By
+    settlement id, then chunk id."""
+    if not ids:
+        return []
+    cursor = conn.execute(
+        f"SELECT {_COLUMNS}, copy.id FROM settlements s JOIN chunks o ON o.id = s.old "
+        f"JOIN chunks copy ON {_SAME_AS_OLD} WHERE s.kind = 'corrected' AND s.undone IS NULL "
+        "AND copy.id IN (SELECT value FROM json_each(?)) ORDER BY s.id, copy.id",
+        (json.dumps(list(dict.fromkeys(ids))),),
+    )
+    rows = cursor.fetchall()
+    return [(str(r[9]), settle) for r, settle in zip(rows, _rows_of(rows), strict=True)]
+
+
+def same_text_ids(conn: sqlite3.Connection, chunk_id: str) -> list[str]:
+    """The chunks a `corrected` settle of `chunk_id` hides with it (`_SAME_AS_OLD`), by id."""
+    rows = conn.execute(
+        f"SELECT copy.id FROM chunks o JOIN chunks copy ON {_SAME_AS_OLD} "
+        "WHERE o.id = ? ORDER BY copy.id",
+        (chunk_id,),
+    )
+    return [str(r[0]) for r in rows]
 
 
 def corrected_ids(

@@ -122,6 +122,7 @@ def correct_command(
             by = memory.add_note(_project_of(memory, old), note, now=now)
             click.echo(f"note stored as chunk {by}")
         done = memory.settle(old, by=by or "", kind=kind, reason=reason, actor=PERSON, now=now)
+        same = memory.same_text_ids(done.old) if done.kind == "corrected" else []
     except TrustError as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
@@ -130,6 +131,12 @@ def correct_command(
     click.echo(
         f"{done.old} {_EFFECT[done.kind]}; `recallbench correct --undo {done.id}` takes it back"
     )
+    if same:
+        click.echo(
+            f"hidden with it: {len(same)} chunk(s) that say the same ({', '.join(same)}): the "
+            "same text stored again (another session's read of the same file, say), or a resumed "
+            "session's copy"
+        )
 
 
 def _project_of(memory: Memory, chunk: str) -> str:

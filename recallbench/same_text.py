@@ -31,13 +31,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from engine.api import ChunkRecord
+from engine.trust_sql import MIN_SAME_TEXT
 from recallbench.running_session import HeldReads, not_in_context
 
 # The arm is asked again at most this many times for hits to replace those left out.
 RETRIES = 2
 # A text this long that lies whole inside another's is the other's words; a shorter one ("Done.",
-# "yes, go ahead") says too little to be the same thing.
-MIN_INSIDE = 100
+# "yes, go ahead") says too little to be the same thing. The engine's bar for the same statement.
+MIN_INSIDE = MIN_SAME_TEXT
 
 
 class _Hit(Protocol):

@@ -14,6 +14,7 @@ from engine.embed import HashEmbedder
 from engine.memory import Memory
 from engine.scope import Scope
 from recallbench.cli import main
+from tests.engine.test_trust_same_text import memory_of as same_text_memory
 from tests.engine.trust_fixtures import SHOP, T0, T1, shop_memory, write_corpus
 
 AGENT = "agent:5e551011-0000-4000-8000-0000000000aa"
@@ -205,3 +206,34 @@ def test_rebuild_carries_the_notes_and_settles_over_into_the_new_database(
     assert note in found  # the note survived, embedded again
     (backup,) = [p for p in home.glob("memory.db.bak-*") if not p.name.endswith(("-wal", "-shm"))]
     assert Memory(backup).settlements(Scope.everywhere(), include_undone=True)  # control: source
+
+
+def test_correct_names_the_chunks_that_say_the_same_and_search_finds_none_of_them(
+    tmp_path: Path, home: Path
+) -> None:
+    memory, ids = same_text_memory(tmp_path, home / "memory.db")
+    memory.close()
+    a, b, c = ids["read_a"], ids["read_b"], ids["read_c"]
+
+    def shown() -> set[str]:
+        """The hits' ids, and those listed under a hit as the same text."""
+        out = cli("search", "zanzibarite", "--all-projects", "--json", "--in-process")
+        assert out.exit_code == 0, out.output
+        hits = json.loads(out.stdout)["hits"]
+        return {h["chunk_id"] for h in hits} | {i for h in hits for i in h.get("same_text", [])}
+
+    assert {a, b, c} <= shown()  # control: before the settle the search reaches all three
+    out = cli("correct", a, "--by", ids["note"], "--kind", "corrected", "--reason", "a typo")
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines()[-1] == (
+        f"hidden with it: 2 chunk(s) that say the same ({', '.join(sorted([b, c]))}): the same "
+        "text stored again (another session's read of the same file, say), or a resumed session's "
+        "copy"
+    )
+    assert not {a, b, c} & shown()
+    assert ids["note"] in shown()
+    short = cli(
+        "correct", ids["short_a"], "--by", ids["note"], "--kind", "corrected", "--reason", "r"
+    )
+    assert short.exit_code == 0, short.output
+    assert "hidden with it" not in short.stdout  # 32 characters: a statement of its own
