@@ -75,8 +75,9 @@ def _memory(*, embed: bool = False) -> Memory:
 @click.option(
     "--kind",
     type=click.Choice(SETTLEMENT_KINDS),
-    help="corrected: OLD was wrong (hidden from searches); changed: OLD was true then (ranked below "
-    "NEW); open: unresolved (both shown together).",
+    help="corrected: OLD was wrong (hidden from searches, with every chunk that says the same: "
+    "100 characters or more stored again, or a resumed session's copy); changed: OLD was true then "
+    "(ranked below NEW); open: unresolved (both shown together).",
 )
 @click.option("--reason", metavar="TEXT", help="Why, in one sentence; recorded in the audit trail.")
 @click.option("--undo", "undo", type=int, metavar="ID", help="Take back settle ID instead.")
