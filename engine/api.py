@@ -36,6 +36,10 @@ SettlementKind = Literal["corrected", "changed", "open"]
 # hidden from every search), the world changed (`changed`: ranked below its replacement), or nobody
 # knows yet (`open`: both shown, together).
 SETTLEMENT_KINDS: tuple[SettlementKind, ...] = ("corrected", "changed", "open")
+# A text this long said again is the same statement (the same file read in another session or worktree,
+# the same command output), whatever lines hold it; a shorter one ("Done.", "yes, go ahead") says too
+# little to be one. A `corrected` settle hides such repeats with its chunk (`engine.trust_sql`).
+MIN_SAME_TEXT = 100
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -416,7 +416,7 @@ class Memory:
 
     def same_text_ids(self, chunk_id: str) -> list[str]:
         """The chunks a `corrected` settle of `chunk_id` hides with it: its exact copies, and the same
-        text of at least `trust_sql.MIN_SAME_TEXT` characters anywhere; by id."""
+        text of at least `engine.api.MIN_SAME_TEXT` characters anywhere; by id."""
         return trust_sql.same_text_ids(self.conn, chunk_id)
 
     def settlements(self, scope: Scope, *, include_undone: bool = False) -> list[Settlement]:

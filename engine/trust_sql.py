@@ -15,6 +15,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from engine.api import MIN_SAME_TEXT
+
 # Applied by `engine.store.MIGRATIONS`. A row is written once and may later be marked undone once;
 # the trigger refuses every other change, so an undo cannot be rewritten into something else. Only its
 # chunk ids follow their text when the store chunks a stream again (`move_row`, `engine.settle_moves`).
@@ -42,10 +44,6 @@ BEGIN
 END;
 """
 
-# A text this long said again is the same statement (the same file read in another session or worktree,
-# the same command output), whatever lines hold it; a shorter one ("Done.", "yes, go ahead") says too
-# little to be one.
-MIN_SAME_TEXT = 100
 # Chunk `copy` says what chunk `o` says: an exact copy (another session with the same text and the same
 # messages, as a resumed or forked session holds of the lines it copied: `engine.copies`), or the same
 # text of at least MIN_SAME_TEXT characters anywhere else. Found through the `chunks_sha` index.

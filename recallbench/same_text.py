@@ -30,8 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from engine.api import ChunkRecord
-from engine.trust_sql import MIN_SAME_TEXT
+from engine.api import MIN_SAME_TEXT, ChunkRecord
 from recallbench.running_session import HeldReads, not_in_context
 
 # The arm is asked again at most this many times for hits to replace those left out.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from engine import trust_sql
+from engine.api import MIN_SAME_TEXT
 from engine.embed import HashEmbedder
 from engine.memory import Memory
 from engine.scope import Scope
@@ -69,7 +69,7 @@ def test_correcting_a_read_hides_the_same_words_in_every_session_and_marks_them(
 ) -> None:
     memory, ids = memory_of(tmp_path)
     assert found(memory) == set(ids.values())  # control: all six before any settle
-    assert len(LONG) == 160 >= trust_sql.MIN_SAME_TEXT > len(SHORT) == 32
+    assert len(LONG) == 160 >= MIN_SAME_TEXT > len(SHORT) == 32
     done = memory.settle(
         ids["read_a"], by=ids["note"], kind="corrected", reason="nine was a typo", actor="person",
         now=NOW,
@@ -80,6 +80,7 @@ def test_correcting_a_read_hides_the_same_words_in_every_session_and_marks_them(
     for name in ("read_a", "read_b", "read_c"):
         (record,) = memory.chunks([ids[name]], BOTH)
         assert record.corrected, name
+        assert record.status is not None
         assert (record.status.settlement, record.status.other) == (done.id, ids["note"])
     # undone, all three are back and unmarked
     memory.undo_settle(done.id, actor="person", now=NOW)
