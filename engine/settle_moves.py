@@ -10,7 +10,9 @@ messages (the first in stream order on a tie). A chunk none of whose messages th
 more is gone. `follow` marks undone, by the person whose forget took the text out, an active settle
 whose old chunk (what it hides or ranks lower) is gone or lost a message to the forget, or whose
 replacement is gone, unless it is `corrected` (the statement stays wrong without its correction); `engine.trust.carry_over` (a rebuild, which removes nothing) keeps the id of a
-chunk none of whose messages the new memory holds.
+chunk none of whose messages the new memory holds. A `corrected` settle whose old chunk the forget took
+moves instead to a chunk that still says the same (the same text of `MIN_SAME_TEXT` characters or more,
+which it hid with the old one), so forgetting the wrong statement does not bring its repeats back.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ Places = dict[str, tuple[str, trust_sql.ChunkPlace]]
 # The reasons of the audit rows `follow` writes (the targets name the settle and its chunks).
 _UNDONE = "forget: what it settled is not there as it was"
 _MOVED = "forget chunked its stream again: its chunks' text is now under these ids"
+_SAID_AGAIN = (
+    "forget took the corrected chunk: the same words stay in this one, hidden as they were"
+)
 
 
 def places(conn: sqlite3.Connection, streams: Sequence[str]) -> Places:
@@ -78,6 +83,19 @@ def follow(
     followed = undone = 0
     for row in trust_sql.naming(conn, sorted(moved.keys() | changed)):
         targets = [f"settlement:{row[0]}", row[1], row[2]]
+        holder = _said_again(conn, row, before) if row[1] in changed else None
+        if holder is not None:  # the corrected words stay elsewhere: the settle hides them there
+            trust_sql.move_row(conn, row, holder, moved.get(row[2], row[2]))
+            audit.record(
+                conn,
+                time=now,
+                actor=PERSON,
+                action="settle.move",
+                targets=[*targets, holder, moved.get(row[2], row[2])],
+                reason=_SAID_AGAIN,
+            )
+            followed += 1
+            continue
         if row[7] is None and (row[1] in changed or (row[2] in gone and row[3] != "corrected")):
             trust_sql.mark_undone(conn, row[0], when, PERSON)
             audit.record(
@@ -98,6 +116,17 @@ def follow(
             )
             followed += 1
     return followed, undone
+
+
+def _said_again(
+    conn: sqlite3.Connection, row: trust_sql.SettlementRow, before: Places
+) -> str | None:
+    """For an active `corrected` settle whose old chunk the forget took: a chunk that still says what
+    it said (the same text of `MIN_SAME_TEXT` characters or more, which the settle hid with it), so
+    the settle moves there rather than being undone and letting those words back into every search."""
+    if row[3] != "corrected" or row[7] is not None or row[1] not in before:
+        return None
+    return trust_sql.said_again(conn, before[row[1]][1][2], row[1], row[2])
 
 
 def note(followed: int, undone: int) -> str:

@@ -196,6 +196,17 @@ def corrected_twins(
     return [(str(r[9]), settle) for r, settle in zip(rows, _rows_of(rows), strict=True)]
 
 
+def said_again(conn: sqlite3.Connection, sha256: str, *not_ids: str) -> str | None:
+    """The first chunk (by id) other than `not_ids` whose text has `sha256` and at least
+    MIN_SAME_TEXT characters: one that says what a chunk with that text said (`_SAME_AS_OLD`)."""
+    row = conn.execute(
+        "SELECT id FROM chunks WHERE sha256 = ? AND length(text) >= ? "
+        "AND id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT 1",
+        (sha256, MIN_SAME_TEXT, json.dumps(list(not_ids))),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
 def same_text_ids(conn: sqlite3.Connection, chunk_id: str) -> list[str]:
     """The chunks a `corrected` settle of `chunk_id` hides with it (`_SAME_AS_OLD`), by id."""
     rows = conn.execute(

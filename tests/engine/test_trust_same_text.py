@@ -13,6 +13,8 @@ from pathlib import Path
 
 from engine.api import MIN_SAME_TEXT
 from engine.embed import HashEmbedder
+from engine.forget import forget
+from engine.forget_parts import Target
 from engine.memory import Memory
 from engine.scope import Scope
 from tests.engine.fixtures_transcripts import user_line, write_jsonl
@@ -98,3 +100,38 @@ def test_a_short_text_said_twice_is_two_statements(tmp_path: Path) -> None:
     assert found(memory) == set(ids.values()) - {ids["short_a"]}  # short_b is still found
     (record,) = memory.chunks([ids["short_b"]], BOTH)
     assert not record.corrected
+
+
+def test_forgetting_the_corrected_read_moves_its_settle_to_a_chunk_that_says_the_same(
+    tmp_path: Path,
+) -> None:
+    memory, ids = memory_of(tmp_path)
+    done = memory.settle(
+        ids["read_a"], by=ids["note"], kind="corrected", reason="a typo", actor="person", now=NOW
+    )
+    memory.close()
+    forget(
+        tmp_path / "home" / "memory.db",
+        Target(kind="session", value=SESSIONS["read_a"][0]),
+        now=NOW,
+    )
+    memory = Memory(tmp_path / "home" / "memory.db", HashEmbedder())
+    # the same words stay hidden in the two sessions that still hold them
+    assert found(memory) == {ids["short_a"], ids["short_b"], ids["note"]}
+    (moved,) = memory.settlements(BOTH)
+    first = min(ids["read_b"], ids["read_c"])
+    assert (moved.id, moved.old, moved.new, moved.undone) == (done.id, first, ids["note"], None)
+    # control: a corrected short text has no twin to move to, so forgetting it undoes its settle
+    short = memory.settle(
+        ids["short_a"], by=ids["note"], kind="corrected", reason="r", actor="person", now=NOW
+    )
+    memory.close()
+    forget(
+        tmp_path / "home" / "memory.db",
+        Target(kind="session", value=SESSIONS["short_a"][0]),
+        now=NOW,
+    )
+    memory = Memory(tmp_path / "home" / "memory.db", HashEmbedder())
+    assert [s.id for s in memory.settlements(BOTH)] == [done.id]
+    undone = [s for s in memory.settlements(BOTH, include_undone=True) if s.id == short.id]
+    assert undone[0].undone is not None
