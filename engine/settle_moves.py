@@ -85,15 +85,7 @@ def follow(
         targets = [f"settlement:{row[0]}", row[1], row[2]]
         holder = _said_again(conn, row, before) if row[1] in changed else None
         if holder is not None:  # the corrected words stay elsewhere: the settle hides them there
-            trust_sql.move_row(conn, row, holder, moved.get(row[2], row[2]))
-            audit.record(
-                conn,
-                time=now,
-                actor=PERSON,
-                action="settle.move",
-                targets=[*targets, holder, moved.get(row[2], row[2])],
-                reason=_SAID_AGAIN,
-            )
+            _move(conn, row, (holder, moved.get(row[2], row[2])), now, _SAID_AGAIN)
             followed += 1
             continue
         if row[7] is None and (row[1] in changed or (row[2] in gone and row[3] != "corrected")):
@@ -105,17 +97,22 @@ def follow(
             continue
         ids = moved_ids(row, moved)
         if ids != (row[1], row[2]):
-            trust_sql.move_row(conn, row, *ids)
-            audit.record(
-                conn,
-                time=now,
-                actor=PERSON,
-                action="settle.move",
-                targets=[*targets, *ids],
-                reason=_MOVED,
-            )
+            _move(conn, row, ids, now, _MOVED)
             followed += 1
     return followed, undone
+
+
+def _move(
+    conn: sqlite3.Connection,
+    row: trust_sql.SettlementRow,
+    ids: tuple[str, str],
+    now: datetime,
+    reason: str,
+) -> None:
+    """Write settle `row` again naming (old, new) `ids`, with its audit row (`settle.move`)."""
+    trust_sql.move_row(conn, row, *ids)
+    targets = [f"settlement:{row[0]}", row[1], row[2], *ids]
+    audit.record(conn, time=now, actor=PERSON, action="settle.move", targets=targets, reason=reason)
 
 
 def _said_again(

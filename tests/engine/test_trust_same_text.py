@@ -102,6 +102,14 @@ def test_a_short_text_said_twice_is_two_statements(tmp_path: Path) -> None:
     assert not record.corrected
 
 
+def forgotten(memory: Memory, tmp_path: Path, name: str) -> Memory:
+    """`memory` reopened after `forget` of session `name` (closed first: forget opens the file)."""
+    memory.close()
+    db = tmp_path / "home" / "memory.db"
+    forget(db, Target(kind="session", value=SESSIONS[name][0]), now=NOW)
+    return Memory(db, HashEmbedder())
+
+
 def test_forgetting_the_corrected_read_moves_its_settle_to_a_chunk_that_says_the_same(
     tmp_path: Path,
 ) -> None:
@@ -109,13 +117,7 @@ def test_forgetting_the_corrected_read_moves_its_settle_to_a_chunk_that_says_the
     done = memory.settle(
         ids["read_a"], by=ids["note"], kind="corrected", reason="a typo", actor="person", now=NOW
     )
-    memory.close()
-    forget(
-        tmp_path / "home" / "memory.db",
-        Target(kind="session", value=SESSIONS["read_a"][0]),
-        now=NOW,
-    )
-    memory = Memory(tmp_path / "home" / "memory.db", HashEmbedder())
+    memory = forgotten(memory, tmp_path, "read_a")
     # the same words stay hidden in the two sessions that still hold them
     assert found(memory) == {ids["short_a"], ids["short_b"], ids["note"]}
     (moved,) = memory.settlements(BOTH)
@@ -125,13 +127,7 @@ def test_forgetting_the_corrected_read_moves_its_settle_to_a_chunk_that_says_the
     short = memory.settle(
         ids["short_a"], by=ids["note"], kind="corrected", reason="r", actor="person", now=NOW
     )
-    memory.close()
-    forget(
-        tmp_path / "home" / "memory.db",
-        Target(kind="session", value=SESSIONS["short_a"][0]),
-        now=NOW,
-    )
-    memory = Memory(tmp_path / "home" / "memory.db", HashEmbedder())
+    memory = forgotten(memory, tmp_path, "short_a")
     assert [s.id for s in memory.settlements(BOTH)] == [done.id]
     undone = [s for s in memory.settlements(BOTH, include_undone=True) if s.id == short.id]
     assert undone[0].undone is not None
