@@ -199,10 +199,15 @@ def corrections_command(
             found = [s for s in found if s.actor.startswith(AGENT_PREFIX)]
         ids = [i for s in found for i in (s.old, s.new)]
         records = {r.id: r for r in memory.chunks(ids, Scope.everywhere())}
+        # what an active correction hides besides its chunk: the person reviews that too
+        same = {
+            s.id: memory.same_text_ids(s.old) for s in found if s.kind == "corrected" and s.active
+        }
     finally:
         memory.close()
     if as_json:
-        click.echo(json.dumps([s.to_dict() for s in found], indent=2))
+        rows = [s.to_dict() | ({"same_text": same[s.id]} if same.get(s.id) else {}) for s in found]
+        click.echo(json.dumps(rows, indent=2))
         return
     if not found:
         what = "pending agent settles" if pending else "settles"
@@ -210,7 +215,7 @@ def corrections_command(
         click.echo(f"no {what} in {where}")
         return
     for settled in found:
-        for line in _lines(settled, records):
+        for line in _lines(settled, records, same.get(settled.id, [])):
             click.echo(line)
 
 
@@ -221,14 +226,17 @@ def _scope(memory: Memory, project: tuple[Path, ...]) -> Scope:
     return Scope.of([resolve_project(recorded, p) or str(p) for p in project])
 
 
-def _lines(settled: Settlement, records: dict[str, ChunkRecord]) -> list[str]:
+def _lines(settled: Settlement, records: dict[str, ChunkRecord], same: list[str]) -> list[str]:
     state = "" if settled.active else f"  [undone {settled.undone} by {settled.undone_by}]"
-    return [
+    lines = [
         f"#{settled.id}  {settled.time}  {settled.kind:<9}  {settled.old} -> {settled.new}  "
         f"by {settled.actor}: {settled.reason}{state}",
         f"    old: {_preview(records.get(settled.old))}",
         f"    new: {_preview(records.get(settled.new))}",
     ]
+    if same:
+        lines.append(f"    hides too: {len(same)} chunk(s) that say the same: {', '.join(same)}")
+    return lines
 
 
 def _preview(record: ChunkRecord | None) -> str:

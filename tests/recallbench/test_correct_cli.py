@@ -232,6 +232,10 @@ def test_correct_names_the_chunks_that_say_the_same_and_search_finds_none_of_the
     )
     assert not {a, b, c} & shown()
     assert ids["note"] in shown()
+    listed = cli("corrections").stdout.splitlines()
+    assert listed[3] == f"    hides too: 2 chunk(s) that say the same: {', '.join(sorted([b, c]))}"
+    (row,) = json.loads(cli("corrections", "--json").stdout)
+    assert row["same_text"] == sorted([b, c])
     short = cli(
         "correct", ids["short_a"], "--by", ids["note"], "--kind", "corrected", "--reason", "r"
     )
