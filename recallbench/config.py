@@ -133,9 +133,9 @@ def shipped_spec(home_dir: Path | None = None) -> str | None:
 
 
 def no_memory(spec: str | None) -> bool:
-    """Whether `spec` is the no-memory arm `none()` (a protocol's usual default when no ship rule's
-    conditions hold): it searches nothing, so every search, `search_memory` call and prompt hook finds
-    nothing. A string test, so the callers need not import the arms."""
+    """Whether `spec` is the no-memory arm `none()` (the own-history templates' default when no ship
+    rule's conditions hold): it searches nothing, so every search, `search_memory` call and prompt hook
+    finds nothing. A string test, so the callers need not import the arms."""
     return spec is not None and "".join(spec.split()) in ("none", "none()")
 
 
