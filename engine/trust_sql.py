@@ -186,9 +186,11 @@ def corrected_twins(
     settlement id, then chunk id."""
     if not ids:
         return []
+    # CROSS JOIN keeps SQLite's order: from the active corrections (usually none) to their copies,
+    # not from every id read to its text's other holders (`chunks` runs this on every read by id).
     cursor = conn.execute(
-        f"SELECT {_COLUMNS}, copy.id FROM settlements s JOIN chunks o ON o.id = s.old "
-        f"JOIN chunks copy ON {_SAME_AS_OLD} WHERE s.kind = 'corrected' AND s.undone IS NULL "
+        f"SELECT {_COLUMNS}, copy.id FROM settlements s CROSS JOIN chunks o ON o.id = s.old "
+        f"CROSS JOIN chunks copy ON {_SAME_AS_OLD} WHERE s.kind = 'corrected' AND s.undone IS NULL "
         "AND copy.id IN (SELECT value FROM json_each(?)) ORDER BY s.id, copy.id",
         (json.dumps(list(dict.fromkeys(ids))),),
     )

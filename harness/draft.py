@@ -38,7 +38,7 @@ from engine.markers import SELF_PROMPT_MARKER
 from harness.draft_filter import DEFAULT_MAX_OVERLAP, DEFAULT_RARE_SHARE, DocFreq, Overlap, overlap
 from harness.draft_sample import MIN_PASSAGE_CHARS, Passage, read_corpus, sample_passages
 from harness.freeze import manifest
-from harness.roster import Unit, parse_draft
+from harness.roster import Unit, alone_in_scope, parse_draft
 
 __all__ = [
     "CATEGORY",
@@ -319,7 +319,10 @@ def draft_roster(
         "strata": {s: {"eligible": e, "sampled": k} for s, (e, k) in picked.strata.items()},
         "files_seen": read.files_seen,
         "files_failed": len(read.files_failed),
-        "alone_in_scope": _alone(kept, read.passages),
+        "alone_in_scope": alone_in_scope(
+            (([q.passage.project], [q.passage.session_id]) for q in kept),
+            ((p.project, p.session_id) for p in read.passages),
+        ),
     }
     return DraftResult(
         name=name,
@@ -330,15 +333,6 @@ def draft_roster(
         failed=tuple(failed),
         counts=counts,
     )
-
-
-def _alone(kept: Sequence[DraftedQuestion], passages: Sequence[Passage]) -> int:
-    """How many kept questions' scope (the passage's project) holds no session but the passage's,
-    so that at the session unit any arm that returns anything finds the gold."""
-    sessions: dict[str, set[str]] = {}
-    for passage in passages:
-        sessions.setdefault(passage.project, set()).add(passage.session_id)
-    return sum(1 for q in kept if len(sessions.get(q.passage.project, ())) <= 1)
 
 
 def _ask_all(

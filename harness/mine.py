@@ -49,7 +49,7 @@ from harness.mine_scan import (
     message_from_command,
     scan_file,
 )
-from harness.roster import RosterError, Unit, parse_draft
+from harness.roster import RosterError, Unit, alone_in_scope, parse_draft
 
 __all__ = [
     "MIN_SUBJECT",
@@ -339,7 +339,10 @@ def mine_receipts(
     for reason, n in Counter(s.reason for s in skipped).items():
         counts[f"skipped:{reason}"] = n
     counts["receipts"] = len(receipts)
-    counts["receipts_alone_in_scope"] = _alone(receipts, live)
+    counts["receipts_alone_in_scope"] = alone_in_scope(
+        ((r.projects, r.authors) for r in receipts),
+        ((s.project or UNKNOWN_PROJECT, s.session_id) for s in live),
+    )
     return MinedRoster(
         name=name,
         receipts=tuple(receipts),
@@ -349,15 +352,6 @@ def mine_receipts(
         sources=tuple(str(p) for p in paths),
         attempts={s.session_id: tuple(s.attempts) for s in live if s.attempts},
         unit=unit,
-    )
-
-
-def _alone(receipts: Sequence[Receipt], sessions: Sequence[ScannedSession]) -> int:
-    """How many questions' scope (their authors' projects) holds no session but their authors', so
-    that at the session unit any arm that returns anything finds the gold."""
-    per_project = Counter(s.project or UNKNOWN_PROJECT for s in sessions)
-    return sum(
-        1 for r in receipts if sum(per_project[p] for p in set(r.projects)) <= len(set(r.authors))
     )
 
 

@@ -329,6 +329,22 @@ def load_questions(path: Path | str) -> list[Question]:
     return questions
 
 
+def alone_in_scope(
+    questions: Iterable[tuple[Iterable[str], Iterable[str]]], sessions: Iterable[tuple[str, str]]
+) -> int:
+    """How many questions, each given as (its scope's projects, its gold sessions), have a scope that
+    holds no session but its gold among `sessions` ((project, session id) of the corpus): at the
+    session unit any arm that returns anything finds such a question's gold, so it compares no arms."""
+    by_project: dict[str, set[str]] = {}
+    for project, session in sessions:
+        by_project.setdefault(project, set()).add(session)
+    return sum(
+        1
+        for projects, gold in questions
+        if set().union(*(by_project.get(p, set()) for p in projects)) <= set(gold)
+    )
+
+
 def parse_key_file(path: Path) -> SealedKey:
     """Parse a key file (check it against its seal first: `harness.seal.load_sealed_key`)."""
     obj = _require_object(_read_json(path), str(path))

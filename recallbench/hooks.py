@@ -375,13 +375,20 @@ def import_transcript(payload: Mapping[str, Any], ctx: HookContext, log: HookLog
 # --- SessionStart -------------------------------------------------------------------------------
 
 
+def _no_memory_shipped(ctx: HookContext, log: HookLog, outcome: str) -> bool:
+    """Whether the shipped arm is `none()` (no memory), logged with what the hook does about it."""
+    if not config.no_memory(config.shipped_spec(ctx.home)):
+        return False
+    log.info(f"the shipped arm is none() (no memory); {outcome}")
+    return True
+
+
 def session_brief(payload: Mapping[str, Any], ctx: HookContext, log: HookLog) -> str:
     """The SessionStart brief: this project's recent sessions and how to search them."""
     if not ctx.db.exists():
         log.info(f"no database at {ctx.db}; nothing to brief")
         return ""
-    if config.no_memory(config.shipped_spec(ctx.home)):
-        log.info("the shipped arm is none() (no memory); no brief")
+    if _no_memory_shipped(ctx, log, "no brief"):
         return ""
     memory = _retry_locked(lambda: _open_memory(ctx), log, "open")
     try:
@@ -458,10 +465,9 @@ def prompt_context(payload: Mapping[str, Any], ctx: HookContext, log: HookLog) -
     if not ctx.db.exists():
         log.info(f"no database at {ctx.db}; nothing injected")
         return ""
-    if config.no_memory(config.shipped_spec(ctx.home)):
-        # What a running server answers with this arm; without one the lexical read below would
-        # inject what the shipped decision said not to.
-        log.info("the shipped arm is none() (no memory); nothing injected")
+    # What a running server answers with that arm; without one the lexical read below would inject
+    # what the shipped decision said not to.
+    if _no_memory_shipped(ctx, log, "nothing injected"):
         return ""
     # The text reads need neither numpy nor the vector catalog.
     reads = _retry_locked(lambda: _open_text_reads(ctx), log, "open")
