@@ -38,7 +38,7 @@ SettlementKind = Literal["corrected", "changed", "open"]
 SETTLEMENT_KINDS: tuple[SettlementKind, ...] = ("corrected", "changed", "open")
 # A text this long said again is the same statement (the same file read in another session or worktree,
 # the same command output), whatever lines hold it; a shorter one ("Done.", "yes, go ahead") says too
-# little to be one. A `corrected` settle hides such repeats with its chunk (`engine.trust_sql`).
+# little to be one. A settle applies to such repeats as to its old chunk (`engine.trust_sql`).
 MIN_SAME_TEXT = 100
 
 

@@ -415,8 +415,9 @@ class Memory:
         return trust.undo_settle(self.conn, settlement_id, actor=actor, now=now, reason=reason)
 
     def same_text_ids(self, chunk_id: str) -> list[str]:
-        """The chunks a `corrected` settle of `chunk_id` hides with it: its exact copies, and the same
-        text of at least `engine.api.MIN_SAME_TEXT` characters anywhere; by id."""
+        """The chunks a settle of `chunk_id` applies to with it (hidden when corrected, ranked below
+        the replacement when changed, shown with the other when open): its exact copies, and the
+        same text of at least `engine.api.MIN_SAME_TEXT` characters anywhere; by id."""
         return trust_sql.same_text_ids(self.conn, chunk_id)
 
     def settlements(self, scope: Scope, *, include_undone: bool = False) -> list[Settlement]:

@@ -15,6 +15,7 @@ Two FTS5 indexes hold the same chunk text (engine/store.py): `chunks_fts` (unico
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import threading
@@ -280,20 +281,27 @@ def settlement(row: trust_sql.SettlementRow) -> Settlement:
 
 
 def settlements_of(conn: sqlite3.Connection, ids: Sequence[str], scope: Scope) -> list[Settlement]:
-    """Active settles in which a chunk of `ids` that lies in `scope` is old or new, oldest first."""
+    """Active settles in which a chunk of `ids` that lies in `scope` is old or new, oldest first;
+    for a chunk of `ids` in `scope` that says what a settle's old chunk says
+    (`trust_sql.settled_twins`), that settle again with it as `old`, after the settle itself."""
     require_scope(scope)
     projects = None if scope.all_projects else sorted(scope.projects)
-    return [settlement(r) for r in trust_sql.active_touching(conn, ids, projects)]
+    found = [settlement(r) for r in trust_sql.active_touching(conn, ids, projects)]
+    found += [
+        dataclasses.replace(settlement(row), old=twin)
+        for twin, row in trust_sql.settled_twins(conn, ids, projects)
+    ]
+    return sorted(found, key=lambda s: s.id)  # stable: a settle's own chunks first
 
 
 def settled_links(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, tuple[SettledAs, ...]]:
     """Chunk id -> its part in every active settle, oldest first (ids in none are absent). A chunk that
-    says what a corrected one says (`trust_sql.corrected_twins`) is hidden with it, and takes its part."""
+    says what a settle's old chunk says (`trust_sql.settled_twins`) takes its part."""
     parts: list[tuple[str, Literal["old", "new"], Settlement]] = []  # (chunk, role, settle)
     for row in trust_sql.active_touching(conn, ids, None):
         found = settlement(row)
         parts += [(found.old, "old", found), (found.new, "new", found)]
-    parts += [(twin, "old", settlement(row)) for twin, row in trust_sql.corrected_twins(conn, ids)]
+    parts += [(twin, "old", settlement(row)) for twin, row in trust_sql.settled_twins(conn, ids)]
     out: dict[str, list[SettledAs]] = {}
     wanted = set(ids)
     for chunk, role, found in sorted(parts, key=lambda part: part[2].id):

@@ -10,9 +10,10 @@ messages (the first in stream order on a tie). A chunk none of whose messages th
 more is gone. `follow` marks undone, by the person whose forget took the text out, an active settle
 whose old chunk (what it hides or ranks lower) is gone or lost a message to the forget, or whose
 replacement is gone, unless it is `corrected` (the statement stays wrong without its correction); `engine.trust.carry_over` (a rebuild, which removes nothing) keeps the id of a
-chunk none of whose messages the new memory holds. A `corrected` settle whose old chunk the forget took
-moves instead to a chunk that still says the same (the same text of `MIN_SAME_TEXT` characters or more,
-which it hid with the old one), so forgetting the wrong statement does not bring its repeats back.
+chunk none of whose messages the new memory holds. A settle whose old chunk the forget took moves
+instead to a chunk that still says the same (the same text of `MIN_SAME_TEXT` characters or more, to
+which it applied with the old one), so forgetting the statement does not bring its repeats back
+unmarked; a `changed` or `open` one whose replacement is gone as well is undone.
 """
 
 from __future__ import annotations
@@ -28,9 +29,7 @@ Places = dict[str, tuple[str, trust_sql.ChunkPlace]]
 # The reasons of the audit rows `follow` writes (the targets name the settle and its chunks).
 _UNDONE = "forget: what it settled is not there as it was"
 _MOVED = "forget chunked its stream again: its chunks' text is now under these ids"
-_SAID_AGAIN = (
-    "forget took the corrected chunk: the same words stay in this one, hidden as they were"
-)
+_SAID_AGAIN = "forget took the settled chunk: the same words stay in this one, settled as they were"
 
 
 def places(conn: sqlite3.Connection, streams: Sequence[str]) -> Places:
@@ -83,8 +82,8 @@ def follow(
     followed = undone = 0
     for row in trust_sql.naming(conn, sorted(moved.keys() | changed)):
         targets = [f"settlement:{row[0]}", row[1], row[2]]
-        holder = _said_again(conn, row, before) if row[1] in changed else None
-        if holder is not None:  # the corrected words stay elsewhere: the settle hides them there
+        holder = _said_again(conn, row, before, gone) if row[1] in changed else None
+        if holder is not None:  # the old words stay elsewhere: the settle applies to them there
             _move(conn, row, (holder, moved.get(row[2], row[2])), now, _SAID_AGAIN)
             followed += 1
             continue
@@ -116,12 +115,16 @@ def _move(
 
 
 def _said_again(
-    conn: sqlite3.Connection, row: trust_sql.SettlementRow, before: Places
+    conn: sqlite3.Connection, row: trust_sql.SettlementRow, before: Places, gone: Collection[str]
 ) -> str | None:
-    """For an active `corrected` settle whose old chunk the forget took: a chunk that still says what
-    it said (the same text of `MIN_SAME_TEXT` characters or more, which the settle hid with it), so
-    the settle moves there rather than being undone and letting those words back into every search."""
-    if row[3] != "corrected" or row[7] is not None or row[1] not in before:
+    """For an active settle whose old chunk the forget took: a chunk that still says what it said
+    (the same text of `MIN_SAME_TEXT` characters or more, to which the settle applied with it), so
+    the settle moves there rather than being undone and letting those words back unmarked: hidden
+    still when `corrected`, ranked below the replacement when `changed`, with the other when `open`.
+    None for a settle whose replacement is gone, unless it is `corrected` (then it is undone)."""
+    if row[7] is not None or row[1] not in before:
+        return None
+    if row[3] != "corrected" and row[2] in gone:
         return None
     return trust_sql.said_again(conn, before[row[1]][1][2], row[1], row[2])
 

@@ -103,7 +103,8 @@ def settle(
 
     Raises:
         TrustError: an unknown kind, actor or chunk id, the same id twice, an empty or long reason, a
-            pair already settled (either way round), or a replacement that is itself corrected.
+            pair already settled (either way round), a replacement that says what `old` says, or
+            one that is itself corrected.
     """
     settled_kind = _kind(kind)
     why = _reason(reason)
@@ -124,6 +125,12 @@ def settle(
             msg = (
                 f"{row[1]} is already settled as {row[3]} by {row[2]} (settle {row[0]}); undo "
                 f"that first (`recallbench correct --undo {row[0]}`)"
+            )
+            raise TrustError(msg)
+        if by in trust_sql.same_text_ids(conn, old):
+            msg = (
+                f"{by} says what {old} says (the same text); a settle needs a replacement that "
+                "says something else, such as a note (`--note TEXT`)"
             )
             raise TrustError(msg)
         hidden = [r for r in trust_sql.active_touching(conn, [by], None) if r[3] == "corrected"]

@@ -178,21 +178,26 @@ def active_touching(
     )
 
 
-def corrected_twins(
-    conn: sqlite3.Connection, ids: Sequence[str]
+def settled_twins(
+    conn: sqlite3.Connection, ids: Sequence[str], projects: Sequence[str] | None = None
 ) -> list[tuple[str, SettlementRow]]:
-    """(chunk id, settlement) for each chunk of `ids` that says what the old chunk of an active
-    `corrected` settle says (`_SAME_AS_OLD`): hidden with it, so read by id it is marked as it is. By
-    settlement id, then chunk id."""
+    """(chunk id, settlement) for each chunk of `ids` (in `projects`; any when None) that says what
+    the old chunk of an active settle says (`_SAME_AS_OLD`) and is not its replacement: the settle
+    applies to it as to its old chunk (a corrected one is hidden, a changed one ranks below the
+    replacement, an open one is shown with the other). By settlement id, then chunk id."""
     if not ids:
         return []
-    # CROSS JOIN keeps SQLite's order: from the active corrections (usually none) to their copies,
-    # not from every id read to its text's other holders (`chunks` runs this on every read by id).
+    scope = "" if projects is None else " AND copy.project IN (SELECT value FROM json_each(?))"
+    params = [json.dumps(list(dict.fromkeys(ids)))]
+    if projects is not None:
+        params.append(json.dumps(sorted(projects)))
+    # CROSS JOIN keeps SQLite's order: from the active settles (usually none) to their copies, not
+    # from every id read to its text's other holders (`chunks` runs this on every read by id).
     cursor = conn.execute(
         f"SELECT {_COLUMNS}, copy.id FROM settlements s CROSS JOIN chunks o ON o.id = s.old "
-        f"CROSS JOIN chunks copy ON {_SAME_AS_OLD} WHERE s.kind = 'corrected' AND s.undone IS NULL "
-        "AND copy.id IN (SELECT value FROM json_each(?)) ORDER BY s.id, copy.id",
-        (json.dumps(list(dict.fromkeys(ids))),),
+        f"CROSS JOIN chunks copy ON {_SAME_AS_OLD} WHERE s.undone IS NULL AND copy.id != s.new "
+        "AND copy.id IN (SELECT value FROM json_each(?))" + scope + " ORDER BY s.id, copy.id",
+        params,
     )
     rows = cursor.fetchall()
     return [(str(r[9]), settle) for r, settle in zip(rows, _rows_of(rows), strict=True)]
@@ -210,7 +215,7 @@ def said_again(conn: sqlite3.Connection, sha256: str, *not_ids: str) -> str | No
 
 
 def same_text_ids(conn: sqlite3.Connection, chunk_id: str) -> list[str]:
-    """The chunks a `corrected` settle of `chunk_id` hides with it (`_SAME_AS_OLD`), by id."""
+    """The chunks a settle of `chunk_id` applies to with it (`_SAME_AS_OLD`), by id."""
     rows = conn.execute(
         f"SELECT copy.id FROM chunks o JOIN chunks copy ON {_SAME_AS_OLD} "
         "WHERE o.id = ? ORDER BY copy.id",

@@ -8,8 +8,11 @@ is a bystander that also names the marker. Every chunk is one session's only chu
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+import pytest
 
 from engine.api import MIN_SAME_TEXT
 from engine.embed import HashEmbedder
@@ -17,6 +20,8 @@ from engine.forget import forget
 from engine.forget_parts import Target
 from engine.memory import Memory
 from engine.scope import Scope
+from engine.trust import TrustError
+from engine.trust_order import settle_ranked
 from tests.engine.fixtures_transcripts import user_line, write_jsonl
 
 ALPHA = "/home/dev/alpha"
@@ -131,3 +136,94 @@ def test_forgetting_the_corrected_read_moves_its_settle_to_a_chunk_that_says_the
     assert [s.id for s in memory.settlements(BOTH)] == [done.id]
     undone = [s for s in memory.settlements(BOTH, include_undone=True) if s.id == short.id]
     assert undone[0].undone is not None
+
+
+@dataclass(frozen=True)
+class Item:
+    """A ranked item as `engine.trust_order` takes one."""
+
+    chunk_id: str
+    via: str = "arm"
+
+
+def arranged(memory: Memory, ids: dict[str, str], names: list[str], scope: Scope) -> list[str]:
+    """The names of `names`' chunks (best first), and of any brought in, once the settles apply."""
+    by_id = {v: k for k, v in ids.items()}
+    out = settle_ranked([Item(ids[n]) for n in names], memory, scope)
+    return [by_id[i.chunk_id] + ("+" if i.via != "arm" else "") for i in out]
+
+
+def test_a_changed_read_ranks_below_its_replacement_in_every_session_that_says_it(
+    tmp_path: Path,
+) -> None:
+    memory, ids = memory_of(tmp_path)
+    # control: before the settle the arm's order stands
+    assert arranged(memory, ids, ["read_b", "short_a"], BOTH) == ["read_b", "short_a"]
+    done = memory.settle(
+        ids["read_a"], by=ids["note"], kind="changed", reason="three now", actor="person", now=NOW
+    )
+    # read_b says what read_a said: the note is brought in above it, as above read_a itself
+    assert arranged(memory, ids, ["read_b", "short_a"], BOTH) == ["note+", "read_b", "short_a"]
+    assert arranged(memory, ids, ["read_a", "short_a"], BOTH) == ["note+", "read_a", "short_a"]
+    # the note found below both copies moves directly above the first
+    assert arranged(memory, ids, ["read_c", "read_a", "note"], BOTH) == ["note", "read_c", "read_a"]
+    # read by id, each copy is marked changed by the same settle; a scope without BETA gives read_c
+    # no settle (the rule reads settles within the query's scope), read_b in it one
+    for name in ("read_a", "read_b", "read_c"):
+        (record,) = memory.chunks([ids[name]], BOTH)
+        assert [(s.settlement, s.kind, s.role, s.other) for s in record.settled] == [
+            (done.id, "changed", "old", ids["note"])
+        ], name
+    alpha = Scope.of(ALPHA)
+    assert [s.old for s in memory.settlements_of([ids["read_b"], ids["read_c"]], alpha)] == [
+        ids["read_b"]
+    ]
+    # a short text said twice is two statements: short_b keeps its place when short_a is changed
+    memory.settle(
+        ids["short_a"], by=ids["note"], kind="changed", reason="r", actor="person", now=NOW
+    )
+    assert arranged(memory, ids, ["short_b", "read_b"], BOTH) == ["short_b", "note+", "read_b"]
+
+
+def test_an_open_read_is_shown_with_the_other_one_wherever_it_is_said(tmp_path: Path) -> None:
+    memory, ids = memory_of(tmp_path)
+    memory.settle(ids["read_a"], by=ids["note"], kind="open", reason="?", actor="person", now=NOW)
+    assert arranged(memory, ids, ["read_c", "short_a"], BOTH) == ["read_c", "note+", "short_a"]
+    # control: the note itself is not a copy of anything; short_a stands alone
+    assert arranged(memory, ids, ["short_a"], BOTH) == ["short_a"]
+
+
+def test_forgetting_a_changed_read_moves_its_settle_to_a_chunk_that_says_the_same(
+    tmp_path: Path,
+) -> None:
+    memory, ids = memory_of(tmp_path)
+    done = memory.settle(
+        ids["read_a"], by=ids["note"], kind="changed", reason="three", actor="person", now=NOW
+    )
+    memory = forgotten(memory, tmp_path, "read_a")
+    (moved,) = memory.settlements(BOTH)
+    first = min(ids["read_b"], ids["read_c"])
+    assert (moved.id, moved.old, moved.new, moved.undone) == (done.id, first, ids["note"], None)
+    assert arranged(memory, ids, ["read_c", "read_b"], BOTH)[0] == "note+"
+    # control: a changed short text has no twin to move to, so forgetting it undoes its settle
+    short = memory.settle(
+        ids["short_a"], by=ids["note"], kind="changed", reason="r", actor="person", now=NOW
+    )
+    memory = forgotten(memory, tmp_path, "short_a")
+    assert [s.id for s in memory.settlements(BOTH)] == [done.id]
+    undone = [s for s in memory.settlements(BOTH, include_undone=True) if s.id == short.id]
+    assert undone[0].undone is not None
+
+
+def test_a_settle_refuses_a_replacement_that_says_what_the_old_chunk_says(tmp_path: Path) -> None:
+    memory, ids = memory_of(tmp_path)
+    with pytest.raises(TrustError, match=f"{ids['read_b']} says what {ids['read_a']} says"):
+        memory.settle(
+            ids["read_a"], by=ids["read_b"], kind="changed", reason="r", actor="person", now=NOW
+        )
+    assert memory.settlements(BOTH) == []  # nothing written
+    # control: a short text said twice is two statements, so one may replace the other
+    done = memory.settle(
+        ids["short_a"], by=ids["short_b"], kind="changed", reason="r", actor="person", now=NOW
+    )
+    assert [s.id for s in memory.settlements(BOTH)] == [done.id]
