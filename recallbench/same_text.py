@@ -16,8 +16,10 @@ hook), applied after the running session's context is left out (`recallbench.run
   place (the highest of them, when it holds several), and they are listed under it;
 - a hit whose text lies whole in what the running session has in context (one of the answer's own
   hits that the context rule left out) is left out too: the model holds those words already;
-- a hit that takes part in an active settle (`engine.trust`) is never left out for its text, and no
-  hit is listed under it: a settle judges one chunk, and its status line must stay in sight.
+- a hit that takes part in an active settle (`engine.trust`) is left out for its text only under a
+  higher-ranked hit with the same part in the same settles (a settle applies to every chunk that says
+  what its old chunk says, so the same file read in three sessions shows one status line, not three),
+  and only such hits are listed under it: its status line must stay in sight.
 
 This is how answers are shown, not how arms rank: the arms, and every benchmark, see every hit.
 `fill` asks again, with as many more hits as the rules left out, so an answer still holds what was
@@ -77,8 +79,13 @@ def once_each(records: Sequence[ChunkRecord], held: Sequence[ChunkRecord] = ()) 
     kept: list[ChunkRecord] = []
     under: dict[str, list[str]] = {}
     for record in records:
-        if record.settled:
-            kept.append(record)
+        if record.settled:  # only under a hit that shows the same status line
+            same = (s for s in kept if s.settled == record.settled and inside(record.text, s.text))
+            host = next(same, None)
+            if host is None:
+                kept.append(record)
+            else:
+                under.setdefault(host.id, []).append(record.id)
             continue
         if any(inside(record.text, text) for text in held_texts):
             continue

@@ -37,8 +37,9 @@ SAID = "reads every shard serially"
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
-def record(rid: str, text: str, *, settled: bool = False) -> ChunkRecord:
-    """A record with `text`: all the rule reads of it, with whether it takes part in a settle."""
+def record(rid: str, text: str, *, settled: bool = False, settle: int = 1) -> ChunkRecord:
+    """A record with `text`: all the rule reads of it, with whether it is the old chunk of open
+    settle `settle`."""
     return ChunkRecord(
         id=rid,
         session_id="s",
@@ -52,7 +53,7 @@ def record(rid: str, text: str, *, settled: bool = False) -> ChunkRecord:
         ts_end=None,
         session_start=None,
         sha256=text_sha256(text),
-        settled=(SettledAs(settlement=1, kind="open", role="old", other="z", time="t"),)
+        settled=(SettledAs(settlement=settle, kind="open", role="old", other="z", time="t"),)
         if settled
         else (),
     )
@@ -80,6 +81,19 @@ def test_a_text_is_shown_once_under_the_highest_hit_that_has_it() -> None:
     assert [r.id for r in held.records] == ["a"]
     assert held.same_text == {"a": ("c",)}
     assert held.first(0) == Shown([], {})
+
+
+def test_hits_in_the_same_settle_that_say_the_same_show_one_status_line() -> None:
+    # a settle applies to every chunk that says what its old chunk says: the same file read in three
+    # sessions is one hit with its status, not three
+    a, b, c = (record(i, "x", settled=True) for i in "abc")
+    other = record("o", "x", settled=True, settle=2)
+    plain = record("p", "x")
+    shown = once_each([a, plain, b, other, c])
+    assert [r.id for r in shown.records] == ["a", "p", "o"]
+    assert shown.same_text == {"a": ("b", "c")}
+    # control: another text in the same settle is a hit of its own
+    assert [r.id for r in once_each([a, record("y", "y", settled=True)]).records] == ["a", "y"]
 
 
 def test_a_text_inside_a_longer_one_is_its_words_from_a_hundred_characters() -> None:
