@@ -33,6 +33,14 @@ _EFFECT = {
     "changed": "ranks below its replacement from now on, marked with today's date",
     "open": "is shown together with the other one from now on, both marked open",
 }
+# What a settle does to the chunks that say what OLD says (`Memory.same_text_ids`), as `correct` says it
+# and as `corrections` lists it.
+_WITH_IT = {
+    "corrected": "hidden with it",
+    "changed": "ranked below its replacement too",
+    "open": "shown with the other one too",
+}
+_TOO = {"corrected": "hides too", "changed": "ranks below too", "open": "pairs too"}
 
 
 def _memory(*, embed: bool = False) -> Memory:
@@ -75,9 +83,10 @@ def _memory(*, embed: bool = False) -> Memory:
 @click.option(
     "--kind",
     type=click.Choice(SETTLEMENT_KINDS),
-    help="corrected: OLD was wrong (hidden from searches, with every chunk that says the same: "
-    "100 characters or more stored again, or a resumed session's copy); changed: OLD was true then "
-    "(ranked below NEW); open: unresolved (both shown together).",
+    help="corrected: OLD was wrong (hidden from searches); changed: OLD was true then (ranked "
+    "below NEW); open: unresolved (both shown together). Each applies as well to every chunk that "
+    "says what OLD says: its text of 100 characters or more stored again, or a resumed session's "
+    "copy.",
 )
 @click.option("--reason", metavar="TEXT", help="Why, in one sentence; recorded in the audit trail.")
 @click.option("--undo", "undo", type=int, metavar="ID", help="Take back settle ID instead.")
@@ -123,7 +132,7 @@ def correct_command(
             by = memory.add_note(_project_of(memory, old), note, now=now)
             click.echo(f"note stored as chunk {by}")
         done = memory.settle(old, by=by or "", kind=kind, reason=reason, actor=PERSON, now=now)
-        same = memory.same_text_ids(done.old) if done.kind == "corrected" else []
+        same = memory.same_text_ids(done.old)
     except TrustError as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
@@ -134,9 +143,9 @@ def correct_command(
     )
     if same:
         click.echo(
-            f"hidden with it: {len(same)} chunk(s) that say the same ({', '.join(same)}): the "
-            "same text stored again (another session's read of the same file, say), or a resumed "
-            "session's copy"
+            f"{_WITH_IT[done.kind]}: {len(same)} chunk(s) that say the same ({', '.join(same)}): "
+            "the same text stored again (another session's read of the same file, say), or a "
+            "resumed session's copy"
         )
 
 
@@ -199,10 +208,8 @@ def corrections_command(
             found = [s for s in found if s.actor.startswith(AGENT_PREFIX)]
         ids = [i for s in found for i in (s.old, s.new)]
         records = {r.id: r for r in memory.chunks(ids, Scope.everywhere())}
-        # what an active correction hides besides its chunk: the person reviews that too
-        same = {
-            s.id: memory.same_text_ids(s.old) for s in found if s.kind == "corrected" and s.active
-        }
+        # what an active settle applies to besides its chunk: the person reviews that too
+        same = {s.id: memory.same_text_ids(s.old) for s in found if s.active}
     finally:
         memory.close()
     if as_json:
@@ -235,7 +242,9 @@ def _lines(settled: Settlement, records: dict[str, ChunkRecord], same: list[str]
         f"    new: {_preview(records.get(settled.new))}",
     ]
     if same:
-        lines.append(f"    hides too: {len(same)} chunk(s) that say the same: {', '.join(same)}")
+        lines.append(
+            f"    {_TOO[settled.kind]}: {len(same)} chunk(s) that say the same: {', '.join(same)}"
+        )
     return lines
 
 

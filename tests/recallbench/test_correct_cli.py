@@ -241,3 +241,40 @@ def test_correct_names_the_chunks_that_say_the_same_and_search_finds_none_of_the
     )
     assert short.exit_code == 0, short.output
     assert "hidden with it" not in short.stdout  # 32 characters: a statement of its own
+
+
+def test_correct_changed_ranks_the_replacement_above_every_chunk_that_says_the_same(
+    tmp_path: Path, home: Path
+) -> None:
+    memory, ids = same_text_memory(tmp_path, home / "memory.db")
+    memory.close()
+    a, b, c, note = ids["read_a"], ids["read_b"], ids["read_c"], ids["note"]
+
+    def hits() -> list[dict[str, Any]]:
+        out = cli("search", "zanzibarite retry budget nine", "--all-projects", "--json")
+        assert out.exit_code == 0, out.output
+        found: list[dict[str, Any]] = json.loads(out.stdout)["hits"]
+        return found
+
+    before = hits()
+    # control: the three reads rank first, shown once (the other two listed under the first)
+    assert before[0]["chunk_id"] in {a, b, c}
+    assert {before[0]["chunk_id"], *before[0]["same_text"]} == {a, b, c}
+    out = cli("correct", b, "--by", note, "--kind", "changed", "--reason", "three now")
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines()[-1] == (
+        f"ranked below its replacement too: 2 chunk(s) that say the same "
+        f"({', '.join(sorted([a, c]))}): the same text stored again (another session's read of "
+        "the same file, say), or a resumed session's copy"
+    )
+    after = hits()
+    # the note first, then the reads, once, marked changed by it
+    assert after[0]["chunk_id"] == note
+    assert after[1]["chunk_id"] == before[0]["chunk_id"]
+    assert after[1]["status"].startswith("changed on ")
+    assert set(after[1]["same_text"]) == {a, b, c} - {after[1]["chunk_id"]}
+    listed = cli("corrections").stdout.splitlines()
+    assert (
+        listed[3]
+        == f"    ranks below too: 2 chunk(s) that say the same: {', '.join(sorted([a, c]))}"
+    )
