@@ -122,6 +122,7 @@ class Flagger(Protocol):
         self, settlement_id: int, *, actor: str, now: datetime, reason: str = ""
     ) -> Settlement: ...
     def settlements(self, scope: Scope, *, include_undone: bool = False) -> list[Settlement]: ...
+    def same_text_ids(self, chunk_id: str) -> list[str]: ...
 
 
 # --- return models ------------------------------------------------------------------------------
@@ -151,6 +152,11 @@ class FlagResult(BaseModel):
     actor: str
     active: bool
     message: str
+    same_text: list[str] = Field(
+        default_factory=list,
+        description="The memories of the searched projects that say what chunk_id says (the same "
+        "text stored again, or a resumed session's copy): the flag applies to them too.",
+    )
 
 
 class SearchResult(BaseModel):
@@ -463,7 +469,16 @@ class MemoryTools:
             )
         except ValueError as exc:  # the engine's refusal (engine.trust.TrustError) says why
             raise ToolError(str(exc)) from None
-        return _flag_result(done, f"flagged {kind}: {FLAG_DONE[kind]}")
+        # the same words elsewhere in this project: the flag applies to them too (engine.trust_sql)
+        same = [r.id for r in self._reader.chunks(flagger.same_text_ids(done.old), scope)]
+        also = (
+            ""
+            if not same
+            else "; so is 1 memory that says the same (same_text)"
+            if len(same) == 1
+            else f"; so are {len(same)} memories that say the same (same_text)"
+        )
+        return _flag_result(done, f"flagged {kind}: {FLAG_DONE[kind]}{also}", same)
 
     def _undo_flag(
         self, flagger: Flagger, scope: Scope, chunk_id: str, reason: str, by: str | None
@@ -558,7 +573,7 @@ class MemoryTools:
         )
 
 
-def _flag_result(done: Settlement, message: str) -> FlagResult:
+def _flag_result(done: Settlement, message: str, same: Sequence[str] = ()) -> FlagResult:
     return FlagResult(
         settlement_id=done.id,
         chunk_id=done.old,
@@ -567,6 +582,7 @@ def _flag_result(done: Settlement, message: str) -> FlagResult:
         actor=done.actor,
         active=done.active,
         message=message,
+        same_text=list(same),
     )
 
 

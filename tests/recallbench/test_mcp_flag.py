@@ -15,6 +15,8 @@ from engine.embed import HashEmbedder
 from engine.memory import Memory
 from engine.scope import Scope
 from recallbench.mcp_server import SESSION_ENV, agent_actor, build_server
+from tests.engine.test_trust_same_text import ALPHA
+from tests.engine.test_trust_same_text import memory_of as same_text_memory
 from tests.engine.trust_fixtures import SHOP, T0, T1, shop_memory
 from tests.recallbench.test_mcp_server import call_results as calls
 
@@ -60,6 +62,7 @@ def test_a_corrected_flag_hides_the_memory_from_search_memory_but_get_memory_sho
             "active": True,
             "message": "flagged corrected: hidden from searches from now on; get_memory still "
             "shows it, with its replacement",
+            "same_text": [],
         },
     )
     assert old not in hit_ids(after)
@@ -151,3 +154,29 @@ def test_the_agent_actor_is_the_claude_code_session_id_or_a_random_one_per_serve
     assert second.startswith("agent:mcp-")
     assert first != second
     assert audit.check_actor(first) == first
+
+
+def test_a_flag_names_the_memories_of_its_project_that_say_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory, ids = same_text_memory(tmp_path)
+    monkeypatch.setenv(SESSION_ENV, SESSION)
+    tools = build_server(
+        Memory(memory.db_path, HashEmbedder()), "rrf", project_dir=Path(ALPHA), now=lambda: T1
+    )
+    (flagged,) = calls(
+        tools,
+        (
+            "flag_memory",
+            {"chunk_id": ids["read_a"], "kind": "changed", "reason": "r", "by": ids["note"]},
+        ),
+    )
+    assert flagged[0] is False, flagged[1]
+    # read_b (this project) says the same; read_c (BETA) does too, and the person sees it in
+    # `corrections`, but the agent's tools read this project only
+    assert flagged[1]["same_text"] == [ids["read_b"]]
+    assert memory.same_text_ids(ids["read_a"]) == sorted([ids["read_b"], ids["read_c"]])
+    assert flagged[1]["message"] == (
+        "flagged changed: ranked below its replacement from now on, marked with the date; so is 1 "
+        "memory that says the same (same_text)"
+    )
