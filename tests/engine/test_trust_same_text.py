@@ -1,5 +1,6 @@
-"""A corrected statement stays hidden when another session stored the same words: the same file read
-in two sessions (or two worktrees) is the same text under other line uuids, not a copy by uuid.
+"""A settle applies to the same words another session stored: the same file read in two sessions (or
+two worktrees) is the same text under other line uuids, not a copy by uuid. A corrected statement
+stays hidden there, a changed one ranks below its replacement, an open one is shown with the other.
 
 READ_A and READ_B (project ALPHA) and READ_C (project BETA, another worktree) each hold one prompt, the
 same 160 characters; SHORT_A and SHORT_B say the same 32 characters, under MIN_SAME_TEXT (100); NOTE
@@ -115,22 +116,25 @@ def forgotten(memory: Memory, tmp_path: Path, name: str) -> Memory:
     return Memory(db, HashEmbedder())
 
 
-def test_forgetting_the_corrected_read_moves_its_settle_to_a_chunk_that_says_the_same(
-    tmp_path: Path,
+@pytest.mark.parametrize("kind", ["corrected", "changed"])
+def test_forgetting_the_settled_read_moves_its_settle_to_a_chunk_that_says_the_same(
+    tmp_path: Path, kind: str
 ) -> None:
     memory, ids = memory_of(tmp_path)
     done = memory.settle(
-        ids["read_a"], by=ids["note"], kind="corrected", reason="a typo", actor="person", now=NOW
+        ids["read_a"], by=ids["note"], kind=kind, reason="a typo", actor="person", now=NOW
     )
     memory = forgotten(memory, tmp_path, "read_a")
-    # the same words stay hidden in the two sessions that still hold them
-    assert found(memory) == {ids["short_a"], ids["short_b"], ids["note"]}
     (moved,) = memory.settlements(BOTH)
     first = min(ids["read_b"], ids["read_c"])
     assert (moved.id, moved.old, moved.new, moved.undone) == (done.id, first, ids["note"], None)
-    # control: a corrected short text has no twin to move to, so forgetting it undoes its settle
+    if kind == "corrected":  # the same words stay hidden in the two sessions that still hold them
+        assert found(memory) == {ids["short_a"], ids["short_b"], ids["note"]}
+    else:  # and rank below the note there
+        assert arranged(memory, ids, ["read_c", "read_b"], BOTH)[0] == "note+"
+    # control: a settled short text has no twin to move to, so forgetting it undoes its settle
     short = memory.settle(
-        ids["short_a"], by=ids["note"], kind="corrected", reason="r", actor="person", now=NOW
+        ids["short_a"], by=ids["note"], kind=kind, reason="r", actor="person", now=NOW
     )
     memory = forgotten(memory, tmp_path, "short_a")
     assert [s.id for s in memory.settlements(BOTH)] == [done.id]
@@ -191,28 +195,6 @@ def test_an_open_read_is_shown_with_the_other_one_wherever_it_is_said(tmp_path: 
     assert arranged(memory, ids, ["read_c", "short_a"], BOTH) == ["read_c", "note+", "short_a"]
     # control: the note itself is not a copy of anything; short_a stands alone
     assert arranged(memory, ids, ["short_a"], BOTH) == ["short_a"]
-
-
-def test_forgetting_a_changed_read_moves_its_settle_to_a_chunk_that_says_the_same(
-    tmp_path: Path,
-) -> None:
-    memory, ids = memory_of(tmp_path)
-    done = memory.settle(
-        ids["read_a"], by=ids["note"], kind="changed", reason="three", actor="person", now=NOW
-    )
-    memory = forgotten(memory, tmp_path, "read_a")
-    (moved,) = memory.settlements(BOTH)
-    first = min(ids["read_b"], ids["read_c"])
-    assert (moved.id, moved.old, moved.new, moved.undone) == (done.id, first, ids["note"], None)
-    assert arranged(memory, ids, ["read_c", "read_b"], BOTH)[0] == "note+"
-    # control: a changed short text has no twin to move to, so forgetting it undoes its settle
-    short = memory.settle(
-        ids["short_a"], by=ids["note"], kind="changed", reason="r", actor="person", now=NOW
-    )
-    memory = forgotten(memory, tmp_path, "short_a")
-    assert [s.id for s in memory.settlements(BOTH)] == [done.id]
-    undone = [s for s in memory.settlements(BOTH, include_undone=True) if s.id == short.id]
-    assert undone[0].undone is not None
 
 
 def test_a_settle_refuses_a_replacement_that_says_what_the_old_chunk_says(tmp_path: Path) -> None:
