@@ -12,6 +12,7 @@ import click
 
 from engine.backups import kept_backups
 from engine.render import MAX_MESSAGE_BYTES
+from engine.scope import Scope
 from engine.store_errors import STORE_ERRORS, is_damage_report
 from recallbench import config
 from recallbench.cli_options import LazyGroup, chosen_db, db_option
@@ -25,6 +26,8 @@ from recallbench.status_notes import (
     gone_transcripts,
     index_note,
     other_vectors,
+    settles_info,
+    settles_line,
     stale_notes,
     unrecorded,
     unrecorded_note,
@@ -248,6 +251,7 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
     info["backups"] = [{"path": str(b.path), "bytes": b.bytes} for b in kept]
     info["files_gone"] = gone_transcripts(ctx.db)
     arm = info["arm"] = arm_info()
+    settles = info["corrections"] = settles_info(memory.settlements(Scope.everywhere()))
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
@@ -281,6 +285,7 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
         )
     click.echo(f"index: {info['index']}{index_note(info)}")
     click.echo(arm_line(arm))
+    click.echo(settles_line(settles))
     _echo_counts("skipped", info["skipped"])
     _echo_counts("scrubbed", info["scrubbed"])
     for line in stale_notes(info):

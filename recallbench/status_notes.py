@@ -1,11 +1,13 @@
-"""What `recallbench status` adds to the memory's counts: the arm that answers, other embedders' vectors,
-the index's state, what an import under an older sanitizer or parser left, and the projects no worktree
-can join."""
+"""What `recallbench status` adds to the memory's counts: the arm that answers, the settles in force,
+other embedders' vectors, the index's state, what an import under an older sanitizer or parser left,
+and the projects no worktree can join."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from engine.api import Settlement
+from engine.audit import AGENT_PREFIX
 from engine.checks import is_int
 from engine.git_repo import checkout_of
 from engine.parser_versions import COMPACTION_INSTRUCTIONS_LEAD, PARSER_VERSION
@@ -171,4 +173,25 @@ def arm_line(info: dict[str, object]) -> str:
     line = f"arm: {info['spec']} (shipped from {info['protocol_id']} run {info['run_id']})"
     if info["no_memory"]:
         line += ": no memory, so searches find nothing until another run is shipped"
+    return line
+
+
+def settles_info(settles: list[Settlement]) -> dict[str, int]:
+    """How many settles are in force, and how many of those an agent made (`flag_memory`)."""
+    active = [s for s in settles if s.active]
+    return {
+        "active": len(active),
+        "by_agent": sum(1 for s in active if s.actor.startswith(AGENT_PREFIX)),
+    }
+
+
+def settles_line(info: dict[str, int]) -> str:
+    """`status`'s line for `settles_info`: an agent's flags are named, for the person to review."""
+    line = f"corrections: {info['active']} in force"
+    if info["by_agent"]:
+        line += (
+            f", {info['by_agent']} of them made by an agent (flag_memory), which can hide a "
+            "memory: `recallbench corrections --pending` lists them, `recallbench correct --undo ID` "
+            "takes one back"
+        )
     return line

@@ -171,11 +171,23 @@ def test_corrections_pending_lists_every_agent_settle_still_in_force(
     assert out.exit_code == 0, out.output
     assert [s["id"] for s in corrections("--pending")] == [4]
     assert "--pending lists settles in force" in cli("corrections", "--pending", "--all").output
+    # `status` names the agent's settles in force, for the person to review: 3 and 4 in force, 4 the
+    # agent's (1 undone by the person, 2 by the agent)
+    status = cli("status").stdout.splitlines()
+    assert (
+        "corrections: 2 in force, 1 of them made by an agent (flag_memory), which can hide a memory: "
+        "`recallbench corrections --pending` lists them, `recallbench correct --undo ID` takes one "
+        "back"
+    ) in status
+    assert json.loads(cli("status", "--json").stdout)["corrections"] == {"active": 2, "by_agent": 1}
+    cli("correct", "--undo", "4")
+    assert "corrections: 1 in force" in cli("status").stdout.splitlines()  # the person's only
 
 
 def test_corrections_on_an_empty_memory_says_so(tmp_path: Path, home: Path) -> None:
     memory_at(tmp_path, home)
     assert cli("corrections").stdout == "no settles in any project\n"
+    assert "corrections: 0 in force" in cli("status").stdout.splitlines()
     assert cli("corrections", "--pending", "--project", SHOP).stdout == (
         f"no pending agent settles in {SHOP}\n"
     )
