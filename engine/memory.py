@@ -550,4 +550,5 @@ class Memory:
             "chunking_version": chunked_sql.version(self.conn),
             "cut_words": chunked_sql.cut_words(self.conn),
             "forgotten_before": None if horizon is None else audit.utc_text(horizon),
+            **session_files_sql.freshness(self.conn),
         }

@@ -1,4 +1,5 @@
-"""The SQL of one read: where a session's main transcript lies, as its last import recorded it.
+"""The SQL of two reads of the imported files: where a session's main transcript lies, as its last
+import recorded it, and when an import last stored anything.
 
 Kept out of `engine.reads` and `engine.store` (both full); like them, nothing outside engine/ imports
 this module: `engine.memory.Memory.main_transcript` is the public read. The MCP tools use it to read
@@ -20,3 +21,19 @@ def main_transcript(conn: sqlite3.Connection, session_id: str) -> str | None:
         (session_id, f"{session_id}@*"),
     ).fetchone()
     return None if row is None else str(row[0])
+
+
+def freshness(conn: sqlite3.Connection) -> dict[str, str | None]:
+    """`last_import`: when an import last stored a file's new lines (`files.imported_at`, UTC);
+    `newest_session`: the latest end of a session imported from a transcript (`sessions.ended`;
+    recallbench's own transcripts and the person's notes, which have no file, left out); each None
+    on an empty memory."""
+    imported = conn.execute("SELECT MAX(imported_at) FROM files").fetchone()[0]
+    ended = conn.execute(
+        "SELECT MAX(s.ended) FROM sessions s WHERE s.self_transcript = 0 "
+        "AND EXISTS (SELECT 1 FROM files f WHERE f.session_id = s.id)"
+    ).fetchone()[0]
+    return {
+        "last_import": None if imported is None else str(imported),
+        "newest_session": None if ended is None else str(ended),
+    }

@@ -24,6 +24,9 @@ from recallbench.status_notes import (
     arm_line,
     files_note,
     gone_transcripts,
+    hooks_info,
+    hooks_line,
+    imported_line,
     index_note,
     other_vectors,
     settles_info,
@@ -252,6 +255,8 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
     info["files_gone"] = gone_transcripts(ctx.db)
     arm = info["arm"] = arm_info()
     settles = info["corrections"] = settles_info(memory.settlements(Scope.everywhere()))
+    hook_files = hooks_info(cwd=directory or Path.cwd())
+    info["hooks"] = [f.to_dict() for f in hook_files]
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
@@ -286,6 +291,8 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
     click.echo(f"index: {info['index']}{index_note(info)}")
     click.echo(arm_line(arm))
     click.echo(settles_line(settles))
+    click.echo(hooks_line(hook_files))
+    click.echo(imported_line(info))
     _echo_counts("skipped", info["skipped"])
     _echo_counts("scrubbed", info["scrubbed"])
     for line in stale_notes(info):

@@ -180,6 +180,24 @@ def is_ours(entry: object) -> bool:
     return len(words) == 3 and Path(words[0]).name == COMMAND and words[1] == "hook"
 
 
+def our_events(settings: Mapping[str, Any]) -> list[str]:
+    """The events of `settings` whose matcher groups hold one of our hook entries, in file order."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return []
+    return [
+        str(event)
+        for event, groups in hooks.items()
+        if isinstance(groups, list)
+        and any(
+            isinstance(group, dict)
+            and isinstance(group.get("hooks"), list)
+            and any(is_ours(e) for e in group["hooks"])
+            for group in groups
+        )
+    ]
+
+
 def without_our_hooks(settings: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of `settings` with exactly our hook entries removed; everything else is kept as it was.
 

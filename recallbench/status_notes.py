@@ -1,10 +1,14 @@
 """What `recallbench status` adds to the memory's counts: the arm that answers, the settles in force,
-other embedders' vectors, the index's state, what an import under an older sanitizer or parser left,
+whether Claude Code runs recallbench's hooks and when an import last stored anything, other embedders'
+vectors, the index's state, what an import under an older sanitizer or parser left,
 and the projects no worktree can join."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Literal
 
 from engine.api import Settlement
 from engine.audit import AGENT_PREFIX
@@ -14,7 +18,9 @@ from engine.parser_versions import COMPACTION_INSTRUCTIONS_LEAD, PARSER_VERSION
 from engine.scope import Resolution
 from engine.secret_formats import SINCE_VERSION
 from recallbench import config
-from recallbench.present import counted
+from recallbench.hook_settings import SettingsError, load_settings, our_events, settings_path
+from recallbench.hooks import EVENTS
+from recallbench.present import counted, minute
 
 
 def other_vectors(db: Path, embedder: str) -> dict[str, int]:
@@ -195,3 +201,60 @@ def settles_line(info: dict[str, int]) -> str:
             "takes one back"
         )
     return line
+
+
+@dataclass(frozen=True)
+class HookFile:
+    """One Claude Code settings file `status` reads: its scope, path, the events it runs one of
+    recallbench's hooks on (in `hooks.EVENTS` order), and why it could not be read (or None)."""
+
+    scope: Literal["user", "project"]
+    path: str
+    events: tuple[str, ...]
+    error: str | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {**asdict(self), "events": list(self.events)}
+
+
+def hooks_info(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> list[HookFile]:
+    """Claude Code's user settings and this folder's project settings (`hook_settings.settings_path`),
+    as `HookFile`s."""
+    out: list[HookFile] = []
+    scopes: tuple[Literal["user", "project"], ...] = ("user", "project")
+    for scope in scopes:
+        path = settings_path(scope, env=env, cwd=cwd)
+        try:
+            ours, error = set(our_events(load_settings(path))), None
+        except SettingsError as exc:
+            ours, error = set(), str(exc)
+        events = tuple(e for e in EVENTS if e in ours)
+        out.append(HookFile(scope=scope, path=str(path), events=events, error=error))
+    return out
+
+
+def hooks_line(files: list[HookFile]) -> str:
+    """`status`'s line for `hooks_info`: where the hooks run, which are missing, or that none do (so
+    the memory changes only when the person imports)."""
+    unread = "".join(f"; cannot read {f.path}: {f.error}" for f in files if f.error)
+    found = [f for f in files if f.events]
+    if not found:
+        where = " or ".join(f.path for f in files)
+        return (
+            f"hooks: none in {where}, so the memory changes only when you run `recallbench import` "
+            f"(`recallbench hooks install` imports as you work){unread}"
+        )
+    where = "; ".join(f"{', '.join(f.events)} in {f.path}" for f in found)
+    missing = [e for e in EVENTS if not any(e in f.events for f in found)]
+    lack = f"; not {', '.join(missing)} (`recallbench hooks install` adds them)" if missing else ""
+    return f"hooks: {where}{lack}{unread}"
+
+
+def imported_line(info: Mapping[str, object]) -> str:
+    """`status`'s line for when an import last stored new lines and the newest session it holds."""
+    if info.get("last_import") is None:
+        return "imported: nothing yet"
+    return (
+        f"imported: last stored new lines {minute(info['last_import'])} UTC; the newest session "
+        f"ended {minute(info.get('newest_session'))} UTC"
+    )
