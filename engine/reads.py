@@ -282,26 +282,34 @@ def settlement(row: trust_sql.SettlementRow) -> Settlement:
 
 def settlements_of(conn: sqlite3.Connection, ids: Sequence[str], scope: Scope) -> list[Settlement]:
     """Active settles in which a chunk of `ids` that lies in `scope` is old or new, oldest first;
-    for a chunk of `ids` in `scope` that says what a settle's old chunk says
-    (`trust_sql.settled_twins`), that settle again with it as `old`, after the settle itself."""
+    for a chunk of `ids` in `scope` that says what a settle's old chunk (or an open one's new chunk)
+    says (`trust_sql.settled_twins`), that settle again with it in that chunk's place, after the
+    settle itself."""
     require_scope(scope)
     projects = None if scope.all_projects else sorted(scope.projects)
     found = [settlement(r) for r in trust_sql.active_touching(conn, ids, projects)]
-    found += [
-        dataclasses.replace(settlement(row), old=twin)
-        for twin, row in trust_sql.settled_twins(conn, ids, projects)
-    ]
+    for twin, row, role in trust_sql.settled_twins(conn, ids, projects):
+        settle = settlement(row)
+        twinned = (
+            dataclasses.replace(settle, old=twin)
+            if role == "old"
+            else dataclasses.replace(settle, new=twin)
+        )
+        found.append(twinned)
     return sorted(found, key=lambda s: s.id)  # stable: a settle's own chunks first
 
 
 def settled_links(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, tuple[SettledAs, ...]]:
     """Chunk id -> its part in every active settle, oldest first (ids in none are absent). A chunk that
-    says what a settle's old chunk says (`trust_sql.settled_twins`) takes its part."""
+    says what a settle's old chunk (or an open one's new chunk) says (`trust_sql.settled_twins`)
+    takes its part."""
     parts: list[tuple[str, Literal["old", "new"], Settlement]] = []  # (chunk, role, settle)
     for row in trust_sql.active_touching(conn, ids, None):
         found = settlement(row)
         parts += [(found.old, "old", found), (found.new, "new", found)]
-    parts += [(twin, "old", settlement(row)) for twin, row in trust_sql.settled_twins(conn, ids)]
+    parts += [
+        (twin, role, settlement(row)) for twin, row, role in trust_sql.settled_twins(conn, ids)
+    ]
     out: dict[str, list[SettledAs]] = {}
     wanted = set(ids)
     for chunk, role, found in sorted(parts, key=lambda part: part[2].id):

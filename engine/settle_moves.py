@@ -13,7 +13,8 @@ replacement is gone, unless it is `corrected` (the statement stays wrong without
 chunk none of whose messages the new memory holds. A settle whose old chunk the forget took moves
 instead to a chunk that still says the same (the same text of `MIN_SAME_TEXT` characters or more, to
 which it applied with the old one), so forgetting the statement does not bring its repeats back
-unmarked; a `changed` or `open` one whose replacement is gone as well is undone.
+unmarked; an `open` one whose new chunk the forget took moves the same way (both sides are in
+dispute); a `changed` one whose replacement is gone is undone.
 """
 
 from __future__ import annotations
@@ -82,9 +83,9 @@ def follow(
     followed = undone = 0
     for row in trust_sql.naming(conn, sorted(moved.keys() | changed)):
         targets = [f"settlement:{row[0]}", row[1], row[2]]
-        holder = _said_again(conn, row, before, gone) if row[1] in changed else None
-        if holder is not None:  # the old words stay elsewhere: the settle applies to them there
-            _move(conn, row, (holder, moved.get(row[2], row[2])), now, _SAID_AGAIN)
+        holders = _said_again(conn, row, before, (changed, gone, moved))
+        if holders is not None:  # the words stay elsewhere: the settle applies to them there
+            _move(conn, row, holders, now, _SAID_AGAIN)
             followed += 1
             continue
         if row[7] is None and (row[1] in changed or (row[2] in gone and row[3] != "corrected")):
@@ -115,18 +116,39 @@ def _move(
 
 
 def _said_again(
-    conn: sqlite3.Connection, row: trust_sql.SettlementRow, before: Places, gone: Collection[str]
-) -> str | None:
-    """For an active settle whose old chunk the forget took: a chunk that still says what it said
-    (the same text of `MIN_SAME_TEXT` characters or more, to which the settle applied with it), so
-    the settle moves there rather than being undone and letting those words back unmarked: hidden
-    still when `corrected`, ranked below the replacement when `changed`, with the other when `open`.
-    None for a settle whose replacement is gone, unless it is `corrected` (then it is undone)."""
-    if row[7] is not None or row[1] not in before:
+    conn: sqlite3.Connection,
+    row: trust_sql.SettlementRow,
+    before: Places,
+    taken: tuple[Collection[str], Collection[str], dict[str, str]],
+) -> tuple[str, str] | None:
+    """For an active settle a side of which the forget took (`taken`: the old chunks changed, the
+    chunks gone, the moved ids): its (old, new) with each taken side replaced by a chunk that still
+    says what it said (the same text of `MIN_SAME_TEXT` characters or more, to which the settle
+    applied with it), so the settle moves there rather than being undone and letting those words
+    back unmarked: hidden still when `corrected`, ranked below the replacement when `changed`, with
+    the other when `open`. The new side counts as taken only when it is gone and the settle is not
+    `corrected`, and only an `open` one's moves (a changed settle whose replacement is gone is
+    undone). None when nothing was taken or a taken side has no such chunk."""
+    changed, gone, moved = taken
+    old, new = row[1], row[2]
+    old_taken, new_taken = old in changed, new in gone and row[3] != "corrected"
+    if row[7] is not None or not (old_taken or new_taken):
         return None
-    if row[3] != "corrected" and row[2] in gone:
+    if new_taken and (row[3] != "open" or new not in before):
         return None
-    return trust_sql.said_again(conn, before[row[1]][1][2], row[1], row[2])
+    if old_taken and old not in before:
+        return None
+    old_to = (
+        trust_sql.said_again(conn, before[old][1][2], old, new)
+        if old_taken
+        else moved.get(old, old)
+    )
+    new_to = (
+        trust_sql.said_again(conn, before[new][1][2], new, old)
+        if new_taken
+        else moved.get(new, new)
+    )
+    return None if old_to is None or new_to is None else (old_to, new_to)
 
 
 def note(followed: int, undone: int) -> str:

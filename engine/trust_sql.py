@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from engine.api import MIN_SAME_TEXT
 
@@ -180,11 +180,13 @@ def active_touching(
 
 def settled_twins(
     conn: sqlite3.Connection, ids: Sequence[str], projects: Sequence[str] | None = None
-) -> list[tuple[str, SettlementRow]]:
-    """(chunk id, settlement) for each chunk of `ids` (in `projects`; any when None) that says what
-    the old chunk of an active settle says (`_SAME_AS_OLD`) and is not its replacement: the settle
-    applies to it as to its old chunk (a corrected one is hidden, a changed one ranks below the
-    replacement, an open one is shown with the other). By settlement id, then chunk id."""
+) -> list[tuple[str, SettlementRow, Literal["old", "new"]]]:
+    """(chunk id, settlement, role) for each chunk of `ids` (in `projects`; any when None) that says
+    what the old chunk of an active settle says (`_SAME_AS_OLD`) and is not its replacement, role
+    "old": the settle applies to it as to its old chunk (a corrected one is hidden, a changed one
+    ranks below the replacement, an open one is shown with the other); and for an `open` settle,
+    each that says what its new chunk says, role "new" (both sides are in dispute). By settlement
+    id, then chunk id."""
     if not ids:
         return []
     scope = "" if projects is None else " AND copy.project IN (SELECT value FROM json_each(?))"
@@ -193,14 +195,17 @@ def settled_twins(
         params.append(json.dumps(sorted(projects)))
     # CROSS JOIN keeps SQLite's order: from the active settles (usually none) to their copies, not
     # from every id read to its text's other holders (`chunks` runs this on every read by id).
-    cursor = conn.execute(
-        f"SELECT {_COLUMNS}, copy.id FROM settlements s CROSS JOIN chunks o ON o.id = s.old "
-        f"CROSS JOIN chunks copy ON {_SAME_AS_OLD} WHERE s.undone IS NULL AND copy.id != s.new "
-        "AND copy.id IN (SELECT value FROM json_each(?))" + scope + " ORDER BY s.id, copy.id",
-        params,
-    )
-    rows = cursor.fetchall()
-    return [(str(r[9]), settle) for r, settle in zip(rows, _rows_of(rows), strict=True)]
+    sides = [
+        f"SELECT {_COLUMNS}, copy.id, '{role}' FROM settlements s CROSS JOIN chunks o "
+        f"ON o.id = s.{role} CROSS JOIN chunks copy ON {_SAME_AS_OLD} WHERE s.undone IS NULL "
+        f"AND copy.id != s.{other}{kinds} AND copy.id IN (SELECT value FROM json_each(?)){scope}"
+        for role, other, kinds in (("old", "new", ""), ("new", "old", " AND s.kind = 'open'"))
+    ]
+    rows = conn.execute(" UNION ALL ".join(sides) + " ORDER BY 1, 10", params * 2).fetchall()
+    return [
+        (str(r[9]), settle, "new" if r[10] == "new" else "old")
+        for r, settle in zip(rows, _rows_of(rows), strict=True)
+    ]
 
 
 def said_again(conn: sqlite3.Connection, sha256: str, *not_ids: str) -> str | None:

@@ -33,8 +33,8 @@ _EFFECT = {
     "changed": "ranks below its replacement from now on, marked with today's date",
     "open": "is shown together with the other one from now on, both marked open",
 }
-# What a settle does to the chunks that say what OLD says (`Memory.same_text_ids`), as `correct` says it
-# and as `corrections` lists it.
+# What a settle does to the chunks that say what OLD (or an open settle's NEW) says
+# (`Memory.settled_with`), as `correct` says it and as `corrections` lists it.
 _WITH_IT = {
     "corrected": "hidden with it",
     "changed": "ranked below its replacement too",
@@ -85,8 +85,8 @@ def _memory(*, embed: bool = False) -> Memory:
     type=click.Choice(SETTLEMENT_KINDS),
     help="corrected: OLD was wrong (hidden from searches); changed: OLD was true then (ranked "
     "below NEW); open: unresolved (both shown together). Each applies as well to every chunk that "
-    "says what OLD says: its text of 100 characters or more stored again, or a resumed session's "
-    "copy.",
+    "says what OLD says (open: what either says): its text of 100 characters or more stored "
+    "again, or a resumed session's copy.",
 )
 @click.option("--reason", metavar="TEXT", help="Why, in one sentence; recorded in the audit trail.")
 @click.option("--undo", "undo", type=int, metavar="ID", help="Take back settle ID instead.")
@@ -132,7 +132,7 @@ def correct_command(
             by = memory.add_note(_project_of(memory, old), note, now=now)
             click.echo(f"note stored as chunk {by}")
         done = memory.settle(old, by=by or "", kind=kind, reason=reason, actor=PERSON, now=now)
-        same = memory.same_text_ids(done.old)
+        same = memory.settled_with(done)
     except TrustError as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
@@ -209,7 +209,7 @@ def corrections_command(
         ids = [i for s in found for i in (s.old, s.new)]
         records = {r.id: r for r in memory.chunks(ids, Scope.everywhere())}
         # what an active settle applies to besides its chunk: the person reviews that too
-        same = {s.id: memory.same_text_ids(s.old) for s in found if s.active}
+        same = {s.id: memory.settled_with(s) for s in found if s.active}
     finally:
         memory.close()
     if as_json:

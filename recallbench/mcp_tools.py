@@ -122,7 +122,7 @@ class Flagger(Protocol):
         self, settlement_id: int, *, actor: str, now: datetime, reason: str = ""
     ) -> Settlement: ...
     def settlements(self, scope: Scope, *, include_undone: bool = False) -> list[Settlement]: ...
-    def same_text_ids(self, chunk_id: str) -> list[str]: ...
+    def settled_with(self, settle: Settlement) -> list[str]: ...
 
 
 # --- return models ------------------------------------------------------------------------------
@@ -154,8 +154,9 @@ class FlagResult(BaseModel):
     message: str
     same_text: list[str] = Field(
         default_factory=list,
-        description="The memories of the searched projects that say what chunk_id says (the same "
-        "text stored again, or a resumed session's copy): the flag applies to them too.",
+        description="The memories of the searched projects that say what chunk_id says (for "
+        "open, what either says: the same text stored again, or a resumed session's copy): the "
+        "flag applies to them too.",
     )
 
 
@@ -470,7 +471,7 @@ class MemoryTools:
         except ValueError as exc:  # the engine's refusal (engine.trust.TrustError) says why
             raise ToolError(str(exc)) from None
         # the same words elsewhere in this project: the flag applies to them too (engine.trust_sql)
-        same = [r.id for r in self._reader.chunks(flagger.same_text_ids(done.old), scope)]
+        same = [r.id for r in self._reader.chunks(flagger.settled_with(done), scope)]
         also = (
             ""
             if not same

@@ -209,3 +209,46 @@ def test_a_settle_refuses_a_replacement_that_says_what_the_old_chunk_says(tmp_pa
         ids["short_a"], by=ids["short_b"], kind="changed", reason="r", actor="person", now=NOW
     )
     assert [s.id for s in memory.settlements(BOTH)] == [done.id]
+
+
+def test_an_open_settle_applies_to_what_either_side_says(tmp_path: Path) -> None:
+    memory, ids = memory_of(tmp_path)
+    b, c = ids["read_b"], ids["read_c"]
+    done = memory.settle(
+        ids["note"], by=ids["read_a"], kind="open", reason="?", actor="person", now=NOW
+    )
+    # read_c says what the new side says: the old side (the note) is brought in below it
+    assert arranged(memory, ids, ["read_c", "short_a"], BOTH) == ["read_c", "note+", "short_a"]
+    (record,) = memory.chunks([c], BOTH)
+    assert [(s.settlement, s.role, s.other) for s in record.settled] == [
+        (done.id, "new", ids["note"])
+    ]
+    assert memory.settled_with(done) == sorted([b, c])
+    # control: a changed settle's replacement said again is the replacement, not in dispute
+    memory.undo_settle(done.id, actor="person", now=NOW)
+    changed = memory.settle(
+        ids["note"], by=ids["read_a"], kind="changed", reason="r", actor="person", now=NOW
+    )
+    assert memory.settled_with(changed) == []
+    assert arranged(memory, ids, ["read_c", "short_a"], BOTH) == ["read_c", "short_a"]
+
+
+def test_forgetting_an_open_settles_new_side_moves_it_to_a_chunk_that_says_the_same(
+    tmp_path: Path,
+) -> None:
+    memory, ids = memory_of(tmp_path)
+    done = memory.settle(
+        ids["note"], by=ids["read_a"], kind="open", reason="?", actor="person", now=NOW
+    )
+    short = memory.settle(
+        ids["note"], by=ids["short_a"], kind="open", reason="?", actor="person", now=NOW
+    )
+    memory = forgotten(memory, tmp_path, "read_a")
+    first = min(ids["read_b"], ids["read_c"])
+    (moved,) = [s for s in memory.settlements(BOTH) if s.id == done.id]
+    assert (moved.old, moved.new, moved.undone) == (ids["note"], first, None)
+    # control: the short text has no twin to move to, so forgetting it undoes its settle
+    memory = forgotten(memory, tmp_path, "short_a")
+    assert [s.id for s in memory.settlements(BOTH)] == [done.id]
+    undone = [s for s in memory.settlements(BOTH, include_undone=True) if s.id == short.id]
+    assert undone[0].undone is not None

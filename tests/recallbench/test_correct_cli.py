@@ -290,3 +290,18 @@ def test_correct_changed_ranks_the_replacement_above_every_chunk_that_says_the_s
         listed[3]
         == f"    ranks below too: 2 chunk(s) that say the same: {', '.join(sorted([a, c]))}"
     )
+
+
+def test_correct_open_names_the_chunks_that_say_what_either_side_says(
+    tmp_path: Path, home: Path
+) -> None:
+    memory, ids = same_text_memory(tmp_path, home / "memory.db")
+    memory.close()
+    b, c = ids["read_b"], ids["read_c"]
+    out = cli("correct", ids["note"], "--by", ids["read_a"], "--kind", "open", "--reason", "?")
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines()[-1].startswith(
+        f"shown with the other one too: 2 chunk(s) that say the same ({', '.join(sorted([b, c]))})"
+    )
+    listed = cli("corrections").stdout.splitlines()
+    assert listed[3] == f"    pairs too: 2 chunk(s) that say the same: {', '.join(sorted([b, c]))}"

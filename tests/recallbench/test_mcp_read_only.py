@@ -209,7 +209,7 @@ def test_the_one_write_the_mcp_tools_make_is_a_settle_through_the_flagger_handed
         )
     }
     # a settle, its undo, and two listings (its settles; the chunks a settle applies to with its own)
-    assert used == {"settle", "undo_settle", "settlements", "same_text_ids"}
+    assert used == {"settle", "undo_settle", "settlements", "settled_with"}
     imported = {
         n for node in ast.walk(tree) for n in _imported_names(node, "recallbench.mcp_tools", False)
     }
