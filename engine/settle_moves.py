@@ -74,8 +74,9 @@ def follow(
     again on the chunk in its place, and mark undone (by the person, at `when`) each active settle
     whose old chunk is gone or lost one of its messages to the forget (`removed`: their uuids), or,
     unless it is `corrected`, whose replacement is gone: what it settled is not there as it was, and
-    the person can settle what is left. A corrected statement stays hidden when only its correction
-    is forgotten. Returns (settles moved, settles undone)."""
+    the person can settle what is left; unless the words of each side it took stay in another
+    chunk (`_said_again`), where the settle moves instead. A corrected statement stays hidden when
+    only its correction is forgotten. Returns (settles moved, settles undone)."""
     moved, gone = relocate(conn, before)
     when = audit.utc_text(now)
     taken = set(removed)
