@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.api import MIN_SAME_TEXT
+from engine.api import MIN_SAME_TEXT, Settlement
 from engine.embed import HashEmbedder
 from engine.forget import forget
 from engine.forget_parts import Target
@@ -64,6 +64,11 @@ def memory_of(tmp_path: Path, db: Path | None = None) -> tuple[Memory, dict[str,
     return memory, ids
 
 
+def settle(memory: Memory, ids: dict[str, str], old: str, new: str, kind: str) -> Settlement:
+    """The person settles the chunk of session `old` against that of `new` (names), now."""
+    return memory.settle(ids[old], by=ids[new], kind=kind, reason="r", actor="person", now=NOW)
+
+
 def found(memory: Memory) -> set[str]:
     lexical = {s.chunk_id for s in memory.lexical("zanzibarite", BOTH, 10)}
     vector = memory.embed_query(LONG)
@@ -78,10 +83,7 @@ def test_correcting_a_read_hides_the_same_words_in_every_session_and_marks_them(
     memory, ids = memory_of(tmp_path)
     assert found(memory) == set(ids.values())  # control: all six before any settle
     assert len(LONG) == 160 >= MIN_SAME_TEXT > len(SHORT) == 32
-    done = memory.settle(
-        ids["read_a"], by=ids["note"], kind="corrected", reason="nine was a typo", actor="person",
-        now=NOW,
-    )  # fmt: skip
+    done = settle(memory, ids, "read_a", "note", "corrected")
     assert memory.same_text_ids(ids["read_a"]) == sorted([ids["read_b"], ids["read_c"]])
     assert found(memory) == {ids["short_a"], ids["short_b"], ids["note"]}
     # read by id, each says it is corrected, by the settle of the chunk whose words it repeats
@@ -98,10 +100,7 @@ def test_correcting_a_read_hides_the_same_words_in_every_session_and_marks_them(
 
 def test_a_short_text_said_twice_is_two_statements(tmp_path: Path) -> None:
     memory, ids = memory_of(tmp_path)
-    memory.settle(
-        ids["short_a"], by=ids["note"], kind="corrected", reason="not today", actor="person",
-        now=NOW,
-    )  # fmt: skip
+    settle(memory, ids, "short_a", "note", "corrected")
     assert memory.same_text_ids(ids["short_a"]) == []
     assert found(memory) == set(ids.values()) - {ids["short_a"]}  # short_b is still found
     (record,) = memory.chunks([ids["short_b"]], BOTH)
@@ -121,9 +120,7 @@ def test_forgetting_the_settled_read_moves_its_settle_to_a_chunk_that_says_the_s
     tmp_path: Path, kind: str
 ) -> None:
     memory, ids = memory_of(tmp_path)
-    done = memory.settle(
-        ids["read_a"], by=ids["note"], kind=kind, reason="a typo", actor="person", now=NOW
-    )
+    done = settle(memory, ids, "read_a", "note", kind)
     memory = forgotten(memory, tmp_path, "read_a")
     (moved,) = memory.settlements(BOTH)
     first = min(ids["read_b"], ids["read_c"])
@@ -133,9 +130,7 @@ def test_forgetting_the_settled_read_moves_its_settle_to_a_chunk_that_says_the_s
     else:  # and rank below the note there
         assert arranged(memory, ids, ["read_c", "read_b"], BOTH)[0] == "note+"
     # control: a settled short text has no twin to move to, so forgetting it undoes its settle
-    short = memory.settle(
-        ids["short_a"], by=ids["note"], kind=kind, reason="r", actor="person", now=NOW
-    )
+    short = settle(memory, ids, "short_a", "note", kind)
     memory = forgotten(memory, tmp_path, "short_a")
     assert [s.id for s in memory.settlements(BOTH)] == [done.id]
     undone = [s for s in memory.settlements(BOTH, include_undone=True) if s.id == short.id]
@@ -163,9 +158,7 @@ def test_a_changed_read_ranks_below_its_replacement_in_every_session_that_says_i
     memory, ids = memory_of(tmp_path)
     # control: before the settle the arm's order stands
     assert arranged(memory, ids, ["read_b", "short_a"], BOTH) == ["read_b", "short_a"]
-    done = memory.settle(
-        ids["read_a"], by=ids["note"], kind="changed", reason="three now", actor="person", now=NOW
-    )
+    done = settle(memory, ids, "read_a", "note", "changed")
     # read_b says what read_a said: the note is brought in above it, as above read_a itself
     assert arranged(memory, ids, ["read_b", "short_a"], BOTH) == ["note+", "read_b", "short_a"]
     assert arranged(memory, ids, ["read_a", "short_a"], BOTH) == ["note+", "read_a", "short_a"]
@@ -183,15 +176,13 @@ def test_a_changed_read_ranks_below_its_replacement_in_every_session_that_says_i
         ids["read_b"]
     ]
     # a short text said twice is two statements: short_b keeps its place when short_a is changed
-    memory.settle(
-        ids["short_a"], by=ids["note"], kind="changed", reason="r", actor="person", now=NOW
-    )
+    settle(memory, ids, "short_a", "note", "changed")
     assert arranged(memory, ids, ["short_b", "read_b"], BOTH) == ["short_b", "note+", "read_b"]
 
 
 def test_an_open_read_is_shown_with_the_other_one_wherever_it_is_said(tmp_path: Path) -> None:
     memory, ids = memory_of(tmp_path)
-    memory.settle(ids["read_a"], by=ids["note"], kind="open", reason="?", actor="person", now=NOW)
+    settle(memory, ids, "read_a", "note", "open")
     assert arranged(memory, ids, ["read_c", "short_a"], BOTH) == ["read_c", "note+", "short_a"]
     # control: the note itself is not a copy of anything; short_a stands alone
     assert arranged(memory, ids, ["short_a"], BOTH) == ["short_a"]
@@ -200,23 +191,17 @@ def test_an_open_read_is_shown_with_the_other_one_wherever_it_is_said(tmp_path: 
 def test_a_settle_refuses_a_replacement_that_says_what_the_old_chunk_says(tmp_path: Path) -> None:
     memory, ids = memory_of(tmp_path)
     with pytest.raises(TrustError, match=f"{ids['read_b']} says what {ids['read_a']} says"):
-        memory.settle(
-            ids["read_a"], by=ids["read_b"], kind="changed", reason="r", actor="person", now=NOW
-        )
+        settle(memory, ids, "read_a", "read_b", "changed")
     assert memory.settlements(BOTH) == []  # nothing written
     # control: a short text said twice is two statements, so one may replace the other
-    done = memory.settle(
-        ids["short_a"], by=ids["short_b"], kind="changed", reason="r", actor="person", now=NOW
-    )
+    done = settle(memory, ids, "short_a", "short_b", "changed")
     assert [s.id for s in memory.settlements(BOTH)] == [done.id]
 
 
 def test_an_open_settle_applies_to_what_either_side_says(tmp_path: Path) -> None:
     memory, ids = memory_of(tmp_path)
     b, c = ids["read_b"], ids["read_c"]
-    done = memory.settle(
-        ids["note"], by=ids["read_a"], kind="open", reason="?", actor="person", now=NOW
-    )
+    done = settle(memory, ids, "note", "read_a", "open")
     # read_c says what the new side says: the old side (the note) is brought in below it
     assert arranged(memory, ids, ["read_c", "short_a"], BOTH) == ["read_c", "note+", "short_a"]
     (record,) = memory.chunks([c], BOTH)
@@ -226,9 +211,7 @@ def test_an_open_settle_applies_to_what_either_side_says(tmp_path: Path) -> None
     assert memory.settled_with(done) == sorted([b, c])
     # control: a changed settle's replacement said again is the replacement, not in dispute
     memory.undo_settle(done.id, actor="person", now=NOW)
-    changed = memory.settle(
-        ids["note"], by=ids["read_a"], kind="changed", reason="r", actor="person", now=NOW
-    )
+    changed = settle(memory, ids, "note", "read_a", "changed")
     assert memory.settled_with(changed) == []
     assert arranged(memory, ids, ["read_c", "short_a"], BOTH) == ["read_c", "short_a"]
 
@@ -237,12 +220,8 @@ def test_forgetting_an_open_settles_new_side_moves_it_to_a_chunk_that_says_the_s
     tmp_path: Path,
 ) -> None:
     memory, ids = memory_of(tmp_path)
-    done = memory.settle(
-        ids["note"], by=ids["read_a"], kind="open", reason="?", actor="person", now=NOW
-    )
-    short = memory.settle(
-        ids["note"], by=ids["short_a"], kind="open", reason="?", actor="person", now=NOW
-    )
+    done = settle(memory, ids, "note", "read_a", "open")
+    short = settle(memory, ids, "note", "short_a", "open")
     memory = forgotten(memory, tmp_path, "read_a")
     first = min(ids["read_b"], ids["read_c"])
     (moved,) = [s for s in memory.settlements(BOTH) if s.id == done.id]
