@@ -8,6 +8,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from engine.embed import HashEmbedder
@@ -29,7 +30,10 @@ def line(start: str, work: Path) -> str:
     return found
 
 
-def test_status_says_where_the_hooks_run_and_which_are_missing(tmp_path: Path, home: Path) -> None:
+def test_status_says_where_the_hooks_run_and_which_are_missing(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)  # else it names the project settings
     write_corpus(tmp_path / "projects")
     import_corpus(home / "memory.db", tmp_path / "projects").close()
     work = tmp_path / "work"
