@@ -473,11 +473,7 @@ class MemoryTools:
         # the same words elsewhere in this project: the flag applies to them too (engine.trust_sql)
         same = [r.id for r in self._reader.chunks(flagger.settled_with(done), scope)]
         also = (
-            ""
-            if not same
-            else "; so is 1 memory that says the same (same_text)"
-            if len(same) == 1
-            else f"; so are {len(same)} memories that say the same (same_text)"
+            f"; so is each memory in same_text ({len(same)}), which says the same" if same else ""
         )
         return _flag_result(done, f"flagged {kind}: {FLAG_DONE[kind]}{also}", same)
 

@@ -177,6 +177,6 @@ def test_a_flag_names_the_memories_of_its_project_that_say_the_same(
     assert flagged[1]["same_text"] == [ids["read_b"]]
     assert memory.same_text_ids(ids["read_a"]) == sorted([ids["read_b"], ids["read_c"]])
     assert flagged[1]["message"] == (
-        "flagged changed: ranked below its replacement from now on, marked with the date; so is 1 "
-        "memory that says the same (same_text)"
+        "flagged changed: ranked below its replacement from now on, marked with the date; so is "
+        "each memory in same_text (1), which says the same"
     )
