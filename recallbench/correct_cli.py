@@ -41,6 +41,12 @@ _WITH_IT = {
     "open": "shown with the other one too",
 }
 _TOO = {"corrected": "hides too", "changed": "ranks below too", "open": "pairs too"}
+# What a search scoped to a project the replacement does not lie in does with the chunks there a
+# settle applies to (an open settle has no replacement: each side's repeats pair with the other side).
+_APART = {
+    "corrected": "hides the chunks there and cannot show it",
+    "changed": "shows the chunks there marked, without it",
+}
 
 
 def _memory(*, embed: bool = False) -> Memory:
@@ -133,6 +139,7 @@ def correct_command(
             click.echo(f"note stored as chunk {by}")
         done = memory.settle(old, by=by or "", kind=kind, reason=reason, actor=PERSON, now=now)
         same = memory.settled_with(done)
+        apart = [] if done.kind == "open" else _projects_apart(memory, same, done.new)
     except TrustError as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
@@ -147,6 +154,21 @@ def correct_command(
             "the same text stored again (another session's read of the same file, say), or a "
             "resumed session's copy"
         )
+    if apart:
+        click.echo(
+            f"{done.new} lies in {apart[0]}: a search of {' or '.join(apart[1:])} alone "
+            f"{_APART[done.kind]}"
+        )
+
+
+def _projects_apart(memory: Memory, same: list[str], new: str) -> list[str]:
+    """[`new`'s project, then the other projects of the chunks `same`, sorted], or [] when they all
+    lie in its project: a search scoped to one of the others shows those chunks marked but cannot
+    show `new`."""
+    projects = {r.id: r.project for r in memory.chunks([*same, new], Scope.everywhere())}
+    home = projects.get(new, "")
+    others = sorted({projects[i] for i in same if i in projects} - {home})
+    return [home, *others] if others else []
 
 
 def _project_of(memory: Memory, chunk: str) -> str:

@@ -237,11 +237,14 @@ def test_correct_names_the_chunks_that_say_the_same_and_search_finds_none_of_the
     assert {a, b, c} <= shown()  # control: before the settle the search reaches all three
     out = cli("correct", a, "--by", ids["note"], "--kind", "corrected", "--reason", "a typo")
     assert out.exit_code == 0, out.output
-    assert out.stdout.splitlines()[-1] == (
+    assert out.stdout.splitlines()[-2:] == [
         f"hidden with it: 2 chunk(s) that say the same ({', '.join(sorted([b, c]))}): the same "
         "text stored again (another session's read of the same file, say), or a resumed session's "
-        "copy"
-    )
+        "copy",
+        # read_c lies in BETA, the note in ALPHA
+        f"{ids['note']} lies in /home/dev/alpha: a search of /home/dev/beta alone hides the chunks "
+        "there and cannot show it",
+    ]
     assert not {a, b, c} & shown()
     assert ids["note"] in shown()
     listed = cli("corrections").stdout.splitlines()
@@ -253,6 +256,7 @@ def test_correct_names_the_chunks_that_say_the_same_and_search_finds_none_of_the
     )
     assert short.exit_code == 0, short.output
     assert "hidden with it" not in short.stdout  # 32 characters: a statement of its own
+    assert " lies in " not in short.stdout
 
 
 def test_correct_changed_ranks_the_replacement_above_every_chunk_that_says_the_same(
@@ -274,11 +278,13 @@ def test_correct_changed_ranks_the_replacement_above_every_chunk_that_says_the_s
     assert {before[0]["chunk_id"], *before[0]["same_text"]} == {a, b, c}
     out = cli("correct", b, "--by", note, "--kind", "changed", "--reason", "three now")
     assert out.exit_code == 0, out.output
-    assert out.stdout.splitlines()[-1] == (
+    assert out.stdout.splitlines()[-2:] == [
         f"ranked below its replacement too: 2 chunk(s) that say the same "
         f"({', '.join(sorted([a, c]))}): the same text stored again (another session's read of "
-        "the same file, say), or a resumed session's copy"
-    )
+        "the same file, say), or a resumed session's copy",
+        f"{note} lies in /home/dev/alpha: a search of /home/dev/beta alone shows the chunks there "
+        "marked, without it",
+    ]
     after = hits()
     # the note first, then the reads, once, marked changed by it
     assert after[0]["chunk_id"] == note
