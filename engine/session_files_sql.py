@@ -29,9 +29,11 @@ def freshness(conn: sqlite3.Connection) -> dict[str, str | None]:
     recallbench's own transcripts and the person's notes, which have no file, left out); each None
     on an empty memory."""
     imported = conn.execute("SELECT MAX(imported_at) FROM files").fetchone()[0]
+    # IN, not a correlated EXISTS: `files` has no index on session_id, and EXISTS scanned it once per
+    # session (517 ms for 5,000 sessions and 10,000 files; IN reads it once: 4.8 ms)
     ended = conn.execute(
         "SELECT MAX(s.ended) FROM sessions s WHERE s.self_transcript = 0 "
-        "AND EXISTS (SELECT 1 FROM files f WHERE f.session_id = s.id)"
+        "AND s.id IN (SELECT session_id FROM files)"
     ).fetchone()[0]
     return {
         "last_import": None if imported is None else str(imported),
