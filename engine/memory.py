@@ -417,10 +417,10 @@ class Memory:
     def settled_with(self, settle: Settlement) -> list[str]:
         """The chunks `settle` applies to besides its own two (`same_text_ids` of its old chunk, and
         of its new one when it is open: both sides are in dispute), by id."""
-        ids = self.same_text_ids(settle.old)
+        ids = set(self.same_text_ids(settle.old))
         if settle.kind == "open":
-            ids += [i for i in self.same_text_ids(settle.new) if i != settle.old]
-        return sorted(set(ids) - {settle.new})
+            ids.update(self.same_text_ids(settle.new))
+        return sorted(ids - {settle.old, settle.new})
 
     def same_text_ids(self, chunk_id: str) -> list[str]:
         """The chunks a settle of `chunk_id` applies to with it (hidden when corrected, ranked below

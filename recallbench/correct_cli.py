@@ -165,6 +165,8 @@ def _projects_apart(memory: Memory, same: list[str], new: str) -> list[str]:
     """[`new`'s project, then the other projects of the chunks `same`, sorted], or [] when they all
     lie in its project: a search scoped to one of the others shows those chunks marked but cannot
     show `new`."""
+    if not same:
+        return []
     projects = {r.id: r.project for r in memory.chunks([*same, new], Scope.everywhere())}
     home = projects.get(new, "")
     others = sorted({projects[i] for i in same if i in projects} - {home})

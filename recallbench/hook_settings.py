@@ -188,14 +188,14 @@ def our_events(settings: Mapping[str, Any]) -> list[str]:
     return [
         str(event)
         for event, groups in hooks.items()
-        if isinstance(groups, list)
-        and any(
-            isinstance(group, dict)
-            and isinstance(group.get("hooks"), list)
-            and any(is_ours(e) for e in group["hooks"])
-            for group in groups
-        )
+        if isinstance(groups, list) and any(_holds_ours(group) for group in groups)
     ]
+
+
+def _holds_ours(group: object) -> bool:
+    """Whether a matcher group's `hooks` list holds one of our entries."""
+    entries = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(entries, list) and any(is_ours(e) for e in entries)
 
 
 def without_our_hooks(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -213,11 +213,10 @@ def without_our_hooks(settings: Mapping[str, Any]) -> dict[str, Any]:
             continue
         kept_groups: list[Any] = []
         for group in groups:
-            entries = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(entries, list) or not any(is_ours(e) for e in entries):
+            if not _holds_ours(group):
                 kept_groups.append(group)
                 continue
-            remaining = [e for e in entries if not is_ours(e)]
+            remaining = [e for e in group["hooks"] if not is_ours(e)]
             if remaining:
                 kept_groups.append({**group, "hooks": remaining})
         if kept_groups or not groups:
