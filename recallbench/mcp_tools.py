@@ -34,7 +34,7 @@ from engine.git_repo import Checkout
 from engine.scope import Resolution, Scope, explain_recorded
 from recallbench.chunk_view import chunk_fields, previous_and_next, read_chunk
 from recallbench.mcp_context import search_outside_context
-from recallbench.present import clip, hit_rows, one_line
+from recallbench.present import clip, one_line
 from recallbench.time_window import TimeError, narrowed
 
 MAX_LIMIT = 50
@@ -142,6 +142,7 @@ class SearchHit(BaseModel):
     text: str
     status: str | None = None
     same_text: list[str] = []
+    nearly_same: list[str] = []
 
 
 class FlagResult(BaseModel):
@@ -362,7 +363,8 @@ class MemoryTools:
     ) -> SearchResult:
         """Search memory of earlier Claude Code sessions of this project for `query`; `since` and
         `until` keep to what was written in that window. What this session already has in context
-        is left out, and a hit whose words a hit shown holds is listed under it (`same_text`)."""
+        is left out, and a hit whose words a hit shown holds is listed under it (`same_text`), one
+        nearly the same under the later of the two (`nearly_same`: a file read again after an edit)."""
         if not query.strip():
             raise ToolError(EMPTY_QUERY)
         now = self._clock()
@@ -383,10 +385,7 @@ class MemoryTools:
             return result
         asked = Query(text=query, scope=scope, now=now, k=limit)
         hits, shown = search_outside_context(self._arm, self._reader, asked, self._session_id)
-        rows = [
-            SearchHit.model_validate(row.to_dict())
-            for row in hit_rows(hits, shown.records, shown.same_text)
-        ]
+        rows = [SearchHit.model_validate(row.to_dict()) for row in shown.rows(hits)]
         return result.model_copy(
             update={"hits": rows, "message": None if rows else "nothing relevant found"}
         )

@@ -20,6 +20,9 @@ injected context all show hits as `HitRow`s, with these fields and no other name
   4)``, several joined with "; "; None for a chunk no settle touches (almost all).
 - `same_text`: the ids of the hits left out of the answer because this hit holds their words (the same
   text, or one found whole inside it: `recallbench.same_text`), best first; empty for almost all.
+- `nearly_same`: the ids of the hits left out of the answer because this hit says nearly what they say
+  and was written later (the same file read again after a small edit: `recallbench.same_text`), best
+  first; empty for almost all.
 
 Only the standard library and `engine.render` (itself free of numpy) are imported at run time: the
 prompt hook renders rows without numpy.
@@ -68,6 +71,7 @@ class HitRow:
     text: str
     status: str | None = None
     same_text: tuple[str, ...] = ()
+    nearly_same: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         """The row as a JSON-ready mapping with the documented field names."""
@@ -78,11 +82,14 @@ def hit_rows(
     hits: Iterable[RankedHit],
     records: Iterable[ChunkRecord],
     same_text: Mapping[str, tuple[str, ...]] | None = None,
+    nearly_same: Mapping[str, tuple[str, ...]] | None = None,
 ) -> list[HitRow]:
     """Rows for `hits` in their order, ranked from 1; a hit without a record (left out, or out of
-    scope) is left out. `same_text`: a hit's id -> the ids left out because it holds their words."""
+    scope) is left out. `same_text`: a hit's id -> the ids left out because it holds their words;
+    `nearly_same`: those left out because it says nearly the same, later."""
     by_id: Mapping[str, ChunkRecord] = {r.id: r for r in records}
     under = same_text or {}
+    near = nearly_same or {}
     found = [(hit, by_id[hit.chunk_id]) for hit in hits if hit.chunk_id in by_id]
     return [
         HitRow(
@@ -97,6 +104,7 @@ def hit_rows(
             text=record.text,
             status=status_line(record),
             same_text=under.get(hit.chunk_id, ()),
+            nearly_same=near.get(hit.chunk_id, ()),
         )
         for rank, (hit, record) in enumerate(found, start=1)
     ]
@@ -189,13 +197,14 @@ def header(row: HitRow, *, local: bool = False) -> str:
             f"chunk {row.chunk_id}",
             *([row.status] if row.status else []),
             *([_same_text_note(len(row.same_text))] if row.same_text else []),
+            *([_same_text_note(len(row.nearly_same), "nearly ")] if row.nearly_same else []),
         )
     )
 
 
-def _same_text_note(n: int) -> str:
-    """The header's note on the hits left out because a hit holds their words."""
-    return f"the same text in {n} more {'hit' if n == 1 else 'hits'}"
+def _same_text_note(n: int, nearly: str = "") -> str:
+    """The header's note on the hits left out because a hit holds (or nearly says) their words."""
+    return f"{nearly}the same text in {n} more {'hit' if n == 1 else 'hits'}"
 
 
 def entry_label(row: HitRow) -> str:

@@ -48,7 +48,7 @@ from recallbench.cli_scope import resolve_scope, within_window
     "as_json",
     is_flag=True,
     help="Print hits as JSON rows (rank, chunk_id, score, via, session_id, project, author, "
-    "timestamp, text).",
+    "timestamp, text, status, same_text, nearly_same).",
 )
 @window_options("what was written")
 @click.option(
@@ -83,7 +83,9 @@ def search_command(
     the part of the chunk around the query's words. Hits that say the same words (the same file read
     in another session, say: the same text, or one found whole in a longer hit) are shown once, the
     fuller one in the higher place: its line says how many more there are, `--json` lists their ids
-    (`same_text`), and the list is filled from further hits.
+    (`same_text`), and the list is filled from further hits. Hits that say nearly the same (the
+    same file read again after a small edit) are shown once too, the later one in the higher place,
+    with `nearly the same text in N more hits` (`nearly_same`).
 
     When `recallbench serve` is running over the same database with the same arm, it answers (its
     model is already loaded, so the answer comes in a fraction of a second); otherwise this process

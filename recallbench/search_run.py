@@ -20,7 +20,7 @@ from engine.scope import Scope
 from recallbench import config
 from recallbench.chunk_view import ChunkReads
 from recallbench.cli_scope import window_fields, window_note
-from recallbench.present import HitRow, RankedHit, header, hit_rows, snippet
+from recallbench.present import HitRow, RankedHit, header, snippet
 from recallbench.same_text import fill, once_each
 from recallbench.served_search import ServedAnswer, ServedQuery, ask_server
 
@@ -46,7 +46,7 @@ def shown_rows(
     hits, shown = fill(
         ask, lambda found: reads.chunks([h.chunk_id for h in found], scope), once_each, limit
     )
-    return hit_rows(hits, shown.records, shown.same_text)
+    return shown.rows(hits)
 
 
 def ask_for(

@@ -22,6 +22,7 @@ from engine.scope import Scope
 from recallbench import hooks
 from recallbench.inject import InjectSettings
 from recallbench.prompt_search import PromptSearch
+from recallbench.same_text import nearly_same
 from recallbench.search_service import SearchService, socket_path
 from recallbench.serve_cli import hook_command
 from tests.engine.fixtures_transcripts import append_jsonl, write_jsonl
@@ -296,12 +297,18 @@ def test_injected_context_is_wrapped_in_the_sentinels(corpus: Path) -> None:
 def test_injected_context_stays_within_the_2000_character_budget(
     tmp_path: Path, home: Path
 ) -> None:
-    filler = "the flaky retry test failed again because the retry timeout was wrong; " * 11
-    turns = [(f"Turn {n}: {filler}", f"Answer {n}: {filler}") for n in range(8)]
+    # each turn about another part, so that no two say nearly the same (`recallbench.same_text`)
+    parts = ("cache", "queue", "shard", "index", "tiles", "loads", "parse", "fetch")
+    fillers = [
+        f"the flaky retry {t} test failed again because the {t} timeout was wrong; " * 11
+        for t in parts
+    ]
+    turns = [(f"Turn {n}: {f}", f"Answer {n}: {f}") for n, f in enumerate(fillers)]
     root = tmp_path / "projects"
     write_jsonl(root / "p" / f"{SID_A1}.jsonl", chat_session(SID_A1, ALPHA, turns))
     import_corpus(home / "memory.db", root).close()
-    assert len(filler) == 71 * 11  # one message per ~900-character chunk
+    assert {len(f) for f in fillers} == {77 * 11}  # one message per ~900-character chunk
+    assert not any(nearly_same(a, b) for a in fillers for b in fillers if a != b)
     out = run("UserPromptSubmit", json.dumps(sample("user_prompt_submit", cwd=ALPHA))).stdout
     assert len(out) <= 2000
     assert out.count("\n[") >= 2  # several whole entries fit before the budget ran out

@@ -4,6 +4,7 @@ and the prompt hook; the arms themselves still return every hit."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +22,16 @@ from engine.model import Author
 from engine.scope import Scope
 from recallbench.cli import main
 from recallbench.mcp_server import SESSION_ENV, build_server
-from recallbench.same_text import MIN_INSIDE, RETRIES, Shown, fill, once_each
+from recallbench.same_text import (
+    GRAM,
+    MIN_INSIDE,
+    NEAR,
+    RETRIES,
+    Shown,
+    fill,
+    nearly_same,
+    once_each,
+)
 from tests.engine.fixtures_transcripts import write_jsonl
 from tests.recallbench.corpus import ALPHA, chat_session
 from tests.recallbench.test_hooks import run, sample
@@ -37,9 +47,11 @@ SAID = "reads every shard serially"
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
-def record(rid: str, text: str, *, settled: bool = False, settle: int = 1) -> ChunkRecord:
+def record(
+    rid: str, text: str, *, settled: bool = False, settle: int = 1, ts: str | None = None
+) -> ChunkRecord:
     """A record with `text`: all the rule reads of it, with whether it is the old chunk of open
-    settle `settle`."""
+    settle `settle`, and when it was written (`ts`)."""
     return ChunkRecord(
         id=rid,
         session_id="s",
@@ -49,8 +61,8 @@ def record(rid: str, text: str, *, settled: bool = False, settle: int = 1) -> Ch
         text=text,
         author=Author.USER,
         message_uuids=(rid,),
-        ts_start=None,
-        ts_end=None,
+        ts_start=ts,
+        ts_end=ts,
         session_start=None,
         sha256=text_sha256(text),
         settled=(SettledAs(settlement=settle, kind="open", role="old", other="z", time="t"),)
@@ -219,3 +231,131 @@ def test_the_prompt_hook_injects_a_repeated_text_once(db: Path) -> None:
     for running in (FIRST, AGAIN):  # the running session said it: not injected again
         held = dict(elsewhere, session_id=running)
         assert SAID not in run("UserPromptSubmit", json.dumps(held)).stdout
+
+
+# 200 characters, each once: 196 distinct 5-grams
+BASE = "".join(chr(0x4E00 + i) for i in range(200))
+
+
+def _fresh(n: int) -> str:
+    """`n` characters found nowhere in BASE."""
+    return "".join(chr(0x5000 + i) for i in range(n))
+
+
+def test_nearly_same_is_ninety_percent_of_five_grams_in_common() -> None:
+    assert (GRAM, NEAR) == (5, 0.9)
+    # the last 10 characters changed: 186 of 196 grams shared, 2 × 186 / 392 = 0.949
+    assert nearly_same(BASE, BASE[:190] + _fresh(10))
+    # the last 30 changed: 166 shared, 2 × 166 / 392 = 0.847
+    assert not nearly_same(BASE, BASE[:170] + _fresh(30))
+    # the last 20: 176 shared, 352 / 392 = 0.898, just under
+    assert not nearly_same(BASE, BASE[:180] + _fresh(20))
+    # whitespace runs read as one space: the same text laid out again
+    assert nearly_same(BASE, BASE[:100] + "\n\n    " + BASE[100:]) == nearly_same(BASE, BASE)
+    # a text under MIN_INSIDE characters is never nearly another (99 of 100 the same)
+    assert MIN_INSIDE == 100
+    assert not nearly_same(BASE[:99], BASE[:98] + _fresh(1))
+    assert nearly_same(BASE[:150], BASE[:149] + _fresh(1))  # control: 146 grams, 145 shared
+
+
+def test_a_text_nearly_the_same_is_shown_once_as_the_later() -> None:
+    early = record("early", BASE, ts="2026-02-12T14:55:07Z")
+    late = record("late", BASE[:190] + _fresh(10), ts="2026-02-12T15:01:01Z")
+    other = record("other", BASE[:170] + _fresh(30), ts="2026-02-12T16:00:00Z")
+    # the earlier ranked first: the later takes its place; the one 0.85 alike is its own hit
+    shown = once_each([early, other, late])
+    assert [r.id for r in shown.records] == ["late", "other"]
+    assert (shown.nearly_same, shown.same_text) == ({"late": ("early",)}, {})
+    assert shown.hits_of([Hit("early"), Hit("other"), Hit("late")]) == [Hit("late"), Hit("other")]
+    # the later ranked first: the earlier is listed under it
+    shown = once_each([late, other, early])
+    assert [r.id for r in shown.records] == ["late", "other"]
+    assert shown.nearly_same == {"late": ("early",)}
+    # the same text as the earlier one goes with it, under the later, best first
+    twin = record("twin", BASE, ts="2026-02-12T14:00:00Z")
+    shown = once_each([early, twin, late])
+    assert [r.id for r in shown.records] == ["late"]
+    assert (shown.nearly_same, shown.same_text) == ({"late": ("early", "twin")}, {})
+    assert shown.first(1) == shown
+    # a settled hit keeps the exact rule: its status line stays in sight
+    settled = record("settled", BASE[:190] + _fresh(10), settled=True)
+    assert [r.id for r in once_each([early, settled]).records] == ["early", "settled"]
+    # control: the same two unsettled are one hit
+    assert [r.id for r in once_each([early, record("x", BASE[:190] + _fresh(10))]).records] == [
+        "early"
+    ]
+
+
+NEAR_FIRST = "aaaaaaaa-0000-4000-8000-0000000000e1"
+NEAR_LATER = "aaaaaaaa-0000-4000-8000-0000000000e2"
+READ = (
+    "The walrus cache loader reads the shard list from disk, opens each shard in turn, checks the "
+    "header checksum, decodes the tile index, and keeps the decoded index in memory until the "
+    "process exits; a shard with a bad checksum is skipped with a warning. Limit: {} shards."
+)
+
+
+@pytest.fixture
+def near_db(tmp_path: Path, home: Path) -> Path:
+    """NEAR_FIRST and NEAR_LATER (half an hour on) answer with READ, one number apart; OTHER with
+    something else."""
+    root = tmp_path / "projects" / "-home-dev-alpha"
+    sessions = (
+        (NEAR_FIRST, ("Explain the walrus cache loader", READ.format(8))),
+        (NEAR_LATER, ("Explain the walrus cache loader", READ.format(16))),
+        (
+            OTHER,
+            ("Where else is the walrus cache used?", "The walrus cache backs the tile server."),
+        ),
+    )
+    for minute, (sid, turn) in enumerate(sessions):
+        write_jsonl(root / f"{sid}.jsonl", chat_session(sid, ALPHA, [turn], minute * 30))
+    memory = Memory(home / "memory.db", HashEmbedder())
+    memory.import_paths([tmp_path / "projects"])
+    memory.close()
+    return home / "memory.db"
+
+
+def test_search_and_search_memory_show_the_later_of_two_nearly_same_texts(near_db: Path) -> None:
+    query = "walrus cache loader shard checksum"
+    memory = Memory(near_db, HashEmbedder())
+    hits = build("fts", memory).search(Query(text=query, scope=Scope.everywhere(), now=NOW, k=3))
+    records = memory.chunks([h.chunk_id for h in hits], Scope.everywhere())
+    memory.close()
+    # control: the arm returns both readings, then the other session
+    assert {r.session_id for r in records[:2]} == {NEAR_FIRST, NEAR_LATER}
+    assert nearly_same(records[0].text, records[1].text)
+    first_id = next(r.id for r in records if r.session_id == NEAR_FIRST)
+    found = CliRunner().invoke(
+        main, ["search", query, "--all-projects", "--arm", "fts", "--limit", "2", "--json"]
+    )
+    assert found.exit_code == 0, found.output
+    rows = json.loads(found.stdout)["hits"]
+    assert [(h["session_id"], h["nearly_same"]) for h in rows] == [
+        (NEAR_LATER, [first_id]),
+        (OTHER, []),
+    ]
+    assert "Limit: 16 shards" in rows[0]["text"]
+    plain = CliRunner().invoke(main, ["search", query, "--all-projects", "--arm", "fts"])
+    assert "nearly the same text in 1 more hit" in plain.stdout
+    assert len(re.findall(r"^#\d+ via fts", plain.stdout, re.MULTILINE)) == 2
+    server = build_server(Memory(near_db, HashEmbedder()), "fts", project_dir=Path(ALPHA))
+    (result,) = call(server, "legacy", ("search_memory", {"query": query, "limit": 2}))
+    assert [(h["session_id"], h["nearly_same"]) for h in result["hits"]] == [
+        (NEAR_LATER, [first_id]),
+        (OTHER, []),
+    ]
+
+
+def test_the_prompt_hook_injects_the_later_of_two_nearly_same_texts(near_db: Path) -> None:
+    prompt = "how does the walrus cache loader treat a shard checksum"
+    out = run(
+        "UserPromptSubmit", json.dumps(sample("user_prompt_submit", prompt=prompt, cwd=ALPHA))
+    )
+    assert out.stdout.count("walrus cache loader reads the shard list") == 1
+    assert "Limit: 16 shards" in out.stdout
+    # control: run by the later session, which holds its own reading, the earlier one is injected
+    later = sample("user_prompt_submit", prompt=prompt, cwd=ALPHA, session_id=NEAR_LATER)
+    held = run("UserPromptSubmit", json.dumps(later)).stdout
+    assert "Limit: 8 shards" in held
+    assert "Limit: 16 shards" not in held
