@@ -144,15 +144,16 @@ def once_each(records: Sequence[ChunkRecord], held: Sequence[ChunkRecord] = ()) 
         if held_here:  # it says all they say, and more: it takes the highest one's place
             take_place(record, held_here, holds=True)
             continue
-        alike = [
+        alike = (
             i for i, s in enumerate(kept) if not s.settled and nearly_same(record.text, s.text)
-        ]
-        if alike and _later(record, kept[alike[0]]):  # the latest of them, in the higher place
-            take_place(record, alike[:1], holds=False)
-        elif alike:
-            near.setdefault(kept[alike[0]].id, []).append(record.id)
-        else:
+        )
+        place = next(alike, None)
+        if place is None:
             kept.append(record)
+        elif _later(record, kept[place]):  # the later of the two, in the higher place
+            take_place(record, [place], holds=False)
+        else:
+            near.setdefault(kept[place].id, []).append(record.id)
     return Shown(kept, _tuples(under), _tuples(near))
 
 
