@@ -132,11 +132,18 @@ def _as_typed(match: re.Match[str]) -> str:
     return f"{typed} " if typed else ""
 
 
+# Claude Code's Read tool numbers each line it returns (`    94→    def run(self):`).
+_LINE_NUMBER = re.compile(r"^[ \t]*\d+\u2192", re.MULTILINE)
+
+
 def one_line(text: str) -> str:
     """`text` without terminal control sequences or control characters, a slash command's tags shown
-    as it was typed (`/name args`), and every run of whitespace (newlines included) collapsed to one
-    space: what a terminal or the model is shown. The stored text keeps the tags."""
-    return " ".join(_COMMAND_TAGS.sub(_as_typed, strip_terminal_control(text)).split())
+    as it was typed (`/name args`), the Read tool's line numbers left out, and every run of
+    whitespace (newlines included) collapsed to one space: what a terminal or the model is shown. On
+    one line the numbers no longer mark lines, and in a hook's budget they cost a tenth of a file's
+    characters. The stored text keeps the tags and the numbers (`show`, `get_memory`)."""
+    plain = _LINE_NUMBER.sub("", strip_terminal_control(text))
+    return " ".join(_COMMAND_TAGS.sub(_as_typed, plain).split())
 
 
 def clip(text: str, size: int) -> str:
