@@ -91,6 +91,19 @@ def print_hits(rows: list[HitRow], text: str, spec: str, scope: Scope, as_json: 
         return
     local = config.read_settings().time_local
     click.echo(f"arm: {spec}  scope: {scope}{window_note(scope, local=local)}  hits: {len(rows)}")
+    if not rows and spec.partition("(")[0] != "none":  # no memory finds nothing by design
+        click.echo(_nothing_found(scope), err=True)
     for row in rows:
         click.echo(header(row, local=local))
         click.echo(f"    {snippet(row.text, text, SNIPPET_CHARS)}")
+
+
+def _nothing_found(scope: Scope) -> str:
+    """What to try when an answer is empty: the wider scope, then the window."""
+    wider = [] if scope.all_projects else ["`--all-projects` searches every project"]
+    since, until = scope.window_bounds()
+    window = (
+        [] if since is None and until is None else ["without --since and --until, every time is"]
+    )
+    tries = "; ".join(wider + window)
+    return f"nothing found{f' ({tries})' if tries else ''}"
