@@ -336,7 +336,8 @@ def test_a_project_with_no_sessions_is_warned_about_on_stderr(
     assert result.exit_code == 0
     assert result.stderr.splitlines() == [
         f"warning: no sessions are recorded for project {typo}; "
-        "`recallbench status` counts the projects that are"
+        "`recallbench status` counts the projects that are",
+        "nothing found (`--all-projects` searches every project)",
     ]
     known = CliRunner().invoke(main, ["search", "retry", "--project", str(alpha)])
     assert known.stderr == ""  # control: a recorded project draws no warning
