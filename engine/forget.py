@@ -1,6 +1,6 @@
 """Forget: remove a session, a project, a chunk, every text containing a string or everything written
-before a time from the memory, or redact in place the credentials an older sanitizer let in
-(`engine.forget_credentials`).
+before a time from the memory, or redact in place the credentials an older sanitizer let in, or a
+string the person names, which every later import redacts too (`engine.forget_credentials`).
 
 Owner only. `recallbench forget` is the one caller; nothing the server, the MCP tools or the hooks
 reach imports this module (tests/recallbench/test_forget_imports.py), so the model can never delete.
@@ -103,7 +103,7 @@ def plan(conn: sqlite3.Connection, target: Target, *, snippets: int = 3, width: 
     message id), one by one.
     """
     with store.read(conn):
-        if target.kind == "credentials":
+        if target.kind in ("credentials", "redact"):  # rewritten in place
             from engine.forget_credentials import plan_credentials  # imports the sanitizer's rules
 
             return plan_credentials(conn, target)
@@ -316,7 +316,7 @@ def _failed(
 
 
 def _rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str:
-    if target.kind == "credentials":  # redacted in place, not removed (engine.forget_credentials)
+    if target.kind in ("credentials", "redact"):  # in place, not removed (forget_credentials)
         from engine.forget_credentials import redact_rows
 
         return redact_rows(conn, target, now)
@@ -478,14 +478,16 @@ def carry_tombstones(old_db: Path, new_db: Path) -> int:
     """Copy every tombstone of `old_db` into `new_db` (before a rebuild imports into it).
 
     `recallbench rebuild` imports the transcripts again into a new database; without the tombstones
-    it would bring back everything ever forgotten. The horizon of `--before` goes with them. Returns
-    the tombstones copied.
+    it would bring back everything ever forgotten. The horizon of `--before` goes with them, and the
+    strings `--redact` keeps out (`engine.redacted_sql`), which the import then redacts. Returns the
+    tombstones copied.
     """
     old = store.connect(old_db)
     try:
         with store.read(old):
             rows = tombstone_sql.rows(old)
             horizon = tombstone_sql.horizon(old)
+            redacted = forget_sql.redacted_rows(old)
     finally:
         old.close()
     new = store.connect(new_db)
@@ -493,6 +495,7 @@ def carry_tombstones(old_db: Path, new_db: Path) -> int:
         with store.write(new):
             if horizon is not None:
                 forget_sql.set_horizon(new, audit.utc_text(horizon))
+            forget_sql.put_redacted(new, redacted)
             return forget_sql.put_tombstones(new, rows)
     finally:
         new.close()

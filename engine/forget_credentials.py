@@ -14,25 +14,35 @@ older version only those holding a trigger text of a later version (`engine.sani
 every credential a later version added holds one); one imported before versions were recorded, every
 message. Text that an older import cut inside a credential (a long command in a `[Bash: …]` marker) is
 a fragment no rule matches, and stays.
+
+Forget `redact` (`recallbench forget --redact TEXT`) is the same in place rewrite for one string the
+person names: every message holding it has it replaced by `[redacted:forgotten]`, and the string is
+recorded (`engine.redacted_sql`: its first characters, length and SHA-256, never itself) so that every
+later import, and a rebuild, redacts it too. A string that only two messages' texts make together (it
+spans the join inside a chunk) is in no message, and stays.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from datetime import datetime
 
 from engine import forget_sql, sanitized_sql, settle_moves, store
+from engine.audit import utc_text
 from engine.forget_parts import Plan, Target, partial_plan, rechunk
 from engine.forget_sql import MessageRow
+from engine.redacted_sql import Redactions, Rule
 from engine.sanitize import SANITIZE_VERSION, VERSION_TRIGGERS, redact
 
 
 def plan_credentials(conn: sqlite3.Connection, target: Target) -> Plan:
-    """The messages holding a credential the running sanitizer redacts, and their chunks; the
-    caller holds a read (or write) transaction. Shows no snippet: the text is what must not be shown."""
-    found = _holding(conn)
-    messages = [m for m, _ in found]
+    """The messages holding what `target` redacts (a credential the running sanitizer redacts, or
+    the `--redact` string), and their chunks; the caller holds a read (or write) transaction. Shows
+    no snippet: the text is what must not be shown."""
+    fix = _fix(target)
+    messages = [m for m, _ in _holding(conn, target)]
     chunks = [
         c
         for stream in sorted({m.stream for m in messages})
@@ -40,27 +50,31 @@ def plan_credentials(conn: sqlite3.Connection, target: Target) -> Plan:
             conn, stream, {m.uuid for m in messages if m.stream == stream}
         )
     ]
-    states = [f.path for f in forget_sql.files(conn) if _redacted_state(f.state) is not None]
+    states = [f.path for f in forget_sql.files(conn) if _redacted_state(f.state, fix) is not None]
     return partial_plan(target, messages, chunks, state_paths=states)
 
 
 def redact_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str:
-    """The ``rows`` stage: in one write transaction, the messages rewritten with their credentials
-    redacted, their streams chunked again, the stream states redacted, the vectors of texts no chunk
-    holds any more deleted. Idempotent: a second run finds nothing."""
+    """The ``rows`` stage: in one write transaction, the messages rewritten with what `target`
+    redacts replaced, their streams chunked again, the stream states redacted, the vectors of texts no
+    chunk holds any more deleted; for `--redact`, its string recorded so that no import brings it back
+    (`engine.redacted_sql`). Idempotent: a second run finds nothing."""
+    fix = _fix(target)
     with store.write(conn):  # nothing is tombstoned
-        found = _holding(conn)
+        if target.kind == "redact":
+            forget_sql.put_redacted(conn, [Rule.of(target.value).row(utc_text(now))])
+        found = _holding(conn, target)
         streams = sorted({m.stream for m, _ in found})
         before = forget_sql.stream_shas(conn, streams)
         owners = {s: forget_sql.stream_owner(conn, s) for s in streams}
         settled = settle_moves.places(conn, streams)
         for message, text in found:
-            forget_sql.set_message_text(conn, message.stream, message.uuid, redact(text)[0])
+            forget_sql.set_message_text(conn, message.stream, message.uuid, fix(text))
         rewritten = sum(rechunk(conn, s, owner) for s, owner in owners.items() if owner is not None)
         followed = settle_moves.follow(conn, settled, now=now)
         states = 0
         for f in forget_sql.files(conn):
-            if (state := _redacted_state(f.state)) is not None:
+            if (state := _redacted_state(f.state, fix)) is not None:
                 forget_sql.set_file_state(conn, f.path, state)
                 states += 1
         vectors = forget_sql.delete_unshared_vectors(conn, before)
@@ -73,8 +87,19 @@ def redact_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str:
     )
 
 
-def _holding(conn: sqlite3.Connection) -> list[tuple[MessageRow, str]]:
-    """The stored messages in which the running sanitizer finds a credential, with their text."""
+def _fix(target: Target) -> Callable[[str], str]:
+    """What `target` does to a text: the sanitizer's redaction, or `--redact`'s string replaced."""
+    if target.kind == "redact":
+        once = Redactions((Rule.of(target.value),))
+        return lambda text: once.apply(text)[0]
+    return lambda text: redact(text)[0]
+
+
+def _holding(conn: sqlite3.Connection, target: Target) -> list[tuple[MessageRow, str]]:
+    """The stored messages that `target` rewrites, with their text: those holding the `--redact`
+    string, or those in which the running sanitizer finds a credential."""
+    if target.kind == "redact":
+        return forget_sql.message_texts(conn, [target.value])
     held = sanitized_sql.version(conn)
     if held is not None and int(held) >= int(SANITIZE_VERSION):
         return []
@@ -85,23 +110,23 @@ def _holding(conn: sqlite3.Connection) -> list[tuple[MessageRow, str]]:
     return [(m, text) for m, text in rows if redact(text)[0] != text]
 
 
-def _redacted_state(state: str) -> str | None:
-    """A stream state (JSON) with every string redacted, or None when no string holds a credential."""
+def _redacted_state(state: str, fix: Callable[[str], str]) -> str | None:
+    """A stream state (JSON) with `fix` applied to every string, or None when it changes none."""
     try:
         value = json.loads(state)
     except ValueError:
         return None
-    redacted = _redact_strings(value)
+    redacted = _redact_strings(value, fix)
     if redacted == value:
         return None
     return json.dumps(redacted, sort_keys=True, ensure_ascii=False)
 
 
-def _redact_strings(value: object) -> object:
+def _redact_strings(value: object, fix: Callable[[str], str]) -> object:
     if isinstance(value, str):
-        return redact(value)[0]
+        return fix(value)
     if isinstance(value, dict):
-        return {k: _redact_strings(v) for k, v in value.items()}
+        return {k: _redact_strings(v, fix) for k, v in value.items()}
     if isinstance(value, list):
-        return [_redact_strings(v) for v in value]
+        return [_redact_strings(v, fix) for v in value]
     return value

@@ -11,9 +11,18 @@ from dataclasses import dataclass
 from engine import chunked_sql, store
 from engine.chunking import chunk_as_stored, text_sha256
 from engine.forget_sql import ChunkRow, MessageRow
+from engine.redacted_sql import MIN_CHARS
 from engine.tombstone_sql import instant
 
-TARGET_KINDS: tuple[str, ...] = ("session", "project", "chunk", "match", "before", "credentials")
+TARGET_KINDS: tuple[str, ...] = (
+    "session",
+    "project",
+    "chunk",
+    "match",
+    "before",
+    "credentials",
+    "redact",
+)
 # A shorter string would match too much by accident (every "ok"); the person can still remove more.
 MIN_MATCH_CHARS = 4
 
@@ -39,6 +48,13 @@ class Target:
                 f"{len(self.value)}): a shorter one would remove far more than meant"
             )
             raise ValueError(msg)
+        if self.kind == "redact" and len(self.value) < MIN_CHARS:
+            msg = (
+                f"a --redact string must have at least {MIN_CHARS} characters (got "
+                f"{len(self.value)}): a shorter one would match by accident, and its record would "
+                "say what it was; --match removes the messages that hold a short one"
+            )
+            raise ValueError(msg)
         if self.kind == "before" and instant(self.value) is None:
             msg = f"--before needs an ISO-8601 time, e.g. 2026-02-11T00:00:00Z (got {self.value!r})"
             raise ValueError(msg)
@@ -46,7 +62,8 @@ class Target:
     @property
     def audit_label(self) -> str:
         """The target as the audit records it: ids only, so a string to forget is never written."""
-        return "match:(text not recorded)" if self.kind == "match" else f"{self.kind}:{self.value}"
+        quoted = self.kind in ("match", "redact")
+        return f"{self.kind}:(text not recorded)" if quoted else f"{self.kind}:{self.value}"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -356,6 +356,25 @@ def put_tombstones(conn: sqlite3.Connection, rows: Sequence[Sequence[object]]) -
     return max(cur.rowcount, 0)
 
 
+def redacted_rows(conn: sqlite3.Connection) -> list[tuple[str, str, int, str]]:
+    """Every recorded `--redact` string's row, to carry into a rebuilt database."""
+    rows = conn.execute(
+        "SELECT sha256, head, length, redacted_at FROM redacted_strings ORDER BY redacted_at, sha256"
+    ).fetchall()
+    return [(str(a), str(b), int(c), str(d)) for a, b, c, d in rows]
+
+
+def put_redacted(conn: sqlite3.Connection, rows: Sequence[tuple[str, str, int, str]]) -> int:
+    """Record strings `forget --redact` keeps out (`engine.redacted_sql`, `Rule.row`, or the rows of
+    another database); returns the new ones."""
+    cur = conn.executemany(
+        "INSERT OR IGNORE INTO redacted_strings(sha256, head, length, redacted_at) "
+        "VALUES (?, ?, ?, ?)",
+        rows,
+    )
+    return max(cur.rowcount, 0)
+
+
 def delete_streams(conn: sqlite3.Connection, streams: Iterable[str]) -> int:
     """Delete the chunks, messages and file edits of `streams`; returns chunks deleted."""
     n = 0

@@ -33,6 +33,7 @@ from engine import (
     chunked_sql,
     parsed_sql,
     reads,
+    redacted_sql,
     sanitized_sql,
     sentence_sql,
     store,
@@ -43,6 +44,7 @@ from engine.chunking import CHUNKING, check_chunking, chunk_as_stored, text_sha2
 from engine.embed import Embedder
 from engine.git_repo import Checkout, checkout_of, listed_checkouts
 from engine.model import CleanMessage, Message, ToolUse
+from engine.redacted_sql import Redactions
 from engine.render import MAX_MESSAGE_BYTES, cap_message, precut_text_blocks
 from engine.sanitize import redact_paths, sanitize
 from engine.scope import Scope, is_inside
@@ -277,13 +279,17 @@ def _import_file_once(
     if resume is None:
         report.files_unchanged += 1
         return
-    batch = _read_batch(tf, resume, options.max_bytes)
+    forgotten = redacted_sql.redactions(conn)
+    batch = _read_batch(tf, resume, options.max_bytes, forgotten)
     # Read while the folder exists: a task's worktree is often gone by the next import.
     checkout = checkout_of(batch.project) if os.path.isabs(batch.project) else None
     with store.write(conn):
         # The file was parsed outside the write lock; if another process stored its lines since,
-        # writing ours too would duplicate its messages' file edits. Roll back and read again.
+        # writing ours too would duplicate its messages' file edits, and if a `forget --redact` ran
+        # since, ours could hold its string. Roll back and read again.
         if _file_key(store.get_file(conn, resume.key)) != _file_key(resume.record):
+            raise _ImportRacedError(resume.key)
+        if redacted_sql.redactions(conn) != forgotten:
             raise _ImportRacedError(resume.key)
         if resume.rewritten and resume.record is not None:
             store.forget_stream(conn, resume.key, resume.record.stream)
@@ -337,13 +343,16 @@ def _resume_point(
     return resume
 
 
-def _read_batch(tf: TranscriptFile, resume: _Resume, max_bytes: int) -> _Batch:
-    """Parse and sanitize what follows the resume point (updates `resume.state`)."""
+def _read_batch(
+    tf: TranscriptFile, resume: _Resume, max_bytes: int, forgotten: Redactions
+) -> _Batch:
+    """Parse and sanitize what follows the resume point (updates `resume.state`); `forgotten`: the
+    strings the person redacted."""
     state = resume.state
     parsed = parse_file(tf.path, resume.start, state, session_id=tf.session_id)
     scrubbed: Counter[str] = Counter()
     precut = [precut_text_blocks(m, max_bytes) for m in parsed.messages]
-    clean = sanitize([m for m, _ in precut], state, scrubbed)
+    clean = sanitize([m for m, _ in precut], state, scrubbed, forgotten)
     clean = _capped(clean, {m.uuid: n for m, n in precut if n}, max_bytes, parsed.skipped)
     project = _project(state, resume.session_project)
     return _Batch(

@@ -13,7 +13,9 @@ Rules, in order, each counted per kind in the caller's `Counter`:
 3. `<private>…</private>` becomes `[private]`; an unclosed `<private>` redacts to the end of the text.
    Count: `private`.
 4. Credentials become `[redacted:<kind>]` (`engine.secrets`: detect-secrets' plugins, our token formats,
-   and values assigned to names that name a secret). Counts: `redacted:<kind>`.
+   and values assigned to names that name a secret). Counts: `redacted:<kind>`. Then the strings the
+   memory's person redacted (`recallbench forget --redact`, `engine.redacted_sql`) become
+   `[redacted:forgotten]`. Count: `redacted:forgotten`.
 5. A stream whose first real user message starts with `SELF_PROMPT_MARKER` is one of this project's own
    non-interactive runs: it is flagged (`state.self_transcript = True`) and yields nothing. It is decided
    before rules 1-4 run, so a flagged stream counts only `self_transcript_message`.
@@ -37,6 +39,9 @@ from engine.markers import (
     SELF_PROMPT_MARKER,
 )
 from engine.model import Block, CleanMessage, Message, TextBlock, ToolResult, ToolUse
+from engine.redacted_sql import KIND as FORGOTTEN_KIND
+from engine.redacted_sql import NONE as NO_REDACTIONS
+from engine.redacted_sql import Redactions
 from engine.render import (
     is_command_wrapper,
     marker_arg,
@@ -68,9 +73,13 @@ PRIVATE_MARK = "[private]"
 
 
 def sanitize(
-    messages: Sequence[Message], state: StreamState, counts: Counter[str]
+    messages: Sequence[Message],
+    state: StreamState,
+    counts: Counter[str],
+    forgotten: Redactions = NO_REDACTIONS,
 ) -> list[CleanMessage]:
-    """Apply every sanitizing rule and render what survives to `CleanMessage`s.
+    """Apply every sanitizing rule and render what survives to `CleanMessage`s; `forgotten`: the
+    strings the memory's person redacted (`engine.redacted_sql`), redacted after the credentials.
 
     Ordinals continue from `state.next_ordinal`. Messages whose text is empty afterwards are dropped
     (counted `empty_after_sanitize`). `messages` are not modified; `state` is.
@@ -91,7 +100,7 @@ def sanitize(
         if kept.kind == "user":
             kept = _scrub_user_context(kept, counts)
             kept = _drop_read_notice(kept, counts)
-        text = _clean_text(kept, state, counts)
+        text = _clean_text(kept, state, counts, forgotten)
         if not text:
             counts["empty_after_sanitize"] += 1
             continue
@@ -286,7 +295,9 @@ def _drop_read_notice(msg: Message, counts: Counter[str]) -> Message:
     return replace(msg, blocks=blocks) if changed else msg
 
 
-def _clean_text(msg: Message, state: StreamState, counts: Counter[str]) -> str:
+def _clean_text(
+    msg: Message, state: StreamState, counts: Counter[str], forgotten: Redactions
+) -> str:
     """Rules 3 and 4 on each block's raw text, then the block rendered (markers, capped results)."""
 
     def clean(raw: str) -> str:
@@ -295,6 +306,9 @@ def _clean_text(msg: Message, state: StreamState, counts: Counter[str]) -> str:
             counts["private"] += private
         text, redacted = redact(text)
         counts.update(redacted)
+        text, said = forgotten.apply(text)
+        if said:
+            counts[FORGOTTEN_KIND] += said
         return text
 
     pieces: list[str] = []

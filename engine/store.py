@@ -1,6 +1,5 @@
-"""SQLite storage: WAL, busy timeout, numbered transactional migrations, FTS5, float32 vector BLOBs.
-Schema, writes and numpy reads live here; other reads in `engine.reads`, audit, settlement and sentence
-SQL in `engine.audit_sql`, `engine.trust_sql`, `engine.sentence_sql`: all SQL, behind small functions."""
+"""SQLite storage: WAL, busy timeout, numbered transactional migrations, FTS5, float32 vector BLOBs;
+schema, writes and numpy reads. Other reads: `engine.reads` and the `engine.*_sql` modules."""
 
 from __future__ import annotations
 
@@ -145,6 +144,7 @@ MIGRATIONS: tuple[str, ...] = (
     tombstone_sql.REF_INDEXES,  # 7: a forgotten message looked up by uuid in any session (tombstone_sql)
     *checkout_sql.SCHEMAS,  # 8, 9: each project's place in git, and who said so (checkout_sql)
     reads.TIME_INDEX,  # 10: chunks by the instant they were written (engine.reads.window_sql)
+    tombstone_sql.REDACTED_SCHEMA,  # 11: strings `forget --redact` keeps out (engine.redacted_sql)
 )
 
 

@@ -29,6 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from engine import redacted_sql
+
 # Applied by `engine.store.MIGRATIONS`. `ref` is the message uuid or chunk id ('' for a session);
 # `api_message_id` is set for a message whose lines carried one (a re-import from the start may merge
 # those lines under another uuid); `path`, `start_offset` and `end_offset` say which bytes of which
@@ -47,6 +49,8 @@ CREATE TABLE tombstones (
 );
 CREATE INDEX tombstones_session ON tombstones(session_id, kind);
 """
+# Migration 11, beside the tombstones: the strings `forget --redact` keeps out (engine.redacted_sql).
+REDACTED_SCHEMA = redacted_sql.SCHEMA
 
 # Applied by `engine.store.MIGRATIONS` after `SCHEMA`: the import looks a message's tombstone up by its
 # uuid or API message id, whatever session it was forgotten from.

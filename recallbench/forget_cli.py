@@ -1,6 +1,6 @@
 """`recallbench forget`: remove a session, a project, a chunk, a string or everything written before a
 time from the memory, for good, or redact in place the credentials an older sanitizer let in
-(`--credentials`).
+(`--credentials`) or a string no rule knows, in every later import too (`--redact`).
 
 Owner only: the command line is the one way in. Nothing `recallbench serve`, the MCP tools or the
 hooks reach imports this module or `engine.forget` (tests/recallbench/test_forget_imports.py), and this
@@ -134,6 +134,7 @@ def _target(
     credentials: bool = False,
     *,
     before: str | None = None,
+    redact: str | None = None,
     now: datetime | None = None,
 ) -> Target:
     from engine.forget_parts import Target
@@ -145,13 +146,14 @@ def _target(
         "match": match,
         "before": before,
         CREDENTIALS: CREDENTIALS if credentials else None,
+        "redact": redact,
     }
     given = [(kind, value) for kind, value in options.items() if value is not None]
     if len(given) != 1:
         shown = ", ".join(f"--{k}" for k, _ in given) or "none"
         msg = (
-            "give exactly one of --session, --project, --chunk, --match, --before, --credentials "
-            f"(got {shown})"
+            "give exactly one of --session, --project, --chunk, --match, --before, --credentials, "
+            f"--redact (got {shown})"
         )
         raise click.UsageError(msg)
     kind, value = given[0]
@@ -193,6 +195,9 @@ def _show(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None:
         return
     if target.kind == "before":
         _show_before(plan, log_lines, db, kept)
+        return
+    if target.kind == "redact":
+        _show_redact(plan, log_lines, db, kept)
         return
     shown = "(the string given)" if target.kind == "match" else target.value
     click.echo(f"forget --{target.kind} {shown} in {db} removes, for good:")
@@ -269,6 +274,28 @@ def _show_credentials(plan: Plan, db: Path, kept: list[Path]) -> None:
         click.echo(f"  and the credentials in {len(plan.state_paths)} stored tool inputs")
     _show_backups(kept)
     click.echo("The audit records the ids and counts, never the text.")
+
+
+def _show_redact(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None:
+    from engine.redacted_sql import HEAD, MARK
+
+    click.echo(f"forget --redact (the string given) in {db} replaces it with {MARK}, in place:")
+    if not plan.counts and not plan.state_paths:
+        click.echo("  no stored message holds it")
+    for c in plan.counts:
+        click.echo(
+            f"  {c.project}  session {c.session_id}: {counted(c.messages, 'message')} "
+            f"rewritten, {counted(c.chunks, 'chunk')} chunked again"
+        )
+    if plan.state_paths:
+        click.echo(f"  and the string in {len(plan.state_paths)} stored tool inputs")
+    click.echo(f"  {log_lines} lines of {LOG_NAME} that quote it go")
+    _show_backups(kept)
+    click.echo(
+        "From now on every import redacts it too, and so does a rebuild: the memory records its "
+        f"first {HEAD} characters, its length and its SHA-256, never the string. The audit records "
+        "the ids and counts, never the text."
+    )
 
 
 def _confirm(target: Target, confirm: str | None, said: str | None = None) -> None:
@@ -350,7 +377,7 @@ def _database() -> Path:
 @click.command(
     "forget",
     short_help="Remove a session, project, chunk, string or everything before a time from the "
-    "memory, for good (or redact credentials in place).",
+    "memory, for good (or redact credentials or a string in place).",
 )
 @db_option
 @click.option("--session", metavar="ID", help="Forget this session whole (its later lines too).")
@@ -376,12 +403,19 @@ def _database() -> Path:
     "import under an older sanitizer kept them; `recallbench doctor` counts them).",
 )
 @click.option(
+    "--redact",
+    metavar="TEXT",
+    help="Replace this exact, case-sensitive text with [redacted:forgotten] wherever it is stored "
+    "(the messages stay), and in every later import (e.g. a token of a format the sanitizer does "
+    "not know; at least 8 characters).",
+)
+@click.option(
     "--confirm",
     metavar="SAME",
     default=None,
     help="The same value as the target, for use without a terminal (scripts). On a terminal, "
-    "leave it out and type the target when asked: a --match value given here stays in the "
-    "shell's history.",
+    "leave it out and type the target when asked: a --match or --redact value given here stays in "
+    "the shell's history.",
 )
 @click.option("--dry-run", is_flag=True, help="Show what would go and stop.")
 def forget_command(
@@ -391,6 +425,7 @@ def forget_command(
     match: str | None,
     before: str | None,
     credentials: bool,
+    redact: str | None,
     confirm: str | None,
     dry_run: bool,
 ) -> None:
@@ -409,6 +444,8 @@ def forget_command(
                       90d is 90 days ago), and such lines of any transcript imported later
       --credentials   every credential the running sanitizer finds, redacted in place
                       (confirm with: --confirm credentials)
+      --redact TEXT   TEXT replaced in place by [redacted:forgotten], the messages kept,
+                      and in every line imported later (a rebuild too)
 
     A resumed or forked session starts with a copy of the earlier lines (same line ids): those
     copies go too, from the sessions holding them (which otherwise stay).
@@ -416,16 +453,17 @@ def forget_command(
     It shows what will go and asks you to type the target back; without a terminal it refuses
     unless --confirm repeats the target. Tombstones (ids only) keep a re-import of the same
     transcript, or a session resumed or forked from it later, from bringing the text back, while
-    new lines still import. Every stage
-    is recorded in `recallbench audit` (ids and counts, never text). If a stage fails, the command
-    exits 1 naming what is left; running the same command again finishes it. A running
-    `recallbench serve` notices the change on its next read.
+    new lines still import. Every stage is recorded in `recallbench audit` (ids and counts, never
+    text). If a stage fails, the command exits 1 naming what is left; running the same command
+    again finishes it. A running `recallbench serve` notices the change on its next read.
     """
     from engine.backups import backups
     from engine.forget import ForgetError, Stage, forget, preview
 
     now = datetime.now(UTC)
-    target = _target(session, project, chunk, match, credentials, before=before, now=now)
+    target = _target(
+        session, project, chunk, match, credentials, before=before, redact=redact, now=now
+    )
     db = _database()
     home = db.parent
     plan = preview(db, target)
@@ -453,9 +491,9 @@ def forget_command(
         report = forget(db, target, now=now, extra=extra, on_stage=progress)
     except ForgetError as exc:
         raise click.ClickException(str(exc)) from exc
-    said = "redacted" if redacting else "forgot"
+    said = "redacted" if target.kind in (CREDENTIALS, "redact") else "forgot"
     click.echo(f"{said}: {report.plan.summary()}; see `recallbench audit` for the stages")
-    if target.kind in ("chunk", "match", "before", CREDENTIALS) and report.plan.chunks:
+    if target.kind in ("chunk", "match", "before", CREDENTIALS, "redact") and report.plan.chunks:
         click.echo(
             "Chunks rewritten from the messages that stay get their vectors on the next "
             "`recallbench import` (or from a running server's background embedding)."

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from engine.forget_credentials import _redacted_state
+from engine.forget_credentials import _fix, _redacted_state
+from engine.forget_parts import Target
 from recallbench.cli import main
 from tests.engine.fixtures_transcripts import simple_session, write_jsonl
 from tests.recallbench.older_import import import_as_before
@@ -20,6 +21,7 @@ GROQ = "gsk_Pl4ntGr0qK3yQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qa"
 DOPPLER = "dp.st.dev.Pl4ntD0pp1erQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1"
 LEAKY = "5e551011-0000-4000-8000-0000000000aa"
 CLEAN = "5e551011-0000-4000-8000-0000000000bb"
+CREDENTIAL_FIX = _fix(Target(kind="credentials", value="credentials"))
 
 
 def invoke(*args: str) -> Result:
@@ -138,9 +140,11 @@ def test_only_one_target_and_the_stream_state_is_redacted_string_by_string() -> 
         in (both.output)
     )
     state = json.dumps({"tool_commands": {"t1": f"echo {GROQ}", "t2": "ls -la"}, "n": 3})
-    redacted = json.loads(str(_redacted_state(state)))
+    redacted = json.loads(str(_redacted_state(state, CREDENTIAL_FIX)))
     assert redacted == {
         "tool_commands": {"t1": "echo [redacted:groq_key]", "t2": "ls -la"},
         "n": 3,
     }
-    assert _redacted_state(json.dumps({"tool_commands": {"t2": "ls -la"}})) is None  # control
+    assert (
+        _redacted_state(json.dumps({"tool_commands": {"t2": "ls -la"}}), CREDENTIAL_FIX) is None
+    )  # control
