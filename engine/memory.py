@@ -38,6 +38,7 @@ from engine import (
     message_chunks_sql,
     parsed_sql,
     reads,
+    redacted_sql,
     sanitized_sql,
     sentence_sql,
     session_files_sql,
@@ -558,5 +559,6 @@ class Memory:
             "chunking_version": chunked_sql.version(self.conn),
             "cut_words": chunked_sql.cut_words(self.conn),
             "forgotten_before": None if horizon is None else audit.utc_text(horizon),
+            "redacted_strings": redacted_sql.count(self.conn),
             **session_files_sql.freshness(self.conn),
         }

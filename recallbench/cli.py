@@ -302,6 +302,11 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
             f"forgotten before: {info['forgotten_before']} (`recallbench forget --before`): "
             "lines written earlier are not imported"
         )
+    if info["redacted_strings"]:
+        click.echo(
+            f"redacted strings: {info['redacted_strings']} (`recallbench forget --redact`), kept out "
+            "of every import as [redacted:forgotten]"
+        )
     read = ", ".join(here.projects) or "none"
     click.echo(f"project here: {read} for {here.directory} ({explain(here)})")
     if note := unrecorded_note(gone, here):

@@ -74,6 +74,7 @@ def imported(home: Path, tmp_path: Path) -> Path:
     write_jsonl(root / f"{OTHER}.jsonl", lines)
     assert invoke("import", str(root)).exit_code == 0
     assert raw_bytes(home, TOKEN) >= 2  # control: no sanitizer rule redacts it
+    assert "redacted strings" not in invoke("status").stdout  # none yet
     return root
 
 
@@ -111,6 +112,12 @@ def test_forget_redact_rewrites_in_place_and_every_later_import_redacts_it(
     audit = invoke("audit").output
     assert "redact:(text not recorded)" in audit
     assert TOKEN not in audit
+    status = invoke("status").stdout
+    assert (
+        "redacted strings: 1 (`recallbench forget --redact`), kept out of every import as "
+        "[redacted:forgotten]"
+    ) in status.splitlines()
+    assert json.loads(invoke("status", "--json").stdout)["redacted_strings"] == 1
 
     # a line written later that holds it is imported redacted
     append_jsonl(
