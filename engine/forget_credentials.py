@@ -51,7 +51,8 @@ def plan_credentials(conn: sqlite3.Connection, target: Target) -> Plan:
         )
     ]
     states = [f.path for f in forget_sql.files(conn) if _redacted_state(f.state, fix) is not None]
-    return partial_plan(target, messages, chunks, state_paths=states)
+    edits = forget_sql.edit_paths_containing(conn, target.value) if target.kind == "redact" else 0
+    return partial_plan(target, messages, chunks, state_paths=states, edit_paths=edits)
 
 
 def redact_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str:
@@ -77,6 +78,8 @@ def redact_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str:
             if (state := _redacted_state(f.state, fix)) is not None:
                 forget_sql.set_file_state(conn, f.path, state)
                 states += 1
+        if target.kind == "redact":  # a recorded edit's path that holds it: not a path to keep
+            forget_sql.delete_edit_paths_containing(conn, target.value)
         vectors = forget_sql.delete_unshared_vectors(conn, before)
         sentences = forget_sql.delete_unshared_sentence_vectors(conn, before)
         store.bump_generation(conn)

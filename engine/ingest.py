@@ -365,7 +365,7 @@ def _read_batch(
         edits=(
             []
             if state.self_transcript
-            else redact_paths(file_edits(parsed.messages, state), scrubbed)
+            else redact_paths(file_edits(parsed.messages, state), scrubbed, forgotten)
         ),
         project=project,
         stream=resume.stream or stored_stream(tf, project, resume.name or resume.key),

@@ -212,12 +212,18 @@ def redact(text: str) -> tuple[str, Counter[str]]:
     return "".join(pieces), counts
 
 
-def redact_paths(paths: Sequence[str], counts: Counter[str]) -> list[str]:
-    """File paths (of recorded edits) with any credential in them redacted; counted like `redact`."""
+def redact_paths(
+    paths: Sequence[str], counts: Counter[str], forgotten: Redactions = NO_REDACTIONS
+) -> list[str]:
+    """File paths (of recorded edits) with any credential, and any string the person redacted, in
+    them redacted; counted like `redact`."""
     clean: list[str] = []
     for path in paths:
         text, redacted = redact(path)
         counts.update(redacted)
+        text, said = forgotten.apply(text)
+        if said:
+            counts[FORGOTTEN_KIND] += said
         clean.append(text)
     return clean
 

@@ -23,6 +23,7 @@ from recallbench.status_notes import (
     arm_info,
     arm_line,
     files_note,
+    forget_notes,
     gone_transcripts,
     hooks_info,
     hooks_line,
@@ -297,16 +298,8 @@ def status(ctx: Context, as_json: bool, directory: Path | None) -> None:
     _echo_counts("scrubbed", info["scrubbed"])
     for line in stale_notes(info):
         click.echo(line)
-    if info["forgotten_before"]:
-        click.echo(
-            f"forgotten before: {info['forgotten_before']} (`recallbench forget --before`): "
-            "lines written earlier are not imported"
-        )
-    if info["redacted_strings"]:
-        click.echo(
-            f"redacted strings: {info['redacted_strings']} (`recallbench forget --redact`), kept out "
-            "of every import as [redacted:forgotten]"
-        )
+    for line in forget_notes(info):
+        click.echo(line)
     read = ", ".join(here.projects) or "none"
     click.echo(f"project here: {read} for {here.directory} ({explain(here)})")
     if note := unrecorded_note(gone, here):

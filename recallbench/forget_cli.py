@@ -287,8 +287,11 @@ def _show_redact(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None
             f"  {c.project}  session {c.session_id}: {counted(c.messages, 'message')} "
             f"rewritten, {counted(c.chunks, 'chunk')} chunked again"
         )
-    if plan.state_paths:
-        click.echo(f"  and the string in {len(plan.state_paths)} stored tool inputs")
+    if plan.state_paths or plan.edit_paths:
+        click.echo(
+            f"  and the string in {len(plan.state_paths)} stored tool inputs; "
+            f"{plan.edit_paths} recorded file-edit paths that hold it go"
+        )
     click.echo(f"  {log_lines} lines of {LOG_NAME} that quote it go")
     _show_backups(kept)
     click.echo(

@@ -63,6 +63,23 @@ def files_note(info: dict[str, object]) -> str:
     )
 
 
+def forget_notes(info: dict[str, object]) -> list[str]:
+    """What `forget` keeps out of every import: what was written before its horizon, the strings the
+    person redacted."""
+    notes = []
+    if info["forgotten_before"]:
+        notes.append(
+            f"forgotten before: {info['forgotten_before']} (`recallbench forget --before`): "
+            "lines written earlier are not imported"
+        )
+    if info["redacted_strings"]:
+        notes.append(
+            f"redacted strings: {info['redacted_strings']} (`recallbench forget --redact`), kept out "
+            "of every import as [redacted:forgotten]"
+        )
+    return notes
+
+
 def stale_notes(info: dict[str, object]) -> list[str]:
     """What imports under an older sanitizer left that the running one removes, and the fix."""
     notes = []

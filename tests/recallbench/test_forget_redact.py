@@ -18,6 +18,7 @@ from tests.engine.fixtures_transcripts import (
     SESSION,
     append_jsonl,
     simple_session,
+    tool_use_line,
     ts,
     user_line,
     write_jsonl,
@@ -27,6 +28,8 @@ from tests.engine.old_store import store_at_version
 # An internal token the sanitizer has no rule for (control below: an import keeps it).
 TOKEN = "corpnet-7Hq2-Zz91-wobble"
 OTHER = "5e551011-0000-4000-8000-0000000000cc"
+ENV = {"session_id": OTHER, "cwd": "/home/dev/my_proj"}
+EDITED = "/srv/{}/app/config.py"
 
 
 def invoke(*args: str) -> Result:
@@ -41,6 +44,15 @@ def raw_bytes(home: Path, needle: str) -> int:
 def texts(db: Path) -> str:
     with closing(sqlite3.connect(db)) as conn:
         return " ".join(str(r[0]) for r in conn.execute("SELECT text FROM chunks"))
+
+
+def edit_of(folder: str) -> dict[str, str]:
+    return {"file_path": EDITED.format(folder), "old_string": "a", "new_string": "b"}
+
+
+def edited(db: Path) -> list[str]:
+    with closing(sqlite3.connect(db)) as conn:
+        return [str(r[0]) for r in conn.execute("SELECT path FROM file_edits ORDER BY path")]
 
 
 def test_redactions_replace_each_whole_occurrence_and_record_no_text() -> None:
@@ -71,6 +83,13 @@ def imported(home: Path, tmp_path: Path) -> Path:
     ]
     (call,) = [b for b in blocks if b.get("type") == "tool_use"]
     call["input"]["command"] = f"curl https://wiki.example/{TOKEN}/home"
+    # an edit of a file under a folder named by it: the marker shows `app/config.py` only, the
+    # recorded edit the whole path
+    lines.append(
+        tool_use_line(
+            "o-t2", "Edit", edit_of(TOKEN), message_id="o-m9", uuid="o-a9", parent="o-a3", **ENV
+        )
+    )
     write_jsonl(root / f"{OTHER}.jsonl", lines)
     assert invoke("import", str(root)).exit_code == 0
     assert raw_bytes(home, TOKEN) >= 2  # control: no sanitizer rule redacts it
@@ -90,6 +109,10 @@ def test_forget_redact_rewrites_in_place_and_every_later_import_redacts_it(
         # the Bash call's marker, and its result's header, which names the command
         f"  /home/dev/my_proj  session {OTHER}: 2 messages rewritten, 1 chunk chunked again",
     ]
+    assert dry.output.splitlines()[3] == (
+        "  and the string in 1 stored tool inputs; 1 recorded file-edit paths that hold it go"
+    )
+    assert edited(db) == [EDITED.format(TOKEN)]
     assert TOKEN not in dry.output
     assert raw_bytes(home, TOKEN) >= 2  # the dry run changed nothing
     short = invoke("forget", "--redact", "corpnet", "--confirm", "corpnet")
@@ -99,7 +122,11 @@ def test_forget_redact_rewrites_in_place_and_every_later_import_redacts_it(
     done = invoke("forget", "--redact", TOKEN, "--confirm", TOKEN)
 
     assert done.exit_code == 0, done.output
-    assert "redacted: 0 whole sessions, 2 chunks, 3 messages" in done.output
+    assert (
+        "redacted: 0 whole sessions, 2 chunks, 3 messages, 1 stream states, 1 file-edit paths"
+        in (done.output)
+    )
+    assert edited(db) == []
     assert raw_bytes(home, TOKEN) == 0
     stored = texts(db)
     assert f"Why does the VPN refuse {MARK} since Monday?" in stored  # the rest stays
@@ -122,11 +149,15 @@ def test_forget_redact_rewrites_in_place_and_every_later_import_redacts_it(
     # a line written later that holds it is imported redacted
     append_jsonl(
         imported / f"{SESSION}.jsonl",
-        [user_line(f"Rotate {TOKEN} today", uuid="u9", parent="a3", timestamp=ts(9))],
+        [
+            user_line(f"Rotate {TOKEN} today", uuid="u9", parent="a3", timestamp=ts(9)),
+            tool_use_line("t9", "Edit", edit_of(TOKEN), message_id="m9", uuid="a9", parent="u9"),
+        ],
     )
     later = invoke("import", str(imported), "--json")
-    assert json.loads(later.stdout)["scrubbed"]["redacted:forgotten"] == 1
+    assert json.loads(later.stdout)["scrubbed"]["redacted:forgotten"] == 2  # the prompt, the path
     assert f"Rotate {MARK} today" in texts(db)
+    assert edited(db) == [EDITED.format(MARK)]
     # and a rebuild, which reads every transcript again, keeps it out
     assert invoke("rebuild").exit_code == 0
     rebuilt = texts(db)
