@@ -263,30 +263,31 @@ def _show_before(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None
 
 def _show_credentials(plan: Plan, db: Path, kept: list[Path]) -> None:
     click.echo(f"forget --credentials in {db} redacts, in place (the messages stay):")
-    if not plan.counts and not plan.state_paths:
-        click.echo("  nothing: no stored text holds a credential the running sanitizer redacts")
-    for c in plan.counts:
-        click.echo(
-            f"  {c.project}  session {c.session_id}: {counted(c.messages, 'message')} "
-            f"rewritten, {counted(c.chunks, 'chunk')} chunked again"
-        )
+    _show_rewrites(
+        plan, "  nothing: no stored text holds a credential the running sanitizer redacts"
+    )
     if plan.state_paths:
         click.echo(f"  and the credentials in {len(plan.state_paths)} stored tool inputs")
     _show_backups(kept)
     click.echo("The audit records the ids and counts, never the text.")
 
 
-def _show_redact(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None:
-    from engine.redacted_sql import HEAD, MARK
-
-    click.echo(f"forget --redact (the string given) in {db} replaces it with {MARK}, in place:")
-    if not plan.counts and not plan.state_paths:
-        click.echo("  no stored message holds it")
+def _show_rewrites(plan: Plan, nothing: str) -> None:
+    """Per session, the messages an in place target rewrites (`nothing` when it rewrites none)."""
+    if not plan.counts and not plan.state_paths and not plan.edit_paths:
+        click.echo(nothing)
     for c in plan.counts:
         click.echo(
             f"  {c.project}  session {c.session_id}: {counted(c.messages, 'message')} "
             f"rewritten, {counted(c.chunks, 'chunk')} chunked again"
         )
+
+
+def _show_redact(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None:
+    from engine.redacted_sql import HEAD, MARK
+
+    click.echo(f"forget --redact (the string given) in {db} replaces it with {MARK}, in place:")
+    _show_rewrites(plan, "  no stored message holds it")
     if plan.state_paths or plan.edit_paths:
         click.echo(
             f"  and the string in {len(plan.state_paths)} stored tool inputs; "

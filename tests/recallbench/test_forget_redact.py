@@ -127,6 +127,8 @@ def test_forget_redact_rewrites_in_place_and_every_later_import_redacts_it(
         in (done.output)
     )
     assert edited(db) == []
+    again = invoke("forget", "--redact", TOKEN, "--dry-run")
+    assert again.output.splitlines()[1] == "  no stored message holds it"
     assert raw_bytes(home, TOKEN) == 0
     stored = texts(db)
     assert f"Why does the VPN refuse {MARK} since Monday?" in stored  # the rest stays
