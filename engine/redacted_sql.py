@@ -2,11 +2,12 @@
 
 `forget --redact TEXT` rewrites the stored messages that hold TEXT with `MARK` in its place
 (`engine.forget_credentials`), and records TEXT here so that nothing brings it back: the import
-(`engine.sanitize`) redacts it from every line read later, a `recallbench rebuild` carries the record
-into the new database before it reads the transcripts again (`engine.forget.carry_tombstones`), and
-the transcripts Claude Code keeps still hold it. The record is never the text: its first `HEAD`
+(`engine.sanitize`) redacts it from every line read later, and `recallbench rebuild` carries the record
+into the new database before it reads the transcripts again (`engine.forget.carry_tombstones`), which
+still hold it: Claude Code's files are not changed. The record is never the text: its first `HEAD`
 characters (what a search for it starts from), its length and its SHA-256. A string shorter than
-`MIN_CHARS` is refused: it would match by accident, and its hash would say what it was.
+`MIN_CHARS` is refused: it would match by accident, and its hash would say what it was. A benchmark's
+corpus is imported into a memory of its own, which records none.
 
 Only `engine.forget` writes the record (through `engine.forget_sql`); this module holds the schema
 (`engine.store.MIGRATIONS`) and the read, so that the import, which the hooks reach, never imports the
