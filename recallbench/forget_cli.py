@@ -283,6 +283,13 @@ def _show_rewrites(plan: Plan, nothing: str) -> None:
         )
 
 
+def _projects_naming(db: Path, text: str) -> int:
+    from engine.text_reads import TextReads
+
+    with TextReads(db) as reads:
+        return sum(text in project for project in reads.projects())
+
+
 def _show_redact(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None:
     from engine.redacted_sql import HEAD, MARK
 
@@ -295,6 +302,11 @@ def _show_redact(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None
         )
     click.echo(f"  {log_lines} lines of {LOG_NAME} that quote it go")
     _show_backups(kept)
+    if folders := _projects_naming(db, plan.target.value):
+        click.echo(
+            f"It is part of {counted(folders, 'project path')} (the folders sessions ran in), which "
+            "stay: `recallbench forget --project PATH` removes a project."
+        )
     click.echo(
         "From now on every import redacts it too, and so does a rebuild: the memory records its "
         f"first {HEAD} characters, its length and its SHA-256, never the string. The audit records "

@@ -129,6 +129,13 @@ def test_forget_redact_rewrites_in_place_and_every_later_import_redacts_it(
     assert edited(db) == []
     again = invoke("forget", "--redact", TOKEN, "--dry-run")
     assert again.output.splitlines()[1] == "  no stored message holds it"
+    assert "project path" not in again.output
+    # a string a project's folder holds: that path stays, and the dry run says so
+    folder = invoke("forget", "--redact", "/home/dev/my_proj", "--dry-run").output
+    assert (
+        "It is part of 1 project path (the folders sessions ran in), which stay: "
+        "`recallbench forget --project PATH` removes a project."
+    ) in folder.splitlines()
     assert raw_bytes(home, TOKEN) == 0
     stored = texts(db)
     assert f"Why does the VPN refuse {MARK} since Monday?" in stored  # the rest stays
