@@ -103,7 +103,9 @@ def _nothing_found(scope: Scope) -> str:
     wider = [] if scope.all_projects else ["`--all-projects` searches every project"]
     since, until = scope.window_bounds()
     window = (
-        [] if since is None and until is None else ["without --since and --until, every time is"]
+        []
+        if since is None and until is None
+        else ["leave out --since and --until to search every time"]
     )
     tries = "; ".join(wider + window)
     return f"nothing found{f' ({tries})' if tries else ''}"

@@ -32,6 +32,6 @@ def test_an_empty_answer_names_the_wider_scope_and_the_window(tmp_path: Path, ho
     assert said == ""
     head, said = search("--all-projects", "--until", "2000-01-01")
     assert head.endswith("hits: 0")
-    assert said == "nothing found (without --since and --until, every time is)\n"
+    assert said == "nothing found (leave out --since and --until to search every time)\n"
     # the arm that holds no memory finds nothing by design: nothing to try
     assert search("--project", ALPHA, "--arm", "none")[1] == ""
