@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 from engine import (
     checkout_sql,
     chunked_sql,
+    moved_files,
     parsed_sql,
     reads,
     redacted_sql,
@@ -66,6 +67,7 @@ class ImportReport:
     files_imported: int = 0
     files_unchanged: int = 0
     files_reimported: int = 0
+    files_moved: int = 0  # the same file at a new path, its old one gone (`engine.moved_files`)
     files_failed: dict[str, str] = field(default_factory=dict)
     messages: int = 0
     chunks_written: int = 0
@@ -80,6 +82,7 @@ class ImportReport:
             "files_imported": self.files_imported,
             "files_unchanged": self.files_unchanged,
             "files_reimported": self.files_reimported,
+            "files_moved": self.files_moved,
             "files_failed": dict(sorted(self.files_failed.items())),
             "messages": self.messages,
             "chunks_written": self.chunks_written,
@@ -115,9 +118,9 @@ class _Resume:
     state: StreamState = field(default_factory=StreamState)
     stream: str | None = None  # the stored stream to continue; None: keyed once the project is read
     session_project: str | None = None  # a subagent's: its session's recorded project, if any
-    rewritten: bool = (
-        False  # the stored part changed or its key is outdated: forget it, import from 0
-    )
+    # the stored part changed or its key is outdated: forget it, import from 0
+    rewritten: bool = False
+    moved_from: str | None = None  # the gone path of the file this one was (`engine.moved_files`)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -284,6 +287,7 @@ def _import_file_once(
     # Read while the folder exists: a task's worktree is often gone by the next import.
     checkout = checkout_of(batch.project) if os.path.isabs(batch.project) else None
     with store.write(conn):
+        report.files_moved += moved_files.move(conn, resume.moved_from, resume.key)
         # The file was parsed outside the write lock; if another process stored its lines since,
         # writing ours too would duplicate its messages' file edits, and if a `forget --redact` ran
         # since, ours could hold its string. Roll back and read again.
@@ -318,20 +322,22 @@ def _resume_point(
     if root is not None and resolved.is_relative_to(root.resolve()):
         name = resolved.relative_to(root.resolve()).as_posix()
     size = tf.path.stat().st_size
-    record = store.get_file(conn, key)
+    record = store.get_file(conn, key) or moved_files.moved_from(conn, tf, size, _fingerprint)
     resume = _Resume(key=key, record=record, name=name)
+    resume.moved_from = None if record is None or record.path == key else record.path
     if tf.agent_id is not None:
         resume.session_project = reads.session_project(conn, tf.session_id, Scope.everywhere())
     if record is not None:
         if size >= record.offset and _fingerprint(tf.path, record.offset) == record.prefix_sha256:
             state = StreamState.from_json(record.state)
-            stream = stored_stream(tf, _project(state, resume.session_project), name)
+            project = _project(state, resume.session_project)
+            stream = record.stream if resume.moved_from else stored_stream(tf, project, name)
             if record.stream != stream:
                 # Stored under an older key (the bare session id, which two files could share),
                 # keyed before the file named its project, or a subagent's filed under its own
                 # folder inside its session's project: re-import it whole under its own key.
                 resume.rewritten = True
-            elif size == record.offset:
+            elif size == record.offset and resume.moved_from is None:
                 return None
             else:
                 resume.start, resume.state, resume.stream = record.offset, state, stream

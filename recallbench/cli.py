@@ -189,6 +189,10 @@ def import_cmd(
         f"files: {report.files_seen} seen, {report.files_imported} imported, "
         f"{report.files_unchanged} unchanged, {report.files_reimported} re-imported (rewritten), "
         f"{len(report.files_failed)} failed"
+        + (
+            f"; {report.files_moved} moved (a file imported before, at a path now gone)"
+            * bool(report.files_moved)
+        )
     )
     click.echo(
         f"messages: {report.messages}  chunks written: {report.chunks_written}  "
