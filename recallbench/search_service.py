@@ -389,23 +389,31 @@ class SearchService:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        # Held while starting: a stop from another thread (the server's exit, while its warm-up
+        # thread starts this) waits for the start to finish, or finds it stopped before it began.
+        self._life = threading.Lock()
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self) -> SearchService:
         """Bind (or stand by behind a live service at the same path) and start answering."""
-        if self._thread is not None:
-            return self
-        home_trust.make_private_dir(self.path.parent)
-        self._claim()
-        self._thread = threading.Thread(target=self._loop, name="recallbench-search", daemon=True)
-        self._thread.start()
+        with self._life:
+            if self._thread is not None or self._stop.is_set():
+                return self
+            home_trust.make_private_dir(self.path.parent)
+            self._claim()
+            thread = threading.Thread(target=self._loop, name="recallbench-search", daemon=True)
+            thread.start()
+            self._thread = thread
         return self
 
     def stop(self) -> None:
-        """Stop answering and remove our socket file; safe to call twice."""
+        """Stop answering and remove our socket file; safe to call twice, and while another thread
+        is starting the service (it waits for that start, then undoes it)."""
         self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5.0)
+        with self._life:
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5.0)
         with self._lock:
             self._release()
 

@@ -8,6 +8,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -97,6 +98,50 @@ def test_a_stale_socket_file_is_replaced_and_removed_on_stop(sock: Path) -> None
     assert not sock.exists()
     service.stop()  # a second stop is harmless
     assert not sock.exists()
+
+
+def test_a_stop_while_another_thread_starts_the_service_undoes_the_start(
+    sock: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server lists its service before its warm-up thread starts it, so that an exit in that gap
+    stops it. A stop that landed there returned at once (or joined a thread not yet started, a
+    RuntimeError), and the start then bound the socket: left listening after the server exited."""
+    service = SearchService(HashEmbedder(dim=8), sock)
+    entered, gate = threading.Event(), threading.Event()
+    claim = service._claim
+
+    def slow_claim() -> None:
+        entered.set()
+        gate.wait(5.0)
+        claim()
+
+    monkeypatch.setattr(service, "_claim", slow_claim)
+    errors: list[BaseException] = []
+
+    def stop() -> None:
+        try:
+            service.stop()
+        except BaseException as exc:  # the test reports any
+            errors.append(exc)
+
+    starter = threading.Thread(target=service.start)
+    starter.start()
+    assert entered.wait(5.0)
+    stopper = threading.Thread(target=stop)
+    stopper.start()
+    stopper.join(0.2)  # it waits for the start (before: it had returned already)
+    assert stopper.is_alive()
+    gate.set()
+    starter.join(5.0)
+    stopper.join(5.0)
+    assert (errors, stopper.is_alive(), sock.exists()) == ([], False, False)
+    # a start after the stop binds nothing; control: a fresh service does
+    assert not service.start().bound
+    fresh = SearchService(HashEmbedder(dim=8), sock).start()
+    try:
+        assert fresh.bound
+    finally:
+        fresh.stop()
 
 
 def test_a_second_service_stands_by_and_takes_over_when_the_first_stops(sock: Path) -> None:
