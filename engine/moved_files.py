@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from engine.store import FileRecord
+from engine.store import FileRecord, get_file
 from engine.transcript_files import TranscriptFile
 
 
@@ -33,23 +33,14 @@ def moved_from(
     """The record of the gone file `tf` (of `size` bytes) is the same file as, or None;
     `fingerprint(path, n)` hashes a file's first `n` bytes as the store does."""
     named = f"{tf.stream}@"
-    rows = conn.execute(
-        "SELECT path, stream, session_id, offset, prefix_sha256, state FROM files "
-        "WHERE substr(stream, 1, ?) = ? ORDER BY path",
-        (len(named), named),
+    paths = conn.execute(
+        "SELECT path FROM files WHERE substr(stream, 1, ?) = ? ORDER BY path", (len(named), named)
     ).fetchall()
-    for row in rows:
-        record = FileRecord(
-            path=row[0],
-            stream=row[1],
-            session_id=row[2],
-            offset=row[3],
-            prefix_sha256=row[4],
-            state=row[5],
-        )
-        if os.path.lexists(record.path):
+    for (path,) in paths:
+        record = None if os.path.lexists(path) else get_file(conn, path)
+        if record is None or size < record.offset:
             continue
-        if size >= record.offset and fingerprint(tf.path, record.offset) == record.prefix_sha256:
+        if fingerprint(tf.path, record.offset) == record.prefix_sha256:
             return record
     return None
 
