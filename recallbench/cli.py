@@ -185,14 +185,12 @@ def import_cmd(
         _fail_if_damaged(memory.db_path, report.files_failed)
         return
     click.echo(f"database: {memory.db_path}")
+    n = report.files_moved
+    moved = f"; {n} moved (a file imported before, at a path now gone)" if n else ""
     click.echo(
         f"files: {report.files_seen} seen, {report.files_imported} imported, "
         f"{report.files_unchanged} unchanged, {report.files_reimported} re-imported (rewritten), "
-        f"{len(report.files_failed)} failed"
-        + (
-            f"; {report.files_moved} moved (a file imported before, at a path now gone)"
-            * bool(report.files_moved)
-        )
+        f"{len(report.files_failed)} failed{moved}"
     )
     click.echo(
         f"messages: {report.messages}  chunks written: {report.chunks_written}  "

@@ -21,8 +21,8 @@ injected context all show hits as `HitRow`s, with these fields and no other name
 - `same_text`: the ids of the hits left out of the answer because this hit holds their words (the same
   text, or one found whole inside it: `recallbench.same_text`), best first; empty for almost all.
 - `nearly_same`: the ids of the hits left out of the answer because this hit says nearly what they say
-  and was written later (the same file read again after a small edit: `recallbench.same_text`), best
-  first; empty for almost all.
+  and was written no earlier (the same file read again after a small edit: `recallbench.same_text`),
+  best first; empty for almost all.
 
 Only the standard library and `engine.render` (itself free of numpy) are imported at run time: the
 prompt hook renders rows without numpy.
@@ -140,8 +140,9 @@ def one_line(text: str) -> str:
     """`text` without terminal control sequences or control characters, a slash command's tags shown
     as it was typed (`/name args`), the Read tool's line numbers left out, and every run of
     whitespace (newlines included) collapsed to one space: what a terminal or the model is shown. On
-    one line the numbers no longer mark lines, and in a hook's budget they cost a tenth of a file's
-    characters. The stored text keeps the tags and the numbers (`show`, `get_memory`)."""
+    one line the numbers no longer mark lines, and they spend a hook's budget (18% of the characters
+    of the spotter transcripts' Read results). The stored text keeps the tags and the numbers (`show`,
+    `get_memory`)."""
     plain = _LINE_NUMBER.sub("", strip_terminal_control(text))
     return " ".join(_COMMAND_TAGS.sub(_as_typed, plain).split())
 
