@@ -317,6 +317,7 @@ def _show_redact(plan: Plan, log_lines: int, db: Path, kept: list[Path]) -> None
 def _confirm(target: Target, confirm: str | None, said: str | None = None) -> None:
     """`said`: the value as the person gave it, when the target holds it read (`--before 90d`)."""
     flag = f"--{target.kind}"
+    noun = "string" if target.kind == "redact" else target.kind
     expected = target.value if said is None else said
     if confirm is not None:
         if confirm != expected:
@@ -325,19 +326,18 @@ def _confirm(target: Target, confirm: str | None, said: str | None = None) -> No
         return
     if not _interactive():
         msg = (
-            f"forget needs the {target.kind} typed back on a terminal, and stdin is not one; "
+            f"forget needs the {noun} typed back on a terminal, and stdin is not one; "
             f"to run it from a script, add --confirm with the same value as {flag}. "
             "Nothing was removed."
         )
         raise click.ClickException(msg)
-    asked = (
-        f"Type {CREDENTIALS} to redact them"
-        if target.kind == CREDENTIALS
-        else f"Type the {target.kind} again to forget it"
-    )
+    asked = {
+        CREDENTIALS: f"Type {CREDENTIALS} to redact them",
+        "redact": "Type the string again to redact it",
+    }.get(target.kind, f"Type the {target.kind} again to forget it")
     typed = click.prompt(asked, default="", show_default=False)
     if typed != expected:
-        msg = f"what was typed is not the {target.kind} given; nothing was removed"
+        msg = f"what was typed is not the {noun} given; nothing was removed"
         raise click.ClickException(msg)
 
 

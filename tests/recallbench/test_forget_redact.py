@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 
 from engine import store
 from engine.redacted_sql import MARK, Redactions, Rule, redactions
+from recallbench import forget_cli
 from recallbench.cli import main
 from tests.engine.fixtures_transcripts import (
     SESSION,
@@ -115,6 +116,9 @@ def test_forget_redact_rewrites_in_place_and_every_later_import_redacts_it(
     assert edited(db) == [EDITED.format(TOKEN)]
     assert TOKEN not in dry.output
     assert raw_bytes(home, TOKEN) >= 2  # the dry run changed nothing
+    unasked = invoke("forget", "--redact", TOKEN)
+    assert unasked.exit_code == 1
+    assert "forget needs the string typed back on a terminal" in unasked.output
     short = invoke("forget", "--redact", "corpnet", "--confirm", "corpnet")
     assert short.exit_code == 2
     assert "a --redact string must have at least 8 characters (got 7)" in short.output
@@ -188,3 +192,18 @@ def test_a_store_made_before_the_table_gets_it_on_open(tmp_path: Path) -> None:
         assert redactions(migrated) == Redactions()
     finally:
         migrated.close()
+
+
+def test_on_a_terminal_the_person_types_the_string_back(
+    imported: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(forget_cli, "_interactive", lambda: True)
+    runner = CliRunner()
+    mistyped = runner.invoke(main, ["forget", "--redact", TOKEN], input="corpnet-7Hq2\n")
+    assert mistyped.exit_code == 1
+    assert "Type the string again to redact it" in mistyped.output
+    assert "what was typed is not the string given; nothing was removed" in mistyped.output
+    assert raw_bytes(home, TOKEN) >= 2
+    typed = runner.invoke(main, ["forget", "--redact", TOKEN], input=f"{TOKEN}\n")
+    assert typed.exit_code == 0, typed.output
+    assert raw_bytes(home, TOKEN) == 0
