@@ -47,10 +47,13 @@ def moved_from(
 
 def move(conn: sqlite3.Connection, old: str | None, new: str) -> int:
     """The rows keyed by transcript path `old` take `new`: the file's record, its skip and scrub
-    counts, and the byte ranges of what `forget` removed from it. Returns 1, or 0 when `old` is
-    None (no move)."""
+    counts, and the byte ranges of what `forget` removed from it. Returns the files moved: 1, or 0
+    when `old` is None or gone already (another import moved it)."""
     if old is None:
         return 0
-    for table in ("files", "file_counts", "tombstones"):
-        conn.execute(f"UPDATE {table} SET path = ? WHERE path = ?", (new, old))
-    return 1
+    moved = conn.execute("UPDATE files SET path = ? WHERE path = ?", (new, old)).rowcount
+    # A row the new path holds already (a tombstone of the same message, say) stands for the old one.
+    for table in ("file_counts", "tombstones"):
+        conn.execute(f"UPDATE OR IGNORE {table} SET path = ? WHERE path = ?", (new, old))
+        conn.execute(f"DELETE FROM {table} WHERE path = ?", (old,))
+    return max(moved, 0)

@@ -66,3 +66,23 @@ def test_a_copy_beside_its_original_or_another_file_is_not_a_move(tmp_path: Path
     assert (other.files_moved, other.files_imported) == (0, 1)
     assert len(_paths(memory)) == 3
     memory.close()
+
+
+def test_a_tombstone_the_new_path_holds_already_stands_for_the_old_one(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "a" / f"{SESSION}.jsonl", simple_session("Why is the cache cold?"))
+    memory = Memory(tmp_path / "m.db", HashEmbedder(64))
+    memory.import_paths([tmp_path / "a"], embed=False)
+    old = _paths(memory)[0]
+    new = str((tmp_path / "b" / f"{SESSION}.jsonl").resolve())
+    row = "('message', ?, 'x1', NULL, ?, 0, 10, '2026-01-01T00:00:00Z')"
+    sql = f"INSERT INTO tombstones VALUES {row}"
+    memory.conn.execute(sql, (SESSION, old))
+    memory.conn.execute(sql, (SESSION, new))  # the same message's, under the new path
+    shutil.move(tmp_path / "a", tmp_path / "b")
+
+    report = memory.import_paths([tmp_path / "b"], embed=False)
+
+    assert (report.files_moved, report.files_failed) == (1, {})
+    held = memory.conn.execute("SELECT path FROM tombstones WHERE ref = 'x1'").fetchall()
+    assert held == [(new,)]
+    memory.close()
