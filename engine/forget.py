@@ -44,7 +44,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from engine import audit, checkout_sql, forget_sql, settle_moves, store, tombstone_sql
+from engine import (
+    audit,
+    checkout_sql,
+    forget_sql,
+    redacted_sql,
+    settle_moves,
+    store,
+    tombstone_sql,
+)
 from engine.backups import backups
 from engine.forget_parts import (
     Plan,
@@ -487,7 +495,7 @@ def carry_tombstones(old_db: Path, new_db: Path) -> int:
         with store.read(old):
             rows = tombstone_sql.rows(old)
             horizon = tombstone_sql.horizon(old)
-            redacted = forget_sql.redacted_rows(old)
+            redacted = redacted_sql.rows(old)
     finally:
         old.close()
     new = store.connect(new_db)

@@ -356,14 +356,6 @@ def put_tombstones(conn: sqlite3.Connection, rows: Sequence[Sequence[object]]) -
     return max(cur.rowcount, 0)
 
 
-def redacted_rows(conn: sqlite3.Connection) -> list[tuple[str, str, int, str]]:
-    """Every recorded `--redact` string's row, to carry into a rebuilt database."""
-    rows = conn.execute(
-        "SELECT sha256, head, length, redacted_at FROM redacted_strings ORDER BY redacted_at, sha256"
-    ).fetchall()
-    return [(str(a), str(b), int(c), str(d)) for a, b, c, d in rows]
-
-
 def put_redacted(conn: sqlite3.Connection, rows: Sequence[tuple[str, str, int, str]]) -> int:
     """Record strings `forget --redact` keeps out (`engine.redacted_sql`, `Rule.row`, or the rows of
     another database); returns the new ones."""

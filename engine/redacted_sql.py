@@ -72,10 +72,15 @@ NONE = Redactions()
 
 def redactions(conn: sqlite3.Connection) -> Redactions:
     """Every string this memory's person redacted, oldest first."""
-    rows = conn.execute(
-        "SELECT head, length, sha256 FROM redacted_strings ORDER BY redacted_at, sha256"
+    return Redactions(tuple(Rule(head=h, length=n, sha256=s) for s, h, n, _ in rows(conn)))
+
+
+def rows(conn: sqlite3.Connection) -> list[tuple[str, str, int, str]]:
+    """The table's rows (`Rule.row`), oldest first: what `rebuild` carries into a new database."""
+    found = conn.execute(
+        "SELECT sha256, head, length, redacted_at FROM redacted_strings ORDER BY redacted_at, sha256"
     ).fetchall()
-    return Redactions(tuple(Rule(head=str(h), length=int(n), sha256=str(s)) for h, n, s in rows))
+    return [(str(s), str(h), int(n), str(at)) for s, h, n, at in found]
 
 
 def count(conn: sqlite3.Connection) -> int:

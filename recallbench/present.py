@@ -143,8 +143,13 @@ def one_line(text: str) -> str:
     one line the numbers no longer mark lines, and they spend a hook's budget (18% of the characters
     of the spotter transcripts' Read results). The stored text keeps the tags and the numbers (`show`,
     `get_memory`)."""
-    plain = _LINE_NUMBER.sub("", strip_terminal_control(text))
+    plain = without_line_numbers(strip_terminal_control(text))
     return " ".join(_COMMAND_TAGS.sub(_as_typed, plain).split())
+
+
+def without_line_numbers(text: str) -> str:
+    """`text` without the Read tool's line numbers (`    94→` at a line's start)."""
+    return _LINE_NUMBER.sub("", text)
 
 
 def clip(text: str, size: int) -> str:

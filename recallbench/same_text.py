@@ -35,14 +35,13 @@ asked for. Only the standard library is imported: the prompt hook uses it withou
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol, TypeVar
 
 from engine.api import MIN_SAME_TEXT, ChunkRecord
-from recallbench.present import HitRow, RankedHit, hit_rows
+from recallbench.present import HitRow, RankedHit, hit_rows, without_line_numbers
 from recallbench.running_session import HeldReads, not_in_context
 
 # The arm is asked again at most this many times for hits to replace those left out.
@@ -56,9 +55,6 @@ MIN_INSIDE = MIN_SAME_TEXT
 # `difflib`'s ratio (docs/architecture.md); it costs about 25 µs a pair where `difflib` took 7.5 ms.
 NEAR = 0.9
 GRAM = 5
-# Claude Code's Read tool numbers each line (`    94→`); an edit above the lines read shifts every
-# number, so the numbers are not compared.
-_LINE_NUMBER = re.compile(r"\d+\u2192")
 
 
 class _Hit(Protocol):
@@ -180,7 +176,8 @@ def nearly_same(text: str, other: str) -> bool:
 
 @lru_cache(maxsize=512)
 def _grams(text: str) -> frozenset[str]:
-    flat = _LINE_NUMBER.sub("", " ".join(text.split()))
+    # an edit above the lines a Read returned shifts every number: they are not compared
+    flat = " ".join(without_line_numbers(text).split())
     return frozenset(flat[i : i + GRAM] for i in range(max(1, len(flat) - GRAM + 1)))
 
 

@@ -91,7 +91,7 @@ def print_hits(rows: list[HitRow], text: str, spec: str, scope: Scope, as_json: 
         return
     local = config.read_settings().time_local
     click.echo(f"arm: {spec}  scope: {scope}{window_note(scope, local=local)}  hits: {len(rows)}")
-    if not rows and spec.partition("(")[0] != "none":  # no memory finds nothing by design
+    if not rows and not config.no_memory(spec):  # the no-memory arm finds nothing by design
         click.echo(_nothing_found(scope), err=True)
     for row in rows:
         click.echo(header(row, local=local))
