@@ -49,22 +49,25 @@ from engine.render import (
     render_block,
     tool_marker,
 )
-from engine.secret_formats import VERSION_4_TRIGGERS
+from engine.secret_formats import VERSION_4_TRIGGERS, VERSION_5_TRIGGERS
 from engine.transcript_files import StreamState
 
 # Bump when the same messages would sanitize to different text; corpus manifests record it. A bump
 # names, in VERSION_TRIGGERS, the text without which its rules change nothing.
-SANITIZE_VERSION = "4"
+SANITIZE_VERSION = "5"
 
 # The version each later rule came with, and the texts a transcript must hold for that rule to change
 # anything (any one of a version's texts). A corpus none of whose lines holds one reads under that
 # version exactly as under the one before, so its manifest records the older version and every lock
 # made on it stays valid. Version 3: Claude Code's file-read notice. Version 4: credential formats
 # with a literal prefix (`engine.secret_formats.VERSION_4_TRIGGERS`: Groq, xAI, Docker, Sentry, Doppler, …).
+# Version 5: more of them, and passwords on a command line (`VERSION_5_TRIGGERS`: RubyGems, Dynatrace,
+# Square, Okta, `aws configure set`, `keytool`, `redis-cli`, …).
 BASE_SANITIZE_VERSION = "2"
 VERSION_TRIGGERS: tuple[tuple[str, str], ...] = (
     ("3", READ_NOTICE_LEAD),
     *(("4", prefix) for prefix in VERSION_4_TRIGGERS),
+    *(("5", prefix) for prefix in VERSION_5_TRIGGERS),
 )
 
 PRIVATE_OPEN = "<private>"

@@ -14,13 +14,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from engine.markers import READ_NOTICE_LEAD
-from engine.secret_formats import SINCE_VERSION, VERSION_4_KINDS, VERSION_4_TRIGGERS
+from engine.secret_formats import FORMS_BY_VERSION, LATEST_VERSION, kinds_after, triggers
 
 # The `meta` row naming the sanitizer version of the memory's oldest text.
 VERSION_KEY = "sanitize_version"
 # The versions this module's reads are for: the read notice is removed from version 3 on, the
-# credential formats of `engine.secret_formats` are redacted from version 4 on.
+# credential formats of `engine.secret_formats` are redacted from the version that added each (4, 5).
 READ_NOTICE_VERSION = 3
+# What a memory without a version row counts as: imported before version 3 recorded one.
+BEFORE_RECORDED = 2
 
 
 def record_version(conn: sqlite3.Connection) -> None:
@@ -58,7 +60,7 @@ def version(conn: sqlite3.Connection) -> str | None:
 def stale_read_notices(conn: sqlite3.Connection) -> int:
     """Chunks still holding Claude Code's file-read notice in a memory imported before version 3
     (0 in a newer one, where the words can only be a file's or a message's quote of it)."""
-    if _since(conn, READ_NOTICE_VERSION):
+    if imported_under(conn) >= READ_NOTICE_VERSION:
         return 0
     phrase = '"' + " ".join(READ_NOTICE_LEAD.replace(",", " ").split()) + '"'
     row = conn.execute(
@@ -69,8 +71,8 @@ def stale_read_notices(conn: sqlite3.Connection) -> int:
 
 @dataclass(frozen=True, kw_only=True)
 class StaleCredentials:
-    """What an import before version 4 left: the chunks holding a credential in a format version 4
-    redacts, the kinds found (how many of each), and the sessions those chunks belong to."""
+    """What an import under an older version left: the chunks holding a credential in a format a later
+    version redacts, the kinds found (how many of each), and the sessions those chunks belong to."""
 
     chunks: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
@@ -78,20 +80,23 @@ class StaleCredentials:
 
 
 def stale_credentials(conn: sqlite3.Connection) -> StaleCredentials:
-    """The chunks holding a credential in a format that sanitizer version 4 began to redact, in a
-    memory imported before version 4 (none in a newer one, which never stores one)."""
-    if _since(conn, SINCE_VERSION):
+    """The chunks holding a credential in a format that a sanitizer version after the memory's began
+    to redact (none in a memory imported under the newest, which never stores one)."""
+    held = imported_under(conn)
+    if held >= LATEST_VERSION:
         return StaleCredentials()
     from engine.secrets import (
         find_secrets,
     )  # the rules and detect-secrets: only for an older memory
 
     # every such credential holds one of the triggers (their literal prefixes): SQL narrows first
-    where = " OR ".join("instr(text, ?) > 0" for _ in VERSION_4_TRIGGERS)
-    rows = conn.execute(f"SELECT session_id, text FROM chunks WHERE {where}", VERSION_4_TRIGGERS)
+    needles = [t for v in FORMS_BY_VERSION if v > held for t in triggers(v)]
+    later = set(kinds_after(held))
+    where = " OR ".join("instr(text, ?) > 0" for _ in needles)
+    rows = conn.execute(f"SELECT session_id, text FROM chunks WHERE {where}", needles)
     chunks, kinds, sessions = 0, Counter[str](), set()
     for session_id, text in rows:
-        found = [f.kind for f in find_secrets(str(text)) if f.kind in VERSION_4_KINDS]
+        found = [f.kind for f in find_secrets(str(text)) if f.kind in later]
         if found:
             chunks += 1
             kinds.update(found)
@@ -101,7 +106,7 @@ def stale_credentials(conn: sqlite3.Connection) -> StaleCredentials:
     )
 
 
-def _since(conn: sqlite3.Connection, number: int) -> bool:
-    """Whether every text of the memory was imported under sanitizer version `number` or later."""
+def imported_under(conn: sqlite3.Connection) -> int:
+    """The sanitizer version of the memory's oldest text, `BEFORE_RECORDED` when it has no row."""
     held = version(conn)
-    return held is not None and int(held) >= number
+    return BEFORE_RECORDED if held is None else int(held)

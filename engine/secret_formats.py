@@ -1,15 +1,17 @@
-"""The credential formats that sanitizer version 4 added, as data: for each kind, its forms.
+"""The credential formats that sanitizer versions 4 and 5 added, as data: for each kind, its forms.
 
 A form is (head, prefix, tail): a regex, a literal, a regex. Every match of a form holds its prefix, so
-the prefixes are version 4's trigger texts (`engine.sanitize.VERSION_TRIGGERS`): a corpus that holds
-none of them reads under version 4 exactly as under version 3. Standard library only, so that the
-sanitizer names the triggers without importing detect-secrets; `engine.secrets` builds the rules.
+the prefixes are the version's trigger texts (`engine.sanitize.VERSION_TRIGGERS`): a corpus that holds
+none of version 5's reads under version 5 exactly as under version 4, and one that holds none of
+either's as under version 3. Standard library only, so that the sanitizer names the triggers without
+importing detect-secrets; `engine.secrets` builds the rules.
 """
 
 from __future__ import annotations
 
-# The sanitizer version these formats came with.
+# The first sanitizer version with formats here, and the newest.
 SINCE_VERSION = 4
+LATEST_VERSION = 5
 ALNUM = "[A-Za-z0-9]"
 Form = tuple[str, str, str]
 
@@ -24,6 +26,10 @@ _LOGIN_PASSWORD = (
     r"""[^\n|;&]*?[ \t]-p(?:[ \t]+|=)?"""
     r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"]\S*))"""
 )
+# A value as a shell command gives it: quoted (the quotes kept out) or bare.
+_VALUE = r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"]\S*))"""
+# What may stand between a command's name and the option that takes the password.
+_ARGS = r"[^\n|;&]*?[ \t]"
 
 VERSION_4_FORMS: dict[str, tuple[Form, ...]] = {
     "groq_key": _forms("gsk_", tail=f"{ALNUM}{{48,}}"),
@@ -75,8 +81,78 @@ VERSION_4_FORMS: dict[str, tuple[Form, ...]] = {
         "discord", tail=r"(?:app)?\.com/api/webhooks/\d{5,30}/(?P<t>[A-Za-z0-9_\-]{60,})"
     ),
 }
+
+# Version 5: formats found missing by feeding the rules credential-shaped lines (docs/transcripts.md):
+# provider tokens with a literal prefix, and passwords given to a command on its command line.
+VERSION_5_FORMS: dict[str, tuple[Form, ...]] = {
+    "rubygems_key": _forms("rubygems_", tail="[a-f0-9]{48}"),
+    "clojars_token": _forms("CLOJARS_", tail=f"{ALNUM}{{60}}"),
+    "contentful_token": _forms("CFPAT-", tail=r"[A-Za-z0-9_\-]{43}"),
+    "dynatrace_token": _forms("dt0c01.", tail=rf"{ALNUM}{{24}}\.{ALNUM}{{64}}"),
+    "easypost_key": _forms("EZAK", "EZTK", tail=f"{ALNUM}{{54}}"),
+    "flutterwave_key": _forms("FLWSECK-", "FLWSECK_TEST-", tail="[a-fA-F0-9]{32}-X"),
+    "mapbox_token": _forms("sk.eyJ", tail=r"[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),
+    "prefect_key": _forms("pnu_", tail=f"{ALNUM}{{36}}"),
+    "readme_key": _forms("rdme_", tail="[a-z0-9]{70}"),
+    "brevo_key": _forms("xkeysib-", "xsmtpsib-", tail=f"[a-f0-9]{{64}}-{ALNUM}{{16}}"),
+    "shippo_token": _forms("shippo_live_", "shippo_test_", tail="[a-f0-9]{40}"),
+    "square_token": _forms("sq0atp-", tail=r"[A-Za-z0-9_\-]{22,60}"),
+    "huggingface_org_token": _forms("api_org_", tail="[A-Za-z]{34}"),
+    "typeform_token": _forms("tfp_", tail=r"[A-Za-z0-9_\-.=]{59}"),
+    "frameio_token": _forms("fio-u-", tail=r"[A-Za-z0-9_\-=]{64}"),
+    "alibaba_key": _forms("LTAI", tail=f"{ALNUM}{{12,20}}(?!{ALNUM})"),
+    "adobe_client_secret": _forms("p8e-", tail=f"{ALNUM}{{32}}(?!{ALNUM})"),
+    "linear_oauth_token": _forms("lin_oauth_", tail="[a-f0-9]{64}"),
+    # `Authorization: SSWS <token>`: Okta's API tokens (42 characters, `00` first)
+    "okta_token": _forms("SSWS ", tail=r"(?P<t>00[A-Za-z0-9_\-]{40})"),
+    # `aws configure set [profile.NAME.]aws_secret_access_key VALUE` (and the session token)
+    "aws_configure_secret": _forms(
+        "aws configure set",
+        tail=r"[ \t]+(?:[\w\-]+\.)*(?:aws_secret_access_key|aws_session_token)[ \t]+" + _VALUE,
+    ),
+    "keytool_password": _forms(
+        "keytool", tail=_ARGS + r"-(?:src|dest)?(?:store|key)pass[ \t]+" + _VALUE
+    ),
+    "redis_password": _forms("redis-cli", tail=_ARGS + r"(?:-a|--pass)[ \t]+" + _VALUE),
+    "login_password": tuple(("", f"{tool} login", _LOGIN_PASSWORD) for tool in ("az", "oc", "cf")),
+    "smb_password": _forms(
+        "smbclient", tail=_ARGS + r"""(?:-U|--user)(?:[ \t]+|=)["']?[^\s%"']+%(?P<t>[^\s"']+)"""
+    ),
+    # `htpasswd -b FILE USER PASSWORD`, `htpasswd -nb USER PASSWORD` (no file)
+    "htpasswd_password": (
+        ("", "htpasswd", r"[ \t]+-(?=[a-mo-zA-Z]*b)[a-mo-zA-Z]+[ \t]+\S+[ \t]+\S+[ \t]+" + _VALUE),
+        ("", "htpasswd", r"[ \t]+-(?=[a-zA-Z]*b)(?=[a-zA-Z]*n)[a-zA-Z]+[ \t]+\S+[ \t]+" + _VALUE),
+    ),
+    "sshpass_password": _forms("SSHPASS=", tail=_VALUE),
+}
+
+# The formats each version added, oldest first; the kinds of all of them, and the version of each.
+FORMS_BY_VERSION: dict[int, dict[str, tuple[Form, ...]]] = {4: VERSION_4_FORMS, 5: VERSION_5_FORMS}
+FORMS: dict[str, tuple[Form, ...]] = {
+    kind: forms for added in FORMS_BY_VERSION.values() for kind, forms in added.items()
+}
+KIND_VERSION: dict[str, int] = {
+    kind: version for version, added in FORMS_BY_VERSION.items() for kind in added
+}
+# A few of each version's formats, by name, for the notes that say what a version began to redact.
+EXAMPLES: dict[int, str] = {
+    4: "Groq, xAI, Docker, Sentry, Doppler",
+    5: "RubyGems, Dynatrace, Square, Okta, `aws configure set`",
+}
+
+
+def triggers(version: int) -> tuple[str, ...]:
+    """The texts without which no rule of `version` can match: its forms' prefixes."""
+    forms = FORMS_BY_VERSION[version].values()
+    return tuple(dict.fromkeys(prefix for group in forms for _, prefix, _ in group))
+
+
+def kinds_after(version: int) -> tuple[str, ...]:
+    """The kinds of the formats added after sanitizer `version`."""
+    return tuple(kind for kind, added in KIND_VERSION.items() if added > version)
+
+
 VERSION_4_KINDS = tuple(VERSION_4_FORMS)
-# The texts without which no version 4 rule can match.
-VERSION_4_TRIGGERS = tuple(
-    dict.fromkeys(prefix for forms in VERSION_4_FORMS.values() for _, prefix, _ in forms)
-)
+VERSION_5_KINDS = tuple(VERSION_5_FORMS)
+VERSION_4_TRIGGERS = triggers(4)
+VERSION_5_TRIGGERS = triggers(5)

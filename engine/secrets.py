@@ -23,7 +23,11 @@ or stored. The rules come from three places, tried in this order of precedence:
    built from its literal prefixes, which are the version's trigger texts (`engine.secret_formats`:
    Groq, Replicate, xAI, Perplexity, Fireworks, LangSmith, Docker, Tailscale, Atlassian, Bitbucket,
    Grafana, Sentry, PlanetScale, Fly.io, Figma, Pulumi, New Relic, Notion, Buildkite, Terraform Cloud,
-   1Password, Heroku, Doppler, a registry login's `-p`, Discord webhooks).
+   1Password, Heroku, Doppler, a registry login's `-p`, Discord webhooks); version 5 added 26 more the
+   same way (RubyGems, Clojars, Contentful, Dynatrace, EasyPost, Flutterwave, Mapbox, Prefect, ReadMe,
+   Brevo, Shippo, Square, Hugging Face organisations, Typeform, Frame.io, Alibaba, Adobe, Linear OAuth,
+   Okta's `SSWS`, and the passwords of `aws configure set`, `keytool`, `redis-cli`, `az`/`oc`/`cf
+   login`, `smbclient -U`, `htpasswd -b` and `SSHPASS=`).
 3. **Keyed assignments** (`engine.secret_keys`): a value assigned to a name that names a secret.
 
 A token match is widened to the whole token it sits in, so a 99-character Stripe key whose rule reads 24
@@ -66,7 +70,7 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from engine.secret_formats import VERSION_4_FORMS, VERSION_4_KINDS
+from engine.secret_formats import FORMS
 from engine.secret_keys import assignments, looks_random
 
 DETECT_SECRETS_VERSION = "1.5.0"  # the pin in pyproject.toml; SANITIZE_VERSION moves with it
@@ -254,21 +258,33 @@ def _literal(value: str) -> bool:
     return bool(bare) and not bare.startswith(("$", "<", "{", "[redacted:", "%"))
 
 
-def _version_4(kind: str) -> _TokenRule:
-    """The rule of one version 4 format (`engine.secret_formats`): each form's head, its literal
-    prefix, its tail; the prefixes are the rule's needles, so a text without one is not scanned."""
-    forms = VERSION_4_FORMS[kind]
+def _prefixed(kind: str) -> _TokenRule:
+    """The rule of one format of a later version (`engine.secret_formats`): each form's head, its
+    literal prefix, its tail; the prefixes are the rule's needles, so a text without one is not
+    scanned."""
+    forms = FORMS[kind]
     patterns = _rx(*(f"{_B}{head}{re.escape(prefix)}{tail}" for head, prefix, tail in forms))
     return _TokenRule(
         patterns=patterns,
-        chars=_V4_CHARS.get(kind, _TOKEN_CHARS),
-        valid=_V4_VALID.get(kind),
+        chars=_FORM_CHARS.get(kind, _TOKEN_CHARS),
+        valid=_FORM_VALID.get(kind),
         needles=tuple(prefix for _, prefix, _ in forms),
     )
 
 
-# What a version 4 match widens over, where not `_TOKEN_CHARS`, and the check on its text, if any.
-_V4_CHARS = {
+# What such a match widens over, where not `_TOKEN_CHARS` ("" for a password on a command line, which
+# is exactly its group), and the check on its text, if any.
+_COMMAND_PASSWORDS = (
+    "registry_password",
+    "aws_configure_secret",
+    "keytool_password",
+    "redis_password",
+    "login_password",
+    "smb_password",
+    "htpasswd_password",
+    "sshpass_password",
+)
+_FORM_CHARS = {
     "atlassian_token": _TOKEN_CHARS + "=",
     "grafana_token": _BASE64_CHARS,
     "sentry_token": _BASE64_CHARS,
@@ -277,16 +293,25 @@ _V4_CHARS = {
     "terraform_token": _TOKEN_CHARS + ".=",
     "onepassword_token": _BASE64_CHARS,
     "doppler_token": _TOKEN_CHARS + ".",
-    "registry_password": "",
+    "dynatrace_token": _TOKEN_CHARS + ".",
+    "mapbox_token": _TOKEN_CHARS + ".",
+    "typeform_token": _TOKEN_CHARS + ".=",
+    "frameio_token": _TOKEN_CHARS + "=",
+    **dict.fromkeys(_COMMAND_PASSWORDS, ""),
 }
-_V4_VALID: dict[str, Callable[[str], bool]] = {
+_FORM_VALID: dict[str, Callable[[str], bool]] = {
     "replicate_token": _has_letter_and_digit,
     "fireworks_key": _has_letter_and_digit,
     "bitbucket_token": _has_letter_and_digit,
     "notion_token": _has_digit,
-    "registry_password": _literal,
+    "easypost_key": _has_letter_and_digit,
+    "prefect_key": _has_letter_and_digit,
+    "typeform_token": _has_letter_and_digit,
+    "alibaba_key": _has_letter_and_digit,
+    "adobe_client_secret": _has_letter_and_digit,
+    **dict.fromkeys(_COMMAND_PASSWORDS, _literal),
 }
-_V4_TOKENS = {kind: _version_4(kind) for kind in VERSION_4_KINDS}
+_FORM_TOKENS = {kind: _prefixed(kind) for kind in FORMS}
 
 _PLUGIN_TOKENS: dict[str, _TokenRule] = {
     "aws_key": _plugin(AWSKeyDetector, chars=_BASE64_CHARS),
@@ -408,7 +433,7 @@ _DETECTORS: tuple[tuple[str, _Spans], ...] = (
     ("bearer", _group_spans(_BEARER, _has_digit)),
     ("basic_auth", _group_spans(_BASIC, _basic_credentials)),
     *((kind, rule.spans) for kind, rule in _EXTRA_TOKENS.items()),
-    *((kind, rule.spans) for kind, rule in _V4_TOKENS.items()),
+    *((kind, rule.spans) for kind, rule in _FORM_TOKENS.items()),
     *((kind, rule.spans) for kind, rule in _PLUGIN_TOKENS.items()),
     ("authorization", _group_spans(_AUTHORIZATION, _authorization)),
     ("url_password", _group_spans(_URL_PASSWORD, _url_password)),

@@ -16,7 +16,7 @@ from engine.checks import is_int
 from engine.git_repo import checkout_of
 from engine.parser_versions import COMPACTION_INSTRUCTIONS_LEAD, PARSER_VERSION
 from engine.scope import Resolution
-from engine.secret_formats import SINCE_VERSION
+from engine.secret_formats import EXAMPLES, FORMS_BY_VERSION, LATEST_VERSION, kinds_after
 from recallbench import config
 from recallbench.hook_settings import SettingsError, load_settings, our_events, settings_path
 from recallbench.hooks import EVENTS
@@ -89,17 +89,8 @@ def stale_notes(info: dict[str, object]) -> list[str]:
             f"{counted(notices, 'chunk')}; `recallbench rebuild` imports every transcript again "
             "without it"
         )
-    held = info["sanitize_version"]
-    if not isinstance(held, str) or int(held) < SINCE_VERSION:
-        under = (
-            f"sanitizer version {held}" if isinstance(held, str) else "a sanitizer before version 3"
-        )
-        notes.append(
-            f"imported under {under}, before version {SINCE_VERSION} began to "
-            "redact 25 more credential formats (Groq, xAI, Docker, Sentry, Doppler, …): "
-            "`recallbench doctor` checks whether any is in the memory, `recallbench forget "
-            "--credentials` redacts them in place"
-        )
+    if credentials := stale_credentials_note(info["sanitize_version"]):
+        notes.append(credentials)
     if parse := stale_parse_note(info):
         notes.append(parse)
     if cut := int(str(info["cut_words"])):
@@ -110,6 +101,29 @@ def stale_notes(info: dict[str, object]) -> list[str]:
             "every transcript again and splits long messages where a word ends"
         )
     return notes
+
+
+def stale_credentials_note(held: object) -> str | None:
+    """For a memory imported under a sanitizer before the newest (`held`: its version row, None
+    before version 3), the credential formats later versions began to redact, and the fix."""
+    # no row: imported before version 3, so before every version that added formats
+    version = int(held) if isinstance(held, str) else 0
+    if version >= LATEST_VERSION:
+        return None
+    under = f"sanitizer version {held}" if isinstance(held, str) else "a sanitizer before version 3"
+    later = [v for v in FORMS_BY_VERSION if v > version]
+    versions = (
+        f"version {later[0]}"
+        if len(later) == 1
+        else f"versions {', '.join(map(str, later[:-1]))} and {later[-1]}"
+    )
+    examples = ", ".join(EXAMPLES[v] for v in later)
+    return (
+        f"imported under {under}, before {versions} began to redact "
+        f"{len(kinds_after(version))} more credential formats ({examples}, …): "
+        "`recallbench doctor` checks whether any is in the memory, `recallbench forget "
+        "--credentials` redacts them in place"
+    )
 
 
 def stale_parse_note(info: dict[str, object]) -> str | None:

@@ -7,19 +7,13 @@ The values are made up, written by hand in each provider's format.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
 from engine.sanitize import redact
+from tests.engine.planted import Planted
+from tests.engine.planted_v5 import PLANTED_V5
 
-
-@dataclass(frozen=True, kw_only=True)
-class Planted:
-    label: str  # the credential kind as a person counts it (a provider, or a shape)
-    kind: str  # the `[redacted:<kind>]` it must become
-    text: str  # the credential in its usual surroundings
-    cores: tuple[str, ...]  # parts of the credential that must not survive anywhere
+__all__ = ["KINDS", "PLANTED", "Planted"]
 
 
 _JWT = (
@@ -439,13 +433,15 @@ PLANTED: tuple[Planted, ...] = (
         text="post to https://discord.com/api/webhooks/1234567890123456789/Pl4ntD1sc0rdH00kQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qw8Er6Ty4",
         cores=("Pl4ntD1sc0rdH00k",),
     ),
+    # Sanitizer version 5 (`engine.secret_formats.VERSION_5_FORMS`).
+    *PLANTED_V5,
 )
 
 KINDS = sorted({p.kind for p in PLANTED})
 
 
-def test_the_planted_corpus_covers_sixty_seven_credential_kinds() -> None:
-    assert len({p.label for p in PLANTED}) == len(PLANTED) == 67
+def test_the_planted_corpus_covers_ninety_four_credential_kinds() -> None:
+    assert len({p.label for p in PLANTED}) == len(PLANTED) == 94
     # Every core belongs to exactly one text, so a leak names the credential it came from.
     assert [
         (p.label, core)

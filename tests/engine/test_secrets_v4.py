@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from engine.sanitize import VERSION_TRIGGERS, VersionScan, redact
-from engine.secret_formats import VERSION_4_FORMS, VERSION_4_TRIGGERS
-from engine.secrets import _V4_TOKENS, find_secrets
+from engine.secret_formats import VERSION_4_FORMS, VERSION_4_TRIGGERS, VERSION_5_TRIGGERS
+from engine.secrets import _FORM_TOKENS, find_secrets
 from tests.engine.test_secrets_corpus import PLANTED, Planted
 
 V4 = [p for p in PLANTED if p.kind in VERSION_4_FORMS]
@@ -30,7 +30,7 @@ def test_every_version_4_kind_is_planted_and_its_prefixes_are_triggers() -> None
     assert len(VERSION_4_FORMS) == 25
     assert [t for v, t in VERSION_TRIGGERS if v == "4"] == list(VERSION_4_TRIGGERS)
     for kind, forms in VERSION_4_FORMS.items():
-        rule = _V4_TOKENS[kind]
+        rule = _FORM_TOKENS[kind]
         assert len(forms) == len(rule.patterns) == len(rule.needles), kind
         for (_, prefix, _), pattern, needle in zip(forms, rule.patterns, rule.needles, strict=True):
             assert needle == prefix
@@ -51,7 +51,7 @@ def test_the_sanitizer_names_its_triggers_without_importing_detect_secrets() -> 
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
-    assert out == [str(1 + len(VERSION_4_TRIGGERS)), "False"]
+    assert out == [str(1 + len(VERSION_4_TRIGGERS) + len(VERSION_5_TRIGGERS)), "False"]
     # control: the rules themselves do import it
     code = "import sys, engine.secrets; print('detect_secrets' in sys.modules)"
     assert subprocess.run(

@@ -1,5 +1,6 @@
-"""Importing as sanitizer version 3 did: without version 4's credential rules, recording version 3 (or,
-with `version=None`, recording nothing, as an import before version 3 did)."""
+"""Importing as an older sanitizer version did: without the credential rules later versions added,
+recording that version (or, with `version=None`, recording nothing, as an import before version 3 did).
+"""
 
 from __future__ import annotations
 
@@ -7,15 +8,17 @@ import pytest
 from click.testing import CliRunner, Result
 
 from engine import sanitized_sql, secrets
-from engine.secret_formats import VERSION_4_KINDS
+from engine.secret_formats import kinds_after
 from recallbench.cli import main
 
 
 def import_as_before(
     monkeypatch: pytest.MonkeyPatch, *args: str, version: str | None = "3"
 ) -> Result:
-    """`recallbench import ARGS` under version 3's rules; the memory records `version` (if any)."""
-    older = tuple((k, f) for k, f in secrets._DETECTORS if k not in VERSION_4_KINDS)
+    """`recallbench import ARGS` under `version`'s rules (version 3's for None); the memory records
+    `version` (if any)."""
+    later = set(kinds_after(int(version or sanitized_sql.READ_NOTICE_VERSION)))
+    older = tuple((k, f) for k, f in secrets._DETECTORS if k not in later)
     with monkeypatch.context() as old:
         old.setattr(secrets, "_DETECTORS", older)
         old.setattr(

@@ -1,5 +1,6 @@
-"""A memory imported before sanitizer version 4 may hold a credential in a format version 4 redacts:
-`status` says so, `doctor` counts the chunks, a rebuild redacts them (docs/transcripts.md, "Versions")."""
+"""A memory imported before sanitizer version 4 or 5 may hold a credential in a format a later version
+redacts: `status` says so, `doctor` counts the chunks, a rebuild or `forget --credentials` redacts them
+(docs/transcripts.md, "Versions")."""
 
 from __future__ import annotations
 
@@ -18,7 +19,12 @@ from tests.recallbench.older_import import import_as_before
 GROQ = "gsk_Pl4ntGr0qK3yQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qa"
 DOPPLER = "dp.st.dev.Pl4ntD0pp1erQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1"
 GITHUB = "ghp_Pl4ntGhpT0k3nA1b2C3d4E5f6G7h8I9j0K1l2"  # redacted by every version
-LINE = "imported under sanitizer version 3, before version 4 began to redact 25 more credential formats"
+RUBYGEMS = "rubygems_c0ffee9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c"  # redacted from version 5
+LINE = (
+    "imported under sanitizer version 3, before versions 4 and 5 began to redact 51 more credential "
+    "formats"
+)
+LINE_4 = "imported under sanitizer version 4, before version 5 began to redact 26 more credential formats"
 
 
 def invoke(*args: str) -> Result:
@@ -59,7 +65,9 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
 
     assert info["sanitize_version"] == "3"
     assert info["chunks"] == 1
-    assert any(line.startswith(f"{LINE} (Groq, xAI") for line in lines)
+    assert any(
+        line.startswith(f"{LINE} (Groq, xAI, Docker, Sentry, Doppler, RubyGems,") for line in lines
+    )
     assert "`recallbench doctor` checks whether any is in the memory" in "\n".join(lines)
     with sqlite3.connect(db) as conn:
         # the session's one chunk holds both; the GitHub token was redacted by version 3
@@ -70,7 +78,7 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     doctor = invoke("doctor")
     assert doctor.exit_code == 1
     assert doctor.stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 4 redacts (doppler_token ×1, "
+        "PROBLEM  credentials: credentials in formats version 5 redacts (doppler_token ×1, "
         "groq_key ×1), in 1 chunk of 1 session (5e551011) imported under sanitizer version 3"
     )
     assert "`recallbench forget --credentials` redacts them in place" in doctor.stderr
@@ -81,11 +89,11 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     doctor = invoke("doctor")
     assert doctor.exit_code == 0, doctor.output
     assert doctor.stdout.splitlines()[-1] == (
-        "OK       credentials: none in a format the running sanitizer (version 4) redacts"
+        "OK       credentials: none in a format the running sanitizer (version 5) redacts"
     )
 
-    assert info["sanitize_version"] == "4"
-    assert not any("before version 4 began" in line for line in lines)
+    assert info["sanitize_version"] == "5"
+    assert not any("began to redact" in line for line in lines)
     with sqlite3.connect(db) as conn:
         assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials()
     text = _texts(db)
@@ -96,16 +104,53 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     assert "secret_key_base" in text  # a trigger text that is no credential is kept
 
 
-def test_a_memory_imported_under_version_4_counts_none(home: Path, tmp_path: Path) -> None:
+def test_a_memory_imported_under_version_4_counts_only_what_version_5_added(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "t"
-    write_jsonl(root / f"{SESSION}.jsonl", simple_session(f"Why does {GROQ} fail?"))
+    write_jsonl(
+        root / f"{SESSION}.jsonl",
+        simple_session(f"Why does {GROQ} fail?", answer=f"Push the gem with {RUBYGEMS} instead."),
+    )
+    db = home / "memory.db"
+    assert import_as_before(monkeypatch, "--no-embed", str(root), version="4").exit_code == 0
+    assert RUBYGEMS in _texts(db)
+    assert GROQ not in _texts(db)  # control: version 4 redacted its own format
+
+    info, lines = _status()
+
+    assert info["sanitize_version"] == "4"
+    assert any(line.startswith(f"{LINE_4} (RubyGems, Dynatrace, Square, Okta,") for line in lines)
+    with sqlite3.connect(db) as conn:
+        assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials(
+            chunks=1, kinds={"rubygems_key": 1}, sessions=(SESSION,)
+        )
+    assert invoke("doctor").stdout.splitlines()[-1] == (
+        "PROBLEM  credentials: credentials in formats version 5 redacts (rubygems_key ×1), in 1 "
+        "chunk of 1 session (5e551011) imported under sanitizer version 4"
+    )
+
+    done = invoke("forget", "--credentials", "--confirm", "credentials")
+
+    assert done.exit_code == 0, done.output
+    assert "redacted: 0 whole sessions, 1 chunks, 1 messages" in done.output
+    assert RUBYGEMS not in _texts(db)
+    assert "Push the gem with [redacted:rubygems_key] instead." in _texts(db)
+    assert invoke("doctor").stdout.splitlines()[-1].startswith("OK       credentials: ")
+
+
+def test_a_memory_imported_under_version_5_counts_none(home: Path, tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    write_jsonl(root / f"{SESSION}.jsonl", simple_session(f"Why do {GROQ} and {RUBYGEMS} fail?"))
     assert invoke("import", "--no-embed", str(root)).exit_code == 0
     info, lines = _status()
-    assert info["sanitize_version"] == "4"
-    assert not any("before version 4 began" in line for line in lines)
+    assert info["sanitize_version"] == "5"
+    assert not any("began to redact" in line for line in lines)
     with sqlite3.connect(home / "memory.db") as conn:
         assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials()
     assert GROQ not in _texts(home / "memory.db")
+    assert RUBYGEMS not in _texts(home / "memory.db")
+    assert "[redacted:rubygems_key]" in _texts(home / "memory.db")  # control: it was there
     assert invoke("doctor").stdout.splitlines()[-1].startswith("OK       credentials: ")
 
 
@@ -129,7 +174,7 @@ def test_doctor_names_three_sessions_and_counts_the_rest(
 
     assert doctor.exit_code == 1
     assert doctor.stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 4 redacts (doppler_token ×2, "
+        "PROBLEM  credentials: credentials in formats version 5 redacts (doppler_token ×2, "
         "groq_key ×3), in 5 chunks of 5 sessions (aaaa0001, aaaa0002, aaaa0003 and 2 more) "
         "imported under a sanitizer before version 3"
     )

@@ -1,0 +1,101 @@
+"""Sanitizer version 5: more credential formats with a literal prefix, and passwords given to a command
+on its command line; their trigger texts keep a corpus without any of them under its older version."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from engine.sanitize import VERSION_TRIGGERS, VersionScan, redact
+from engine.secret_formats import (
+    VERSION_4_TRIGGERS,
+    VERSION_5_FORMS,
+    VERSION_5_TRIGGERS,
+    kinds_after,
+)
+from engine.secrets import _FORM_TOKENS, find_secrets
+from tests.engine.planted_v5 import PLANTED_V5
+from tests.engine.test_secrets_corpus import Planted
+
+GROQ = "gsk_Pl4ntGr0qK3yQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qa"  # a version 4 format
+RUBYGEMS = "rubygems_c0ffee9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c"  # a version 5 format
+
+
+def version(*texts: str) -> str:
+    scan = VersionScan()
+    for text in texts:
+        scan.feed(json.dumps({"content": text}).encode())
+    return scan.version
+
+
+def test_every_version_5_kind_is_planted_and_its_prefixes_are_triggers() -> None:
+    assert sorted({p.kind for p in PLANTED_V5}) == sorted(VERSION_5_FORMS)
+    assert len(VERSION_5_FORMS) == 26
+    assert kinds_after(4) == tuple(VERSION_5_FORMS)
+    assert len(kinds_after(3)) == 25 + 26
+    assert [t for v, t in VERSION_TRIGGERS if v == "5"] == list(VERSION_5_TRIGGERS)
+    assert set(VERSION_4_TRIGGERS).isdisjoint(VERSION_5_TRIGGERS)
+    for kind, forms in VERSION_5_FORMS.items():
+        rule = _FORM_TOKENS[kind]
+        assert len(forms) == len(rule.patterns) == len(rule.needles), kind
+        for (_, prefix, _), pattern, needle in zip(forms, rule.patterns, rule.needles, strict=True):
+            assert needle == prefix
+            assert "/" not in prefix  # JSON may write `/` as `\/`
+            literal = re.escape(prefix)
+            assert literal in pattern.pattern, kind
+            before = pattern.pattern.split(literal, 1)[0]
+            assert "|" not in before, kind
+            assert before.count("(") == before.count(")") == 1, kind  # only the `_B` lookbehind
+
+
+@pytest.mark.parametrize("planted", PLANTED_V5, ids=lambda p: p.label)
+def test_a_corpus_holding_a_version_5_credential_reads_under_version_5(planted: Planted) -> None:
+    text = planted.text
+    assert version("nothing to see", text) == "5"
+    assert version("nothing to see", GROQ) == "4"  # control: a version 4 format only
+    assert version("nothing to see") == "2"  # control: no trigger, the base version
+    found = [f for f in find_secrets(text) if f.kind == planted.kind]
+    assert len(found) == 1
+    # the trigger is in the match: what the rule redacts never lacks its prefix
+    line_start = text.rfind("\n", 0, found[0].start) + 1
+    prefixes = [prefix for _, prefix, _ in VERSION_5_FORMS[planted.kind]]
+    assert any(prefix in text[line_start : found[0].end] for prefix in prefixes)
+
+
+def test_a_version_5_credential_beside_a_version_4_one_reads_under_version_5() -> None:
+    assert version(GROQ, RUBYGEMS) == "5"
+    assert version(GROQ) == "4"
+    text, counts = redact(f"{GROQ} and {RUBYGEMS}")
+    assert text == "[redacted:groq_key] and [redacted:rubygems_key]"
+    assert counts == {"redacted:groq_key": 1, "redacted:rubygems_key": 1}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "keytool -list -keystore app.jks -storepass:env STOREPASS",  # a variable's name, not a password
+        "keytool -genkeypair -alias app -keystore app.jks",  # keytool asks for it
+        "redis-cli -a $REDIS_PASSWORD ping",
+        "redis-cli --askpass -h cache.internal",
+        "aws configure set region eu-west-1 --profile ci",
+        "aws configure set aws_secret_access_key $AWS_SECRET --profile ci",
+        "htpasswd -D /etc/nginx/.htpasswd admin",  # delete: no password on the line
+        "htpasswd -c /etc/nginx/.htpasswd admin",  # htpasswd asks for it
+        "oc login -u admin https://api.cluster.internal:6443",
+        "az login --use-device-code",
+        "smbclient -L //fs.internal -U guest% -N",
+        'SSHPASS="$DEPLOY_PW" sshpass -e ssh deploy@build.internal',
+        "LTAI is the prefix of an Alibaba key; LTAIKEYIDENTIFIERSONLY is a word",
+        "the pnu_ prefix names a Prefect key, rubygems_version 3.4.10, tfp_ is Typeform's",
+        "an Okta token goes after SSWS in the header; sk.eyJ starts a Mapbox secret",
+        "dt0c01.TOKEN is the documented shape; CFPAT- and EZAK are prefixes",
+    ],
+)
+def test_text_that_only_looks_like_a_version_5_credential_is_kept(text: str) -> None:
+    assert redact(text) == (text, {})
+    # positive control: the same surroundings with a real-format key are redacted
+    kept, counts = redact(f"{text} {RUBYGEMS}")
+    assert kept == f"{text} [redacted:rubygems_key]"
+    assert counts == {"redacted:rubygems_key": 1}
