@@ -13,8 +13,8 @@ A rebuild carries before it imports: a subagent whose session's main transcript 
 as part of that session, under its project, and not at all when the session is this project's own.
 
 The copied text was read by whatever parser, sanitizer and chunker imported it, so when anything is
-copied the new memory's version rows (`sanitize_version`, `parser_version`, `chunking`) take the old
-memory's values: `status`
+copied the new memory's version rows (`sanitize_version`, `credentials_version`, `parser_version`,
+`chunking`) take the old memory's values: `status`
 then still counts what the older code left in them. Nothing outside engine/ imports this module;
 `engine.memory.Memory.carry_files` is the public call.
 """
@@ -29,7 +29,12 @@ from pathlib import Path
 from engine import chunked_sql, parsed_sql, sanitized_sql, store
 
 # The `meta` rows that name the code a memory's oldest text was read by.
-VERSION_KEYS = (sanitized_sql.VERSION_KEY, parsed_sql.VERSION_KEY, chunked_sql.VERSION_KEY)
+VERSION_KEYS = (
+    sanitized_sql.VERSION_KEY,
+    sanitized_sql.CREDENTIALS_KEY,
+    parsed_sql.VERSION_KEY,
+    chunked_sql.VERSION_KEY,
+)
 # Every column named, so a copy never depends on the order a migration left them in.
 _FILE_COLUMNS = "path, stream, session_id, offset, prefix_sha256, state, imported_at"
 _MESSAGE_COLUMNS = "stream, ordinal, uuid, session_id, author, text, ts, api_message_id"

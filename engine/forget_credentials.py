@@ -12,7 +12,8 @@ vacuumed. Messages and sessions stay; nothing is tombstoned, since nothing is re
 Which messages are read: a memory recorded under the running version holds none; one recorded under an
 older version only those holding a trigger text of a later version (`engine.sanitize.VERSION_TRIGGERS`:
 every credential a later version added holds one); one imported before versions were recorded, every
-message. Text that an older import cut inside a credential (a long command in a `[Bash: …]` marker) is
+message. Once done, the memory records the version it was redacted under (`engine.sanitized_sql.
+credentials_version`), so `status` and `doctor` count from there. Text that an older import cut inside a credential (a long command in a `[Bash: …]` marker) is
 a fragment no rule matches, and stays.
 
 Forget `redact` (`recallbench forget --redact TEXT`) is the same in place rewrite for one string the
@@ -82,6 +83,10 @@ def redact_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str:
             forget_sql.delete_edit_paths_containing(conn, target.value)
         vectors = forget_sql.delete_unshared_vectors(conn, before)
         sentences = forget_sql.delete_unshared_sentence_vectors(conn, before)
+        if (
+            target.kind == "credentials"
+        ):  # every stored message is now as the running rules leave it
+            sanitized_sql.record_credentials(conn)
         store.bump_generation(conn)
     return (
         f"{target.kind}: {len(found)} messages redacted, {rewritten} chunk rows rewritten, "
@@ -103,7 +108,7 @@ def _holding(conn: sqlite3.Connection, target: Target) -> list[tuple[MessageRow,
     string, or those in which the running sanitizer finds a credential."""
     if target.kind == "redact":
         return forget_sql.message_texts(conn, [target.value])
-    held = sanitized_sql.version(conn)
+    held = sanitized_sql.credentials_version(conn)
     if held is not None and int(held) >= int(SANITIZE_VERSION):
         return []
     needles = None

@@ -553,6 +553,7 @@ class Memory:
             "skipped": skip_scrub.get("skip", {}),
             "scrubbed": skip_scrub.get("scrub", {}),
             "sanitize_version": sanitized_sql.version(self.conn),
+            "credentials_version": sanitized_sql.credentials_version(self.conn),
             "stale_read_notices": sanitized_sql.stale_read_notices(self.conn),
             "parser_version": parsed_sql.version(self.conn),
             "stale_parse": asdict(parsed_sql.stale_parse(self.conn)),

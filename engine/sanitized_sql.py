@@ -18,6 +18,9 @@ from engine.secret_formats import FORMS_BY_VERSION, LATEST_VERSION, kinds_after,
 
 # The `meta` row naming the sanitizer version of the memory's oldest text.
 VERSION_KEY = "sanitize_version"
+# The `meta` row naming the sanitizer version whose credential rules `recallbench forget --credentials`
+# last applied, in place, to every stored message (none until it has run).
+CREDENTIALS_KEY = "credentials_version"
 # The versions this module's reads are for: the read notice is removed from version 3 on, the
 # credential formats of `engine.secret_formats` are redacted from the version that added each (4, 5).
 READ_NOTICE_VERSION = 3
@@ -57,6 +60,26 @@ def version(conn: sqlite3.Connection) -> str | None:
     return meta_value(conn, VERSION_KEY)
 
 
+def record_credentials(conn: sqlite3.Connection) -> None:
+    """Record that every stored message has been through the running sanitizer's credential rules
+    (`forget --credentials`, in the caller's write transaction, after it rewrote them)."""
+    from engine.sanitize import SANITIZE_VERSION  # the sanitizer and its rules: only to forget
+
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (CREDENTIALS_KEY, SANITIZE_VERSION),
+    )
+
+
+def credentials_version(conn: sqlite3.Connection) -> str | None:
+    """The newest sanitizer version whose credential rules every stored text has been through: the
+    version the oldest text was imported under, or a later one `forget --credentials` applied in
+    place; None: imported before version 3, and never redacted in place."""
+    held = [int(v) for v in (version(conn), meta_value(conn, CREDENTIALS_KEY)) if v is not None]
+    return str(max(held)) if held else None
+
+
 def stale_read_notices(conn: sqlite3.Connection) -> int:
     """Chunks still holding Claude Code's file-read notice in a memory imported before version 3
     (0 in a newer one, where the words can only be a file's or a message's quote of it)."""
@@ -80,9 +103,11 @@ class StaleCredentials:
 
 
 def stale_credentials(conn: sqlite3.Connection) -> StaleCredentials:
-    """The chunks holding a credential in a format that a sanitizer version after the memory's began
-    to redact (none in a memory imported under the newest, which never stores one)."""
-    held = imported_under(conn)
+    """The chunks holding a credential in a format that a sanitizer version after the memory's
+    (`credentials_version`) began to redact (none in a memory imported under the newest, which never
+    stores one, or one that `forget --credentials` redacted under it)."""
+    redacted = credentials_version(conn)
+    held = BEFORE_RECORDED if redacted is None else int(redacted)
     if held >= LATEST_VERSION:
         return StaleCredentials()
     from engine.secrets import (

@@ -89,7 +89,7 @@ def stale_notes(info: dict[str, object]) -> list[str]:
             f"{counted(notices, 'chunk')}; `recallbench rebuild` imports every transcript again "
             "without it"
         )
-    if credentials := stale_credentials_note(info["sanitize_version"]):
+    if credentials := stale_credentials_note(info["sanitize_version"], info["credentials_version"]):
         notes.append(credentials)
     if parse := stale_parse_note(info):
         notes.append(parse)
@@ -103,14 +103,20 @@ def stale_notes(info: dict[str, object]) -> list[str]:
     return notes
 
 
-def stale_credentials_note(held: object) -> str | None:
-    """For a memory imported under a sanitizer before the newest (`held`: its version row, None
-    before version 3), the credential formats later versions began to redact, and the fix."""
-    # no row: imported before version 3, so before every version that added formats
-    version = int(held) if isinstance(held, str) else 0
+def stale_credentials_note(held: object, redacted: object) -> str | None:
+    """For a memory whose text has not been through the newest sanitizer's credential rules (`held`:
+    the version it was imported under, None before version 3; `redacted`: its `credentials_version`),
+    the credential formats later versions began to redact, and the fix."""
+    # none: imported before version 3, so before every version that added formats
+    version = int(redacted) if isinstance(redacted, str) else 0
     if version >= LATEST_VERSION:
         return None
-    under = f"sanitizer version {held}" if isinstance(held, str) else "a sanitizer before version 3"
+    if isinstance(redacted, str) and redacted != held:
+        under = f"redacted in place under sanitizer version {redacted} (`forget --credentials`)"
+    elif isinstance(held, str):
+        under = f"imported under sanitizer version {held}"
+    else:
+        under = "imported under a sanitizer before version 3"
     later = [v for v in FORMS_BY_VERSION if v > version]
     versions = (
         f"version {later[0]}"
@@ -119,7 +125,7 @@ def stale_credentials_note(held: object) -> str | None:
     )
     examples = ", ".join(EXAMPLES[v] for v in later)
     return (
-        f"imported under {under}, before {versions} began to redact "
+        f"{under}, before {versions} began to redact "
         f"{len(kinds_after(version))} more credential formats ({examples}, …): "
         "`recallbench doctor` checks whether any is in the memory, `recallbench forget "
         "--credentials` redacts them in place"

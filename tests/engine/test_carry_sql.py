@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine import carry_sql, chunked_sql, parsed_sql
+from engine import carry_sql, chunked_sql, parsed_sql, sanitized_sql
+from engine.sanitize import SANITIZE_VERSION
 from tests.engine.fixtures_transcripts import (
     SESSION,
     assistant_lines,
@@ -46,6 +47,10 @@ def test_a_gone_main_transcript_is_carried_and_its_session_spans_both_files(tmp_
     old.import_paths([tmp_path / "t"])
     old.conn.execute("DELETE FROM meta WHERE key = 'parser_version'")  # as before version 4
     old.conn.execute("DELETE FROM meta WHERE key = 'chunking'")  # as before chunking version 2
+    old.conn.execute("UPDATE meta SET value = '4' WHERE key = 'sanitize_version'")
+    sanitized_sql.record_credentials(
+        old.conn
+    )  # a `forget --credentials` redacted it under the running one
     old_rows = old.conn.execute("SELECT id, text FROM chunks ORDER BY id").fetchall()
     old.close()
     new = open_memory(tmp_path, "new.db")
@@ -55,6 +60,7 @@ def test_a_gone_main_transcript_is_carried_and_its_session_spans_both_files(tmp_
     ]  # control: before the carry, the session is the subagent's minutes
     assert parsed_sql.version(new.conn) == "4"
     assert chunked_sql.version(new.conn) == 2
+    assert sanitized_sql.meta_value(new.conn, sanitized_sql.CREDENTIALS_KEY) is None
 
     carried = new.carry_files(tmp_path / "old.db", [main.resolve()])
 
@@ -64,6 +70,8 @@ def test_a_gone_main_transcript_is_carried_and_its_session_spans_both_files(tmp_
     assert new.conn.execute("SELECT count(*) FROM files").fetchone() == (2,)
     assert parsed_sql.version(new.conn) is None  # the old memory's: its text is in here now
     assert chunked_sql.version(new.conn) is None
+    assert sanitized_sql.version(new.conn) == "4"
+    assert sanitized_sql.credentials_version(new.conn) == SANITIZE_VERSION == "5"
     hits = new.conn.execute(
         "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'zebra'"
     ).fetchone()

@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 
 from engine import sanitized_sql
 from recallbench.cli import main
+from recallbench.status_notes import stale_credentials_note
 from tests.engine.fixtures_transcripts import SESSION, simple_session, write_jsonl
 from tests.recallbench.older_import import import_as_before
 
@@ -119,7 +120,7 @@ def test_a_memory_imported_under_version_4_counts_only_what_version_5_added(
 
     info, lines = _status()
 
-    assert info["sanitize_version"] == "4"
+    assert info["sanitize_version"] == info["credentials_version"] == "4"
     assert any(line.startswith(f"{LINE_4} (RubyGems, Dynatrace, Square, Okta,") for line in lines)
     with sqlite3.connect(db) as conn:
         assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials(
@@ -137,6 +138,28 @@ def test_a_memory_imported_under_version_4_counts_only_what_version_5_added(
     assert RUBYGEMS not in _texts(db)
     assert "Push the gem with [redacted:rubygems_key] instead." in _texts(db)
     assert invoke("doctor").stdout.splitlines()[-1].startswith("OK       credentials: ")
+    # the memory says what it was redacted under, and status stops asking for the fix it had
+    info, lines = _status()
+    assert info["sanitize_version"] == "4"
+    assert info["credentials_version"] == "5"
+    assert not any("began to redact" in line for line in lines)
+    again = invoke("forget", "--credentials", "--dry-run")
+    assert "  nothing: no stored text holds a credential" in again.output
+
+
+def test_the_note_names_a_redaction_in_place_under_an_older_version() -> None:
+    assert stale_credentials_note("3", "4") == (
+        "redacted in place under sanitizer version 4 (`forget --credentials`), before version 5 "
+        "began to redact 26 more credential formats (RubyGems, Dynatrace, Square, Okta, `aws "
+        "configure set`, …): `recallbench doctor` checks whether any is in the memory, "
+        "`recallbench forget --credentials` redacts them in place"
+    )
+    assert str(stale_credentials_note("4", "4")).startswith(f"{LINE_4} (RubyGems,")  # no redaction
+    assert stale_credentials_note(None, "5") is None
+    assert stale_credentials_note("4", "5") is None
+    assert str(stale_credentials_note(None, None)).startswith(
+        "imported under a sanitizer before version 3, before versions 4 and 5 began to redact 51 "
+    )
 
 
 def test_a_memory_imported_under_version_5_counts_none(home: Path, tmp_path: Path) -> None:
