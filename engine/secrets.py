@@ -154,16 +154,53 @@ class _TokenRule:
     # A literal each pattern's every match holds (one per pattern), or none: a text without it is
     # not scanned by that pattern (`in` is far quicker than a regex pass).
     needles: tuple[str, ...] = ()
+    # For patterns that read, after their prefix, a lazy run of characters not in `stops` and then
+    # an option (a password on a command line): each one's prefix as a pattern (`_matches`).
+    heads: tuple[re.Pattern[str], ...] = ()
+    stops: str = ""
 
     def spans(self, view: str) -> Iterator[tuple[int, int]]:
         for i, pattern in enumerate(self.patterns):
             if self.needles and self.needles[i] not in view:
                 continue
-            for match in pattern.finditer(view):
+            head = self.heads[i] if self.heads else None
+            for match in _matches(pattern, view, head, self.stops):
                 start, end = _secret_part(match)
                 if start >= end or (self.valid is not None and not self.valid(view[start:end])):
                     continue
                 yield _widen(view, start, end, self.chars)
+
+
+def _matches(
+    pattern: re.Pattern[str], view: str, head: re.Pattern[str] | None, stops: str
+) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(view)`; with a `head`, for a pattern that is the head, then a lazy run of
+    characters not in `stops`, then what it looks for, the same matches in linear time.
+
+    finditer tries every head, and one after which nothing is found reads to the end of its run: on a
+    line that names a command thousands of times that is quadratic (`"keytool -a b " * 20000`, 260 KB,
+    took 41 s). A later head before the same stop reads a part of that run and fails too, so it is
+    passed over. Where `head` has a group named `run`, only the heads it matches are such (`mysql`'s,
+    beside `sshpass`'s); the others are tried as finditer tries them.
+    """
+    if head is None:
+        yield from pattern.finditer(view)
+        return
+    stop = re.compile(f"[{re.escape(stops)}]")
+    grouped = "run" in head.groupindex
+    pos, dead_until = 0, -1
+    while (found := head.search(view, pos)) is not None:
+        start = found.start()
+        run = not grouped or found.group("run") is not None
+        match = None if run and start < dead_until else pattern.match(view, start)
+        if match is None:
+            if run and start >= dead_until:  # nothing after it in its run: nor after the next heads
+                after = stop.search(view, found.end())
+                dead_until = len(view) if after is None else after.start()
+            pos = start + 1
+            continue
+        yield match
+        pos = max(match.end(), start + 1)
 
 
 def _secret_part(match: re.Match[str]) -> tuple[int, int]:
@@ -196,11 +233,18 @@ def _plugin(
     *,
     chars: str = _TOKEN_CHARS,
     valid: Callable[[str], bool] | None = None,
+    needles: tuple[str, ...] = (),
 ) -> _TokenRule:
-    """A rule from one detect-secrets plugin's compiled `denylist`."""
+    """A rule from one detect-secrets plugin's compiled `denylist` (`needles`: as for `_TokenRule`)."""
     # Every plugin sets `denylist` as a class attribute (the base class only declares a property).
-    patterns: Iterable[re.Pattern[str]] = vars(plugin)["denylist"]
-    return _TokenRule(patterns=tuple(patterns), chars=chars, valid=valid)
+    patterns: tuple[re.Pattern[str], ...] = tuple(vars(plugin)["denylist"])
+    if needles and (
+        len(needles) != len(patterns)
+        or not all(n in p.pattern.replace("\\", "") for n, p in zip(needles, patterns, strict=True))
+    ):
+        msg = f"{plugin.__name__}: each needle must be a literal of its pattern, one per pattern"
+        raise ValueError(msg)
+    return _TokenRule(patterns=patterns, chars=chars, valid=valid, needles=needles)
 
 
 def _rx(*patterns: str, flags: int = 0) -> tuple[re.Pattern[str], ...]:
@@ -264,11 +308,14 @@ def _prefixed(kind: str) -> _TokenRule:
     scanned."""
     forms = FORMS[kind]
     patterns = _rx(*(f"{_B}{head}{re.escape(prefix)}{tail}" for head, prefix, tail in forms))
+    stops = _FORM_RUNS.get(kind, "")
     return _TokenRule(
         patterns=patterns,
         chars=_FORM_CHARS.get(kind, _TOKEN_CHARS),
         valid=_FORM_VALID.get(kind),
         needles=tuple(prefix for _, prefix, _ in forms),
+        heads=_rx(*(f"{_B}{re.escape(prefix)}" for _, prefix, _ in forms)) if stops else (),
+        stops=stops,
     )
 
 
@@ -283,6 +330,12 @@ _COMMAND_PASSWORDS = (
     "smb_password",
     "htpasswd_password",
     "sshpass_password",
+)
+# The forms whose tail is a lazy run up to the option (`_LOGIN_PASSWORD`, `_ARGS`), and the characters
+# that end it: their matches are found in linear time (`_matches`).
+_FORM_RUNS = dict.fromkeys(
+    ("registry_password", "login_password", "keytool_password", "redis_password", "smb_password"),
+    "\n|;&",
 )
 _FORM_CHARS = {
     "atlassian_token": _TOKEN_CHARS + "=",
@@ -322,7 +375,8 @@ _PLUGIN_TOKENS: dict[str, _TokenRule] = {
     "slack_token": _plugin(SlackDetector, chars=_TOKEN_CHARS + "/"),
     "stripe_key": _plugin(StripeDetector),
     "openai_key": _plugin(OpenAIDetector),
-    "npm_token": _plugin(NpmDetector),
+    # its `//.+/:_authToken=` reads every `//` of a line to its end: only where the literal is
+    "npm_token": _plugin(NpmDetector, needles=("/:_authToken=",)),
     "pypi_token": _plugin(PypiTokenDetector),
     "sendgrid_key": _plugin(SendGridDetector, chars=_TOKEN_CHARS + "."),
     "twilio_key": _plugin(TwilioKeyDetector, valid=_has_digit),
@@ -392,14 +446,22 @@ _PASSWORD_COMMAND = re.compile(
     r"\b(?:mysql\w*|mariadb\w*)\b[^\n]*?(?<=\s)-p(?P<t>[^\s\"']\S*|\"[^\"\n]+\"|'[^'\n]+')"
     r"|\bsshpass[ \t]+-p[ \t]*(?P<s>\S+)"
 )
+# Where `_PASSWORD_COMMAND` can start: `mysql`'s is followed by a run to the end of the line (`_matches`).
+_PASSWORD_COMMAND_HEAD = re.compile(r"(?P<run>\b(?:mysql\w*|mariadb\w*)\b)|\bsshpass\b")
 _NETRC = re.compile(r"\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<t>\S+)")
 
 
-def _group_spans(pattern: re.Pattern[str], check: Callable[[str], bool]) -> _Spans:
-    """The span of the one named group that matched, when `check` accepts its text."""
+def _group_spans(
+    pattern: re.Pattern[str],
+    check: Callable[[str], bool],
+    head: re.Pattern[str] | None = None,
+    stops: str = "",
+) -> _Spans:
+    """The span of the one named group that matched, when `check` accepts its text (`head` and
+    `stops`: as for `_matches`)."""
 
     def spans(view: str) -> Iterator[tuple[int, int]]:
-        for match in pattern.finditer(view):
+        for match in _matches(pattern, view, head, stops):
             name = next(n for n, v in match.groupdict().items() if v is not None)
             value = match.group(name)
             if check(value):
@@ -438,7 +500,10 @@ _DETECTORS: tuple[tuple[str, _Spans], ...] = (
     ("authorization", _group_spans(_AUTHORIZATION, _authorization)),
     ("url_password", _group_spans(_URL_PASSWORD, _url_password)),
     ("user_password", _group_spans(_CURL_USER, _literal)),
-    ("command_password", _group_spans(_PASSWORD_COMMAND, _literal)),
+    (
+        "command_password",
+        _group_spans(_PASSWORD_COMMAND, _literal, _PASSWORD_COMMAND_HEAD, "\n"),
+    ),
     ("netrc_password", _group_spans(_NETRC, _literal)),
     ("env_secret", assignments),
     *((kind, rule.spans) for kind, rule in _PLUGIN_ASSIGNMENTS.items()),

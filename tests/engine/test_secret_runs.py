@@ -1,0 +1,120 @@
+"""Rules that read a run of a command line up to an option (`-p PASSWORD`) find, in linear time, what
+`finditer` finds (`engine.secrets._matches`): a head after which nothing is found makes every later head
+before the same stop fail too, so those are passed over."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from engine import secrets
+from engine.sanitize import redact
+
+# Every rule that finds its matches this way: (kind, pattern, head, stops).
+RUN_RULES = [
+    *(
+        (kind, pattern, head, rule.stops)
+        for kind, rule in secrets._FORM_TOKENS.items()
+        if rule.heads
+        for pattern, head in zip(rule.patterns, rule.heads, strict=True)
+    ),
+    ("command_password", secrets._PASSWORD_COMMAND, secrets._PASSWORD_COMMAND_HEAD, "\n"),
+]
+WORDS = [
+    "keytool", "-storepass", "-keypass", "pw1", "'q p'", "redis-cli", "-a", "--pass", "smbclient",
+    "-U", "u%pw2", "-U u%pw3", "docker login", "podman login", "nerdctl login", "buildah login",
+    "skopeo login", "helm registry login", "az login", "oc login", "cf login", "login", "-p", "-pX9",
+    "mysql", "mariadb", "mysqldump", "sshpass", "$PW", "-u", "me", "|", ";", "&", "\n", " ", "\t",
+    '"d q"', "=v",
+]  # fmt: skip
+
+
+def _texts() -> Iterator[str]:
+    rng = random.Random(20261205)
+    for _ in range(400):
+        yield " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 40)))
+
+
+def _found(matches: Iterator[re.Match[str]]) -> list[tuple[tuple[int, int], dict[str, str | None]]]:
+    return [(m.span(), m.groupdict()) for m in matches]
+
+
+def test_the_rules_that_read_runs_are_the_five_command_forms_and_mysql() -> None:
+    assert sorted({kind for kind, *_ in RUN_RULES}) == [
+        "command_password",
+        "keytool_password",
+        "login_password",
+        "redis_password",
+        "registry_password",
+        "smb_password",
+    ]
+    assert len(RUN_RULES) == 6 + 3 + 1 + 1 + 1 + 1  # registry 6 tools, login 3, one form each else
+    for _, pattern, _, stops in RUN_RULES:
+        # the run right after the head: a lazy class that excludes exactly the stops
+        assert f"[^{'|;&' if stops != chr(10) else ''}" in pattern.pattern.replace("\\n", "")
+
+
+@pytest.mark.parametrize("rule", RUN_RULES, ids=lambda r: f"{r[0]}:{r[1].pattern[:40]}")
+def test_runs_find_what_finditer_finds(
+    rule: tuple[str, re.Pattern[str], re.Pattern[str], str],
+) -> None:
+    _, pattern, head, stops = rule
+    found = 0
+    for text in _texts():
+        expected = _found(pattern.finditer(text))
+        assert _found(secrets._matches(pattern, text, head, stops)) == expected, text
+        found += len(expected)
+    assert found > 0  # control: the texts hold matches of every rule, not only misses
+
+
+class _Counting:
+    """A pattern that counts the `match` calls made on it."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+        self.calls = 0
+
+    def match(self, text: str, pos: int) -> re.Match[str] | None:
+        self.calls += 1
+        return self.pattern.match(text, pos)
+
+
+def test_a_head_with_nothing_after_it_passes_over_the_rest_of_its_run() -> None:
+    rule = secrets._FORM_TOKENS["keytool_password"]
+    pattern, head = rule.patterns[0], rule.heads[0]
+    counting = _Counting(pattern)
+    one_line = "keytool -list -v " * 200
+    assert list(secrets._matches(counting, one_line, head, rule.stops)) == []  # type: ignore[arg-type]
+    assert (
+        counting.calls == 1
+    )  # the first head read to the end of the line; the other 199 failed with it
+    # control: on 200 lines each head has its own run, and each is tried
+    counting = _Counting(pattern)
+    many_lines = "keytool -list -v\n" * 200
+    assert list(secrets._matches(counting, many_lines, head, rule.stops)) == []  # type: ignore[arg-type]
+    assert counting.calls == 200
+    # a password after the dead heads' stop is still found
+    text = f"{one_line}; keytool -list -storepass Pl4ntK3yPw"
+    assert redact(text)[0] == f"{one_line}; keytool -list -storepass [redacted:keytool_password]"
+
+
+def test_sshpass_heads_are_tried_inside_a_mysql_run_that_found_nothing() -> None:
+    text = "mysql -u root " * 50 + "sshpass -p Pl4ntSshPw ssh host " + "mysql -u x " * 50
+    kept, counts = redact(text)
+    assert "Pl4ntSshPw" not in kept
+    assert counts == {"redacted:command_password": 1}
+    assert "mysql -u root " * 50 in kept  # control: the rest is as it was
+
+
+def test_a_plugin_needle_must_be_a_literal_of_its_pattern() -> None:
+    from detect_secrets.plugins.npm import NpmDetector
+
+    with pytest.raises(ValueError, match="NpmDetector: each needle must be a literal"):
+        secrets._plugin(NpmDetector, needles=("/:_token=",))
+    rule = secrets._plugin(NpmDetector, needles=("/:_authToken=",))
+    key = "//registry.npmjs.org/:_authToken=npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    assert list(rule.spans(key)) == [(33, 73)]
+    assert list(rule.spans("https://example.com/a " * 50)) == []  # control: no literal, not scanned
