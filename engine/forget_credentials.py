@@ -12,9 +12,10 @@ vacuumed. Messages and sessions stay; nothing is tombstoned, since nothing is re
 Which messages are read: a memory recorded under the running version holds none; one recorded under an
 older version only those holding a trigger text of a later version (`engine.sanitize.VERSION_TRIGGERS`:
 every credential a later version added holds one); one imported before versions were recorded, every
-message. Once done, the memory records the version it was redacted under (`engine.sanitized_sql.
-credentials_version`), so `status` and `doctor` count from there. Text that an older import cut inside a credential (a long command in a `[Bash: …]` marker) is
-a fragment no rule matches, and stays.
+message. Once done, the memory records the version it was redacted under
+(`engine.sanitized_sql.credentials_version`), so `status` and `doctor` count from there. Text that an
+older import cut inside a credential (a long command in a `[Bash: …]` marker) is a fragment no rule
+matches, and stays.
 
 Forget `redact` (`recallbench forget --redact TEXT`) is the same in place rewrite for one string the
 person names: every message holding it has it replaced by `[redacted:forgotten]`, and the string is
@@ -83,9 +84,8 @@ def redact_rows(conn: sqlite3.Connection, target: Target, now: datetime) -> str:
             forget_sql.delete_edit_paths_containing(conn, target.value)
         vectors = forget_sql.delete_unshared_vectors(conn, before)
         sentences = forget_sql.delete_unshared_sentence_vectors(conn, before)
-        if (
-            target.kind == "credentials"
-        ):  # every stored message is now as the running rules leave it
+        # every stored message is now as the running rules leave it
+        if target.kind == "credentials":
             sanitized_sql.record_credentials(conn)
         store.bump_generation(conn)
     return (

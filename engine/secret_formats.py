@@ -9,8 +9,7 @@ importing detect-secrets; `engine.secrets` builds the rules.
 
 from __future__ import annotations
 
-# The first sanitizer version with formats here, and the newest.
-SINCE_VERSION = 4
+# The newest sanitizer version with formats here.
 LATEST_VERSION = 5
 ALNUM = "[A-Za-z0-9]"
 Form = tuple[str, str, str]
@@ -152,7 +151,5 @@ def kinds_after(version: int) -> tuple[str, ...]:
     return tuple(kind for kind, added in KIND_VERSION.items() if added > version)
 
 
-VERSION_4_KINDS = tuple(VERSION_4_FORMS)
-VERSION_5_KINDS = tuple(VERSION_5_FORMS)
 VERSION_4_TRIGGERS = triggers(4)
 VERSION_5_TRIGGERS = triggers(5)

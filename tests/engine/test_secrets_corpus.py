@@ -264,7 +264,7 @@ PLANTED: tuple[Planted, ...] = (
         text="VAULT_ADDR=x vault login hvs.Pl4ntVau1tT0k3nQw8Er6Ty4Ui2",
         cores=("Pl4ntVau1tT0k3n",),
     ),
-    # Sanitizer version 4: formats with a literal prefix (`engine.secrets.VERSION_4_TRIGGERS`).
+    # Sanitizer version 4: formats with a literal prefix (`engine.secret_formats.VERSION_4_TRIGGERS`).
     Planted(
         label="groq",
         kind="groq_key",
