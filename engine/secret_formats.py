@@ -29,6 +29,15 @@ _LOGIN_PASSWORD = (
 _VALUE = r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"]\S*))"""
 # What may stand between a command's name and the option that takes the password.
 _ARGS = r"[^\n|;&]*?[ \t]"
+# A quoted name (`engine.secrets` checks that it names a secret) and a quoted value.
+_NAME = r"""(?P<quote>["'])(?P<key>[A-Za-z_][A-Za-z0-9_]*)(?P=quote)"""
+_QUOTED = r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)")"""
+# The last words of an XML element's name that hold a secret, as such names are spelled.
+_XML_SECRET_WORDS = tuple(
+    spelling
+    for word in ("password", "passwd", "passphrase", "secret")
+    for spelling in (word, word.capitalize(), word.upper())
+)
 
 VERSION_4_FORMS: dict[str, tuple[Form, ...]] = {
     "groq_key": _forms("gsk_", tail=f"{ALNUM}{{48,}}"),
@@ -123,6 +132,32 @@ VERSION_5_FORMS: dict[str, tuple[Form, ...]] = {
         ("", "htpasswd", r"[ \t]+-(?=[a-zA-Z]*b)(?=[a-zA-Z]*n)[a-zA-Z]+[ \t]+\S+[ \t]+" + _VALUE),
     ),
     "sshpass_password": _forms("SSHPASS=", tail=_VALUE),
+    # `gh secret set NAME --body VALUE`
+    "gh_secret": _forms("gh secret set", tail=_ARGS + r"(?:--body|-b)(?:[ \t]+|=)" + _VALUE),
+    # a literal set into the environment under a name that names a secret (`engine.secrets` checks
+    # the name): `os.environ["DB_PASSWORD"] = "…"`, `ENV[…] = …`, `process.env[…] = …`, and
+    # `monkeypatch.setenv("API_TOKEN", "…")`, `os.putenv`, `os.environ.setdefault`, `System.put_env`
+    "env_var_secret": (
+        *_forms(
+            "environ[",
+            "ENV[",
+            "env[",
+            tail=rf"[ \t]*{_NAME}[ \t]*\][ \t]*=(?!=)[ \t]*{_QUOTED}",
+        ),
+        *_forms(
+            "setenv(",
+            "putenv(",
+            "put_env(",
+            "setdefault(",
+            tail=rf"[ \t]*{_NAME}[ \t]*,[ \t]*{_QUOTED}",
+        ),
+    ),
+    # `<password>…</password>`, `<db.password>…`, `<clientSecret>…`: an element whose name ends so
+    "xml_secret": _forms(
+        *(f"{word}>" for word in _XML_SECRET_WORDS),
+        head=r"<[\w.:\-]*",
+        tail=r"(?P<t>[^<>\n]{1,200})</",
+    ),
 }
 
 # The formats each version added, oldest first; the kinds of all of them, and the version of each.
@@ -136,7 +171,7 @@ KIND_VERSION: dict[str, int] = {
 # A few of each version's formats, by name, for the notes that say what a version began to redact.
 EXAMPLES: dict[int, str] = {
     4: "Groq, xAI, Docker, Sentry, Doppler",
-    5: "RubyGems, Dynatrace, Square, Okta, `aws configure set`",
+    5: "RubyGems, Dynatrace, Square, Okta, `aws configure set`, `os.environ[…] = …`, `<password>`",
 }
 
 

@@ -23,11 +23,12 @@ or stored. The rules come from three places, tried in this order of precedence:
    built from its literal prefixes, which are the version's trigger texts (`engine.secret_formats`:
    Groq, Replicate, xAI, Perplexity, Fireworks, LangSmith, Docker, Tailscale, Atlassian, Bitbucket,
    Grafana, Sentry, PlanetScale, Fly.io, Figma, Pulumi, New Relic, Notion, Buildkite, Terraform Cloud,
-   1Password, Heroku, Doppler, a registry login's `-p`, Discord webhooks); version 5 added 26 more the
+   1Password, Heroku, Doppler, a registry login's `-p`, Discord webhooks); version 5 added 29 more the
    same way (RubyGems, Clojars, Contentful, Dynatrace, EasyPost, Flutterwave, Mapbox, Prefect, ReadMe,
    Brevo, Shippo, Square, Hugging Face organisations, Typeform, Frame.io, Alibaba, Adobe, Linear OAuth,
-   Okta's `SSWS`, and the passwords of `aws configure set`, `keytool`, `redis-cli`, `az`/`oc`/`cf
-   login`, `smbclient -U`, `htpasswd -b` and `SSHPASS=`).
+   Okta's `SSWS`; the passwords of `aws configure set`, `keytool`, `redis-cli`, `az`/`oc`/`cf
+   login`, `smbclient -U`, `htpasswd -b`, `SSHPASS=` and `gh secret set --body`; literals set into
+   the environment under a secret's name, `os.environ[…] = …`, `setenv(…)`; XML `<password>`).
 3. **Keyed assignments** (`engine.secret_keys`): a value assigned to a name that names a secret.
 
 A token match is widened to the whole token it sits in, so a 99-character Stripe key whose rule reads 24
@@ -71,7 +72,7 @@ from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 from engine.secret_formats import FORMS
-from engine.secret_keys import assignments, looks_random
+from engine.secret_keys import assignments, looks_random, names_secret
 
 DETECT_SECRETS_VERSION = "1.5.0"  # the pin in pyproject.toml; SANITIZE_VERSION moves with it
 
@@ -158,6 +159,8 @@ class _TokenRule:
     # an option (a password on a command line): each one's prefix as a pattern (`_matches`).
     heads: tuple[re.Pattern[str], ...] = ()
     stops: str = ""
+    # Whether a match counts only when its `key` group names a secret (`engine.secret_keys`).
+    keyed: bool = False
 
     def spans(self, view: str) -> Iterator[tuple[int, int]]:
         for i, pattern in enumerate(self.patterns):
@@ -165,6 +168,8 @@ class _TokenRule:
                 continue
             head = self.heads[i] if self.heads else None
             for match in _matches(pattern, view, head, self.stops):
+                if self.keyed and not names_secret(match.group("key")):
+                    continue
                 start, end = _secret_part(match)
                 if start >= end or (self.valid is not None and not self.valid(view[start:end])):
                     continue
@@ -204,9 +209,13 @@ def _matches(
 
 
 def _secret_part(match: re.Match[str]) -> tuple[int, int]:
-    """The groups' union when the pattern has groups (they hold the secret), else the match less its
-    delimiters (Artifactory's patterns include the space or quote around the token)."""
-    spans = [match.span(i) for i in range(1, (match.re.groups or 0) + 1) if match.group(i)]
+    """The groups' union when the pattern has groups (they hold the secret; a `key` or `quote` group
+    holds the name it is set under), else the match less its delimiters (Artifactory's patterns
+    include the space or quote around the token)."""
+    named = match.re.groupindex
+    around = {named[n] for n in ("key", "quote") if n in named}
+    groups = [i for i in range(1, (match.re.groups or 0) + 1) if i not in around]
+    spans = [match.span(i) for i in groups if match.group(i)]
     if spans:
         return min(s for s, _ in spans), max(e for _, e in spans)
     start, end = match.span()
@@ -316,6 +325,7 @@ def _prefixed(kind: str) -> _TokenRule:
         needles=tuple(prefix for _, prefix, _ in forms),
         heads=_rx(*(f"{_B}{re.escape(prefix)}" for _, prefix, _ in forms)) if stops else (),
         stops=stops,
+        keyed=kind == "env_var_secret",
     )
 
 
@@ -330,11 +340,19 @@ _COMMAND_PASSWORDS = (
     "smb_password",
     "htpasswd_password",
     "sshpass_password",
+    "gh_secret",
 )
 # The forms whose tail is a lazy run up to the option (`_LOGIN_PASSWORD`, `_ARGS`), and the characters
 # that end it: their matches are found in linear time (`_matches`).
 _FORM_RUNS = dict.fromkeys(
-    ("registry_password", "login_password", "keytool_password", "redis_password", "smb_password"),
+    (
+        "registry_password",
+        "login_password",
+        "keytool_password",
+        "redis_password",
+        "smb_password",
+        "gh_secret",
+    ),
     "\n|;&",
 )
 _FORM_CHARS = {
@@ -362,6 +380,8 @@ _FORM_VALID: dict[str, Callable[[str], bool]] = {
     "typeform_token": _has_letter_and_digit,
     "alibaba_key": _has_letter_and_digit,
     "adobe_client_secret": _has_letter_and_digit,
+    "env_var_secret": _literal,
+    "xml_secret": _literal,
     **dict.fromkeys(_COMMAND_PASSWORDS, _literal),
 }
 _FORM_TOKENS = {kind: _prefixed(kind) for kind in FORMS}

@@ -170,4 +170,28 @@ PLANTED_V5: tuple[Planted, ...] = (
         text='SSHPASS="Pl4ntSshpa55Pw" sshpass -e ssh deploy@build.internal',
         cores=("Pl4ntSshpa55Pw",),
     ),
+    Planted(
+        label="gh-secret",
+        kind="gh_secret",
+        text="gh secret set DEPLOY_TOKEN --repo acme/app --body Pl4ntGhS3cretB0dy",
+        cores=("Pl4ntGhS3cretB0dy",),
+    ),
+    Planted(
+        label="environ-subscript",
+        kind="env_var_secret",
+        text="os.environ['DATABASE_PASSWORD'] = 'Pl4ntEnv1r0nPw'  # for the local run",
+        cores=("Pl4ntEnv1r0nPw",),
+    ),
+    Planted(
+        label="setenv",
+        kind="env_var_secret",
+        text='monkeypatch.setenv("STRIPE_API_KEY", "Pl4ntS3tenvK3y")',
+        cores=("Pl4ntS3tenvK3y",),
+    ),
+    Planted(
+        label="xml-password",
+        kind="xml_secret",
+        text="<server><id>nexus</id><username>deploy</username><password>Pl4ntXm1Passw0rd</password></server>",
+        cores=("Pl4ntXm1Passw0rd",),
+    ),
 )

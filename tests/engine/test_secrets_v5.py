@@ -32,9 +32,9 @@ def version(*texts: str) -> str:
 
 def test_every_version_5_kind_is_planted_and_its_prefixes_are_triggers() -> None:
     assert sorted({p.kind for p in PLANTED_V5}) == sorted(VERSION_5_FORMS)
-    assert len(VERSION_5_FORMS) == 26
+    assert len(VERSION_5_FORMS) == 29
     assert kinds_after(4) == tuple(VERSION_5_FORMS)
-    assert len(kinds_after(3)) == 25 + 26
+    assert len(kinds_after(3)) == 25 + 29
     assert [t for v, t in VERSION_TRIGGERS if v == "5"] == list(VERSION_5_TRIGGERS)
     assert set(VERSION_4_TRIGGERS).isdisjoint(VERSION_5_TRIGGERS)
     for kind, forms in VERSION_5_FORMS.items():
@@ -91,6 +91,11 @@ def test_a_version_5_credential_beside_a_version_4_one_reads_under_version_5() -
         "the pnu_ prefix names a Prefect key, rubygems_version 3.4.10, tfp_ is Typeform's",
         "an Okta token goes after SSWS in the header; sk.eyJ starts a Mapbox secret",
         "dt0c01.TOKEN is the documented shape; CFPAT- and EZAK are prefixes",
+        "os.environ['HOME'] = '/tmp'; monkeypatch.setenv('OTEL_ENABLED', 'false')",
+        'if os.environ["DB_PASSWORD"] == expected: os.environ["DB_PASSWORD"] = password',
+        'System.put_env("PASSWORD_MIN_LENGTH", "12") and d.setdefault("secret_name", "db")',
+        "<passwordHint>your pet</passwordHint> <password>${env.NEXUS_PW}</password>",
+        'gh secret set API_TOKEN --body "$TOKEN" && gh secret list',
     ],
 )
 def test_text_that_only_looks_like_a_version_5_credential_is_kept(text: str) -> None:
