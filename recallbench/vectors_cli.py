@@ -31,9 +31,10 @@ def _held(ctx: Context) -> list[HeldVectors]:
 
 
 def describe(h: HeldVectors) -> str:
-    """One embedder's share on one line: rows, sentence vectors, index files and bytes."""
+    """One embedder's share on one line: rows, sentence vectors, index files and bytes. Chunks with the
+    same text share a vector, so the count can be below `status`'s `vectors:` (chunks with one)."""
     return (
-        f"{counted(h.chunk_vectors, 'chunk vector')}, "
+        f"{counted(h.chunk_vectors, 'chunk vector')} (one per distinct chunk text), "
         f"{counted(h.sentence_vectors, 'sentence vector')} of your prompts "
         f"({mb(h.chunk_bytes + h.sentence_bytes)} in the database); "
         f"{counted(len(h.index_files), 'index file')} ({mb(h.index_bytes)})"

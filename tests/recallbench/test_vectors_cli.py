@@ -44,9 +44,9 @@ def test_list_marks_the_embedder_in_use_and_names_the_drop_for_the_other(db: Pat
     assert out[0] == f"database: {db}  embedders with vectors: 2"
     assert out[1] == "hash-256-v1 · in use: selected by $RECALLBENCH_EMBEDDER"
     # One chunk: 256 × 4 bytes in use, 64 × 4 bytes for the old embedder.
-    assert out[2].startswith("    1 chunk vector, ")
+    assert out[2].startswith("    1 chunk vector (one per distinct chunk text), ")
     assert out[3] == "hash-64-v1 · not in use: `recallbench vectors drop hash-64-v1`"
-    assert out[4].startswith("    1 chunk vector, ")
+    assert out[4].startswith("    1 chunk vector (one per distinct chunk text), ")
     assert out[5].startswith("not in use: 1 embedder, about ")
     rows = _embedders()
     assert (rows["hash-256-v1"]["chunk_bytes"], rows["hash-64-v1"]["chunk_bytes"]) == (1024, 256)
