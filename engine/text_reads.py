@@ -17,6 +17,9 @@ from engine.api import ChunkRecord, Scored, Settlement
 from engine.git_repo import Checkout
 from engine.scope import Scope
 
+# The words a lexical read searches for, for callers outside engine/ (`recallbench search`'s note).
+query_terms = reads.query_terms
+
 
 def is_lock_error(exc: BaseException) -> bool:
     """Whether `exc` is the store reporting a lock held by another process (what a retry can fix)."""

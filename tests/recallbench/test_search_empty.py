@@ -35,3 +35,24 @@ def test_an_empty_answer_names_the_wider_scope_and_the_window(tmp_path: Path, ho
     assert said == "nothing found (leave out --since and --until to search every time)\n"
     # the arm that holds no memory finds nothing by design: nothing to try
     assert search("--project", ALPHA, "--arm", "none")[1] == ""
+
+
+def test_a_query_without_a_word_says_so_instead_of_a_wider_scope(
+    tmp_path: Path, home: Path
+) -> None:
+    root = tmp_path / "projects"
+    write_corpus(root)
+    import_corpus(home / "memory.db", root).close()
+    runner = CliRunner()
+    for query in ('"', "* ?", "a + b"):  # `a` and `b`: one letter each, no word the index reads
+        out = runner.invoke(
+            main, ["search", query, "--arm", "fts", "--in-process", "--project", ALPHA]
+        )
+        assert out.exit_code == 0, out.output
+        assert out.stdout.splitlines()[0] == f"arm: fts  scope: {ALPHA}  hits: 0"
+        assert out.stderr == (
+            "nothing found: the query holds no word to look for (two letters or digits or more)\n"
+        )
+    # control: a two-letter word is one, and the scope is what to try
+    out = runner.invoke(main, ["search", "zz", "--arm", "fts", "--in-process", "--project", ALPHA])
+    assert out.stderr == "nothing found (`--all-projects` searches every project)\n"
