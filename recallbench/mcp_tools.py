@@ -33,6 +33,7 @@ from engine.api import ChunkRecord, Settlement
 from engine.git_repo import Checkout
 from engine.scope import Resolution, Scope, explain_recorded
 from recallbench.chunk_view import chunk_fields, previous_and_next, read_chunk
+from recallbench.empty_answer import MCP, nothing_found
 from recallbench.mcp_context import search_outside_context
 from recallbench.present import clip, one_line
 from recallbench.time_window import TimeError, narrowed
@@ -386,9 +387,8 @@ class MemoryTools:
         asked = Query(text=query, scope=scope, now=now, k=limit)
         hits, shown = search_outside_context(self._arm, self._reader, asked, self._session_id)
         rows = [SearchHit.model_validate(row.to_dict()) for row in shown.rows(hits)]
-        return result.model_copy(
-            update={"hits": rows, "message": None if rows else "nothing relevant found"}
-        )
+        empty = nothing_found(scope, query, MCP, may_widen=self._settings().mcp_all_projects)
+        return result.model_copy(update={"hits": rows, "message": None if rows else empty})
 
     def get_memory(
         self,

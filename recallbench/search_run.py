@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 import click
 
 from engine.scope import Scope
-from engine.text_reads import query_terms
 from recallbench import config
 from recallbench.chunk_view import ChunkReads
 from recallbench.cli_scope import window_fields, window_note
+from recallbench.empty_answer import CLI, nothing_found
 from recallbench.present import HitRow, RankedHit, header, snippet
 from recallbench.same_text import fill, once_each
 from recallbench.served_search import ServedAnswer, ServedQuery, ask_server
@@ -93,23 +93,7 @@ def print_hits(rows: list[HitRow], text: str, spec: str, scope: Scope, as_json: 
     local = config.read_settings().time_local
     click.echo(f"arm: {spec}  scope: {scope}{window_note(scope, local=local)}  hits: {len(rows)}")
     if not rows and not config.no_memory(spec):  # the no-memory arm finds nothing by design
-        click.echo(_nothing_found(scope, text), err=True)
+        click.echo(nothing_found(scope, text, CLI), err=True)
     for row in rows:
         click.echo(header(row, local=local))
         click.echo(f"    {snippet(row.text, text, SNIPPET_CHARS)}")
-
-
-def _nothing_found(scope: Scope, text: str) -> str:
-    """What to try when an answer is empty: words, when the query holds none the lexical index reads
-    (`"`, `*`: no scope or window would find anything); else the wider scope, then the window."""
-    if not query_terms(text):
-        return "nothing found: the query holds no word to look for (two letters or digits or more)"
-    wider = [] if scope.all_projects else ["`--all-projects` searches every project"]
-    since, until = scope.window_bounds()
-    window = (
-        []
-        if since is None and until is None
-        else ["leave out --since and --until to search every time"]
-    )
-    tries = "; ".join(wider + window)
-    return f"nothing found{f' ({tries})' if tries else ''}"
