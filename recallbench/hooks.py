@@ -52,11 +52,13 @@ from recallbench.home_trust import (
     open_private,
 )
 from recallbench.inject import (
+    MAX_PROMPT_CHARS,
     WRAP_CHARS,
     InjectSettings,
     content_terms,
     coverage,
     format_context,
+    read_part,
     relevant,
     wrap,
 )
@@ -482,6 +484,11 @@ def _inject(
     ctx: HookContext,
     log: HookLog,
 ) -> str:
+    if (
+        len(prompt) > MAX_PROMPT_CHARS
+    ):  # the server would refuse it, and a lexical read of it is slow
+        log.info(f"prompt of {len(prompt)} characters: its first and last parts read")
+        prompt = read_part(prompt)
     here = project_dir(payload, ctx.env)
     found = _resolve(reads, here, ctx)
     if not found.projects:

@@ -18,14 +18,20 @@ from engine.markers import CONTEXT_CLOSE, CONTEXT_OPEN
 from recallbench.present import HitRow, clip, entry_label, one_line
 
 __all__ = [
+    "MAX_PROMPT_CHARS",
     "WRAP_CHARS",
     "InjectSettings",
     "content_terms",
     "coverage",
     "format_context",
+    "read_part",
     "relevant",
     "wrap",
 ]
+
+# The most of a prompt that is searched: the server refuses a longer one (`recallbench.prompt_search`),
+# and the hook reads a longer one through its two ends (`read_part`).
+MAX_PROMPT_CHARS = 20_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,3 +123,12 @@ def format_context(rows: Sequence[HitRow], settings: InjectSettings, running: st
         body += label + clip(one_line(row.text), space)
         entries += 1
     return wrap(body) if entries else ""
+
+
+def read_part(prompt: str, limit: int = MAX_PROMPT_CHARS) -> str:
+    """`prompt` whole when it has at most `limit` characters; else its first and last parts joined by
+    a newline, `limit` characters in all: a pasted log's head, and the question written after it."""
+    if len(prompt) <= limit:
+        return prompt
+    head = (limit - 1) // 2
+    return f"{prompt[:head]}\n{prompt[len(prompt) - (limit - 1 - head) :]}"

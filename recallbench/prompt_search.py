@@ -19,10 +19,9 @@ from engine.api import ReadAPI
 from engine.checks import is_int
 from engine.scope import Scope, ScopeError
 from recallbench.home_trust import LoggableError
+from recallbench.inject import MAX_PROMPT_CHARS
 from recallbench.search_service import MAX_SEARCH_K
 from recallbench.shipped_model import build_arm
-
-MAX_PROMPT_CHARS = 20_000
 
 
 class BadSearchRequestError(LoggableError, ValueError):
