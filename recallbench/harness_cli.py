@@ -309,7 +309,8 @@ def corpus_freeze(
         raise _fail(exc) from exc
     click.echo(
         f"manifest sha256 {manifest.sha256} ({len(manifest.entries)} files, "
-        f"{sum(e.size for e in manifest.entries)} bytes, parser {manifest.parser_version})"
+        f"{sum(e.size for e in manifest.entries)} bytes, parser {manifest.parser_version}, "
+        f"sanitizer {manifest.sanitize_version})"
     )
     data = report.to_dict()
     click.echo(f"sessions: {data['sessions']}")
