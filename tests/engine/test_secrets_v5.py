@@ -3,31 +3,22 @@ on its command line; their trigger texts keep a corpus without any of them under
 
 from __future__ import annotations
 
-import json
-import re
-
 import pytest
 
-from engine.sanitize import VERSION_TRIGGERS, VersionScan, redact
+from engine.sanitize import VERSION_TRIGGERS, redact
 from engine.secret_formats import (
     VERSION_4_TRIGGERS,
     VERSION_5_FORMS,
     VERSION_5_TRIGGERS,
     kinds_after,
 )
-from engine.secrets import _FORM_TOKENS, find_secrets
+from engine.secrets import find_secrets
 from tests.engine.planted_v5 import PLANTED_V5
 from tests.engine.test_secrets_corpus import Planted
+from tests.engine.test_secrets_v4 import assert_prefixed, version
 
 GROQ = "gsk_Pl4ntGr0qK3yQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qa"  # a version 4 format
 RUBYGEMS = "rubygems_c0ffee9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c"  # a version 5 format
-
-
-def version(*texts: str) -> str:
-    scan = VersionScan()
-    for text in texts:
-        scan.feed(json.dumps({"content": text}).encode())
-    return scan.version
 
 
 def test_every_version_5_kind_is_planted_and_its_prefixes_are_triggers() -> None:
@@ -37,17 +28,7 @@ def test_every_version_5_kind_is_planted_and_its_prefixes_are_triggers() -> None
     assert len(kinds_after(3)) == 25 + 29
     assert [t for v, t in VERSION_TRIGGERS if v == "5"] == list(VERSION_5_TRIGGERS)
     assert set(VERSION_4_TRIGGERS).isdisjoint(VERSION_5_TRIGGERS)
-    for kind, forms in VERSION_5_FORMS.items():
-        rule = _FORM_TOKENS[kind]
-        assert len(forms) == len(rule.patterns) == len(rule.needles), kind
-        for (_, prefix, _), pattern, needle in zip(forms, rule.patterns, rule.needles, strict=True):
-            assert needle == prefix
-            assert "/" not in prefix  # JSON may write `/` as `\/`
-            literal = re.escape(prefix)
-            assert literal in pattern.pattern, kind
-            before = pattern.pattern.split(literal, 1)[0]
-            assert "|" not in before, kind
-            assert before.count("(") == before.count(")") == 1, kind  # only the `_B` lookbehind
+    assert_prefixed(VERSION_5_FORMS, VERSION_5_TRIGGERS)
 
 
 @pytest.mark.parametrize("planted", PLANTED_V5, ids=lambda p: p.label)
