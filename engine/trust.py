@@ -23,7 +23,7 @@ import sqlite3
 import uuid
 from datetime import datetime
 
-from engine import audit, reads, sanitize, settle_moves, store, trust_sql
+from engine import audit, reads, redacted_sql, sanitize, settle_moves, store, trust_sql
 from engine.api import SETTLEMENT_KINDS, ChunkRecord, SettledAs, Settlement, SettlementKind
 from engine.chunking import CHUNK_CHARS, chunk_id, text_sha256
 from engine.model import Author, Chunk, CleanMessage
@@ -69,7 +69,8 @@ def _kind(kind: str) -> SettlementKind:
 
 def _reason(reason: str) -> str:
     """The reason on one line, private spans and credentials replaced as import replaces them (a
-    reason is stored in the settlement and the audit, which must not keep a secret)."""
+    reason is stored in the settlement and the audit, which must not keep a secret; the strings the
+    person redacted are replaced in the write transaction, `_forgotten`)."""
     text, _ = sanitize.scrub_private(" ".join(str(reason).split()))
     text, _ = sanitize.redact(text)
     if not text:
@@ -79,6 +80,12 @@ def _reason(reason: str) -> str:
         msg = f"the reason is {len(text)} characters; keep it to {MAX_REASON_CHARS} at most"
         raise TrustError(msg)
     return text
+
+
+def _forgotten(conn: sqlite3.Connection, text: str) -> str:
+    """`text` with each string the person redacted (`forget --redact`) replaced, as import replaces
+    it; read inside the caller's write transaction, so a redaction that commits first is applied."""
+    return redacted_sql.redactions(conn).apply(text)[0]
 
 
 def _checked(actor: str, now: datetime) -> tuple[str, str]:
@@ -113,6 +120,7 @@ def settle(
         msg = f"a chunk cannot settle against itself (old and --by are both {old})"
         raise TrustError(msg)
     with store.write(conn):
+        why = _forgotten(conn, why)
         known = trust_sql.chunk_projects(conn, [old, by])
         missing = [i for i in (old, by) if i not in known]
         if missing:
@@ -170,6 +178,7 @@ def undo_settle(
     who, when = _checked(actor, now)
     why = _reason(reason) if str(reason).strip() else ""
     with store.write(conn):
+        why = _forgotten(conn, why)
         row = trust_sql.by_id(conn, int(settlement_id))
         if row is None:
             msg = f"no settle with id {settlement_id}; {_LIST_HINT}"
@@ -231,30 +240,36 @@ def add_note(conn: sqlite3.Connection, project: str, text: str, *, now: datetime
     """Store the person's short note as a memory of its own in `project`; returns its chunk id.
 
     The note is one session (`note-<uuid>`, started and ended at `now`) of one User message and one
-    chunk, sanitized like imported text, so every read path sees it like any other chunk. The same
+    chunk, sanitized like imported text (the strings the person redacted too), so every read path
+    sees it like any other chunk. The same
     note at the same time in the same project is stored once.
 
     Raises:
         TrustError: the project has no recorded session, or the note is empty or too long.
     """
-    clean = _clean_note(text)
     _, when = _checked(audit.PERSON, now)
-    session = NOTE_PREFIX + str(uuid.uuid5(_NOTE_NAMESPACE, f"{project}\n{when}\n{clean}"))
-    message = CleanMessage(
-        uuid=session, session_id=session, author=Author.USER, text=clean, timestamp=when, ordinal=0
-    )
-    chunk = Chunk(
-        id=chunk_id(session, 0),
-        session_id=session,
-        stream=session,
-        index=0,
-        text=clean,
-        author=Author.USER,
-        message_uuids=(session,),
-        ts_start=when,
-        ts_end=when,
-    )
     with store.write(conn):
+        clean = _forgotten(conn, _clean_note(text))
+        session = NOTE_PREFIX + str(uuid.uuid5(_NOTE_NAMESPACE, f"{project}\n{when}\n{clean}"))
+        message = CleanMessage(
+            uuid=session,
+            session_id=session,
+            author=Author.USER,
+            text=clean,
+            timestamp=when,
+            ordinal=0,
+        )
+        chunk = Chunk(
+            id=chunk_id(session, 0),
+            session_id=session,
+            stream=session,
+            index=0,
+            text=clean,
+            author=Author.USER,
+            message_uuids=(session,),
+            ts_start=when,
+            ts_end=when,
+        )
         if project not in reads.projects(conn):
             msg = f"no sessions are recorded for project {project!r}; a note belongs to a known project"
             raise TrustError(msg)
