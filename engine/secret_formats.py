@@ -29,6 +29,11 @@ _LOGIN_PASSWORD = (
 _VALUE = r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"]\S*))"""
 # What may stand between a command's name and the option that takes the password.
 _ARGS = r"[^\n|;&]*?[ \t]"
+# `echo VALUE` or `printf VALUE` (with options), the value quoted or bare: what a pipe then feeds.
+_ECHOED = (
+    r"(?:echo|printf)[ \t]+(?:-[a-zA-Z]+[ \t]+)?"
+    r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"|]+))"""
+)
 # A quoted name (`engine.secrets` checks that it names a secret) and a quoted value.
 _NAME = r"""(?P<quote>["'])(?P<key>[A-Za-z_][A-Za-z0-9_]*)(?P=quote)"""
 _QUOTED = r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)")"""
@@ -151,6 +156,21 @@ VERSION_5_FORMS: dict[str, tuple[Form, ...]] = {
             "setdefault(",
             tail=rf"[ \t]*{_NAME}[ \t]*,[ \t]*{_QUOTED}",
         ),
+    ),
+    # a value echoed into a command that reads a password from stdin: `echo PASS | sudo -S …`,
+    # `echo PASS | docker login -u me --password-stdin`, `echo TOKEN | gh auth login --with-token`
+    "piped_password": (
+        (_ECHOED + r"[ \t]*\|[ \t]*", "sudo -S", ""),
+        *(
+            (_ECHOED + r"[ \t]*\|[ \t]*[^|\n;&]*?", prefix, "")
+            for prefix in ("--password-stdin", "--with-token")
+        ),
+    ),
+    # `ssh-keygen … -N PASSPHRASE` (the new key's passphrase; `-N ''` is none)
+    "ssh_keygen_passphrase": _forms("ssh-keygen", tail=_ARGS + r"-N[ \t]+" + _VALUE),
+    # PowerShell: `ConvertTo-SecureString 'PASS' -AsPlainText`
+    "securestring_password": _forms(
+        "ConvertTo-SecureString", tail=r"[ \t]+(?:-String[ \t]+)?" + _VALUE
     ),
     # `<password>…</password>`, `<db.password>…`, `<clientSecret>…`: an element whose name ends so
     "xml_secret": _forms(

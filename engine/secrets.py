@@ -23,11 +23,12 @@ or stored. The rules come from three places, tried in this order of precedence:
    built from its literal prefixes, which are the version's trigger texts (`engine.secret_formats`:
    Groq, Replicate, xAI, Perplexity, Fireworks, LangSmith, Docker, Tailscale, Atlassian, Bitbucket,
    Grafana, Sentry, PlanetScale, Fly.io, Figma, Pulumi, New Relic, Notion, Buildkite, Terraform Cloud,
-   1Password, Heroku, Doppler, a registry login's `-p`, Discord webhooks); version 5 added 29 more the
+   1Password, Heroku, Doppler, a registry login's `-p`, Discord webhooks); version 5 added 32 more the
    same way (RubyGems, Clojars, Contentful, Dynatrace, EasyPost, Flutterwave, Mapbox, Prefect, ReadMe,
    Brevo, Shippo, Square, Hugging Face organisations, Typeform, Frame.io, Alibaba, Adobe, Linear OAuth,
    Okta's `SSWS`; the passwords of `aws configure set`, `keytool`, `redis-cli`, `az`/`oc`/`cf
-   login`, `smbclient -U`, `htpasswd -b`, `SSHPASS=` and `gh secret set --body`; literals set into
+   login`, `smbclient -U`, `htpasswd -b`, `SSHPASS=`, `gh secret set --body`, `ssh-keygen -N`,
+   `ConvertTo-SecureString`, and `echo PASS | sudo -S` (`--password-stdin`, `--with-token`); literals set into
    the environment under a secret's name, `os.environ[…] = …`, `setenv(…)`; XML `<password>`).
 3. **Keyed assignments** (`engine.secret_keys`): a value assigned to a name that names a secret.
 
@@ -341,6 +342,9 @@ _COMMAND_PASSWORDS = (
     "htpasswd_password",
     "sshpass_password",
     "gh_secret",
+    "piped_password",
+    "ssh_keygen_passphrase",
+    "securestring_password",
 )
 # The forms whose tail is a lazy run up to the option (`_LOGIN_PASSWORD`, `_ARGS`), and the characters
 # that end it: their matches are found in linear time (`_matches`).
@@ -352,6 +356,7 @@ _FORM_RUNS = dict.fromkeys(
         "redis_password",
         "smb_password",
         "gh_secret",
+        "ssh_keygen_passphrase",
     ),
     "\n|;&",
 )

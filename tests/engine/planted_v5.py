@@ -189,6 +189,24 @@ PLANTED_V5: tuple[Planted, ...] = (
         cores=("Pl4ntS3tenvK3y",),
     ),
     Planted(
+        label="sudo-stdin",
+        kind="piped_password",
+        text="echo 'Pl4ntSud0Passw0rd' | sudo -S systemctl restart nginx",
+        cores=("Pl4ntSud0Passw0rd",),
+    ),
+    Planted(
+        label="ssh-keygen",
+        kind="ssh_keygen_passphrase",
+        text="ssh-keygen -t ed25519 -C deploy -N 'Pl4ntK3yPhrase' -f ~/.ssh/deploy",
+        cores=("Pl4ntK3yPhrase",),
+    ),
+    Planted(
+        label="securestring",
+        kind="securestring_password",
+        text="$pw = ConvertTo-SecureString 'Pl4ntPSh3llPw' -AsPlainText -Force",
+        cores=("Pl4ntPSh3llPw",),
+    ),
+    Planted(
         label="xml-password",
         kind="xml_secret",
         text="<server><id>nexus</id><username>deploy</username><password>Pl4ntXm1Passw0rd</password></server>",

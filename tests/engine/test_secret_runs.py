@@ -27,7 +27,7 @@ WORDS = [
     "keytool", "-storepass", "-keypass", "pw1", "'q p'", "redis-cli", "-a", "--pass", "smbclient",
     "-U", "u%pw2", "-U u%pw3", "docker login", "podman login", "nerdctl login", "buildah login",
     "skopeo login", "helm registry login", "az login", "oc login", "cf login", "login", "-p", "-pX9",
-    "gh secret set", "--body", "-b", "NAME",
+    "gh secret set", "--body", "-b", "NAME", "ssh-keygen", "-N", "-t",
     "mysql", "mariadb", "mysqldump", "sshpass", "$PW", "-u", "me", "|", ";", "&", "\n", " ", "\t",
     '"d q"', "=v",
 ]  # fmt: skip
@@ -43,7 +43,7 @@ def _found(matches: Iterator[re.Match[str]]) -> list[tuple[tuple[int, int], dict
     return [(m.span(), m.groupdict()) for m in matches]
 
 
-def test_the_rules_that_read_runs_are_the_six_command_forms_and_mysql() -> None:
+def test_the_rules_that_read_runs_are_the_seven_command_forms_and_mysql() -> None:
     assert sorted({kind for kind, *_ in RUN_RULES}) == [
         "command_password",
         "gh_secret",
@@ -52,10 +52,10 @@ def test_the_rules_that_read_runs_are_the_six_command_forms_and_mysql() -> None:
         "redis_password",
         "registry_password",
         "smb_password",
+        "ssh_keygen_passphrase",
     ]
-    assert (
-        len(RUN_RULES) == 6 + 3 + 1 + 1 + 1 + 1 + 1
-    )  # registry 6 tools, login 3, one form each else
+    # registry: 6 tools, login: 3, one form each of the other five and mysql's
+    assert len(RUN_RULES) == 6 + 3 + 6
     for _, pattern, _, stops in RUN_RULES:
         # the run right after the head: a lazy class that excludes exactly the stops
         assert f"[^{'|;&' if stops != chr(10) else ''}" in pattern.pattern.replace("\\n", "")

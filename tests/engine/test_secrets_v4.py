@@ -44,9 +44,49 @@ def assert_prefixed(forms_of: dict[str, tuple[Form, ...]], triggers: tuple[str, 
             assert "/" not in prefix  # JSON may write `/` as `\/`
             literal = re.escape(prefix)
             assert literal in pattern.pattern, kind
-            before = pattern.pattern.split(literal, 1)[0]
-            assert "|" not in before, kind
-            assert before.count("(") == before.count(")") == 1, kind  # only the `_B` lookbehind
+            before, after = pattern.pattern.split(literal, 1)
+            assert _depth(before) == 0, kind  # every group the head opens is closed before it
+            assert "|" not in _top_level(before) + _top_level(after), kind  # no way around it
+
+
+def _top_level(pattern: str) -> str:
+    """The characters of `pattern` outside any group (escapes and character classes read as such)."""
+    out, depth, i, in_class = [], 0, 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _depth(pattern: str) -> int:
+    """How many groups `pattern` leaves open."""
+    depth, i, in_class = 0, 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch in "()":
+            depth += 1 if ch == "(" else -1
+        i += 1
+    return depth
 
 
 def test_the_sanitizer_names_its_triggers_without_importing_detect_secrets() -> None:

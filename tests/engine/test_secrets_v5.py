@@ -23,9 +23,9 @@ RUBYGEMS = "rubygems_c0ffee9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c"  # a vers
 
 def test_every_version_5_kind_is_planted_and_its_prefixes_are_triggers() -> None:
     assert sorted({p.kind for p in PLANTED_V5}) == sorted(VERSION_5_FORMS)
-    assert len(VERSION_5_FORMS) == 29
+    assert len(VERSION_5_FORMS) == 32
     assert kinds_after(4) == tuple(VERSION_5_FORMS)
-    assert len(kinds_after(3)) == 25 + 29
+    assert len(kinds_after(3)) == 25 + 32
     assert [t for v, t in VERSION_TRIGGERS if v == "5"] == list(VERSION_5_TRIGGERS)
     assert set(VERSION_4_TRIGGERS).isdisjoint(VERSION_5_TRIGGERS)
     assert_prefixed(VERSION_5_FORMS, VERSION_5_TRIGGERS)
@@ -39,10 +39,11 @@ def test_a_corpus_holding_a_version_5_credential_reads_under_version_5(planted: 
     assert version("nothing to see") == "2"  # control: no trigger, the base version
     found = [f for f in find_secrets(text) if f.kind == planted.kind]
     assert len(found) == 1
-    # the trigger is in the match: what the rule redacts never lacks its prefix
+    # the trigger is on the credential's line: what the rule redacts never lacks its prefix
     line_start = text.rfind("\n", 0, found[0].start) + 1
+    line_end = text.find("\n", found[0].end) % (len(text) + 1)
     prefixes = [prefix for _, prefix, _ in VERSION_5_FORMS[planted.kind]]
-    assert any(prefix in text[line_start : found[0].end] for prefix in prefixes)
+    assert any(prefix in text[line_start:line_end] for prefix in prefixes)
 
 
 def test_a_version_5_credential_beside_a_version_4_one_reads_under_version_5() -> None:
@@ -77,6 +78,9 @@ def test_a_version_5_credential_beside_a_version_4_one_reads_under_version_5() -
         'System.put_env("PASSWORD_MIN_LENGTH", "12") and d.setdefault("secret_name", "db")',
         "<passwordHint>your pet</passwordHint> <password>${env.NEXUS_PW}</password>",
         'gh secret set API_TOKEN --body "$TOKEN" && gh secret list',
+        'echo "$SUDO_PW" | sudo -S ls; echo hello world | sudo -S tee /etc/motd',
+        "cat token.txt | gh auth login --with-token; ssh-keygen -t ed25519 -N '' -f key",
+        "ConvertTo-SecureString $env:DEPLOY_PW -AsPlainText -Force",
     ],
 )
 def test_text_that_only_looks_like_a_version_5_credential_is_kept(text: str) -> None:
