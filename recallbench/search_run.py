@@ -85,15 +85,19 @@ def search_in_process(
 
 def print_hits(rows: list[HitRow], text: str, spec: str, scope: Scope, as_json: bool) -> None:
     """The rows as JSON, or as a header line and a snippet per hit; a scope's time window is named
-    in both (`window`: its UTC bounds, null on an open side)."""
+    in both (`window`: its UTC bounds, null on an open side), and so is what to try after an empty
+    answer (`message` in JSON, stderr otherwise; `recallbench.empty_answer`)."""
+    # the no-memory arm finds nothing by design: nothing to try
+    empty = None if rows or config.no_memory(spec) else nothing_found(scope, text, CLI)
     if as_json:
         data = {"arm": spec, "scope": str(scope), **window_fields(scope)}
-        click.echo(json.dumps(data | {"hits": [row.to_dict() for row in rows]}, indent=2))
+        hits = [row.to_dict() for row in rows]
+        click.echo(json.dumps(data | {"hits": hits, "message": empty}, indent=2))
         return
     local = config.read_settings().time_local
     click.echo(f"arm: {spec}  scope: {scope}{window_note(scope, local=local)}  hits: {len(rows)}")
-    if not rows and not config.no_memory(spec):  # the no-memory arm finds nothing by design
-        click.echo(nothing_found(scope, text, CLI), err=True)
+    if empty is not None:
+        click.echo(empty, err=True)
     for row in rows:
         click.echo(header(row, local=local))
         click.echo(f"    {snippet(row.text, text, SNIPPET_CHARS)}")

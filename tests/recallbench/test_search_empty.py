@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -53,6 +54,19 @@ def test_a_query_without_a_word_says_so_instead_of_a_wider_scope(
         assert out.stderr == (
             "nothing found: the query holds no word to look for (two letters or digits or more)\n"
         )
+    # --json says it in `message` (null when there are hits)
+    out = runner.invoke(
+        main, ["search", '"', "--arm", "fts", "--in-process", "--project", ALPHA, "--json"]
+    )
+    data = json.loads(out.stdout)
+    assert (data["hits"], out.stderr) == ([], "")
+    assert data["message"] == (
+        "nothing found: the query holds no word to look for (two letters or digits or more)"
+    )
+    found = runner.invoke(
+        main, ["search", QUERY, "--arm", "fts", "--in-process", "--all-projects", "--json"]
+    )
+    assert json.loads(found.stdout)["message"] is None  # control: an answer with hits
     # control: a two-letter word is one, and the scope is what to try
     out = runner.invoke(main, ["search", "zz", "--arm", "fts", "--in-process", "--project", ALPHA])
     assert out.stderr == "nothing found (`--all-projects` searches every project)\n"
