@@ -172,6 +172,16 @@ VERSION_5_FORMS: dict[str, tuple[Form, ...]] = {
     "securestring_password": _forms(
         "ConvertTo-SecureString", tail=r"[ \t]+(?:-String[ \t]+)?" + _VALUE
     ),
+    # Python's HTTP clients: `auth=("user", "PASS")`, `HTTPBasicAuth("user", "PASS")`, …
+    "auth_tuple_password": _forms(
+        "auth=(",
+        "BasicAuth(",
+        "HTTPBasicAuth(",
+        "HTTPDigestAuth(",
+        tail=r"""[ \t]*(?:'[^'\n]*'|"[^"\n]*"|[A-Za-z_][\w.]*)[ \t]*,[ \t]*""" + _QUOTED,
+    ),
+    # an ODBC connection string's `Pwd=…;` (a path after `PWD=` is the shell's working directory)
+    "odbc_password": _forms("Pwd=", "PWD=", "pwd=", tail=r"""(?P<t>[^;\s'"]+)"""),
     # `<password>…</password>`, `<db.password>…`, `<clientSecret>…`: an element whose name ends so
     "xml_secret": _forms(
         *(f"{word}>" for word in _XML_SECRET_WORDS),

@@ -23,12 +23,13 @@ or stored. The rules come from three places, tried in this order of precedence:
    built from its literal prefixes, which are the version's trigger texts (`engine.secret_formats`:
    Groq, Replicate, xAI, Perplexity, Fireworks, LangSmith, Docker, Tailscale, Atlassian, Bitbucket,
    Grafana, Sentry, PlanetScale, Fly.io, Figma, Pulumi, New Relic, Notion, Buildkite, Terraform Cloud,
-   1Password, Heroku, Doppler, a registry login's `-p`, Discord webhooks); version 5 added 32 more the
+   1Password, Heroku, Doppler, a registry login's `-p`, Discord webhooks); version 5 added 34 more the
    same way (RubyGems, Clojars, Contentful, Dynatrace, EasyPost, Flutterwave, Mapbox, Prefect, ReadMe,
    Brevo, Shippo, Square, Hugging Face organisations, Typeform, Frame.io, Alibaba, Adobe, Linear OAuth,
    Okta's `SSWS`; the passwords of `aws configure set`, `keytool`, `redis-cli`, `az`/`oc`/`cf
    login`, `smbclient -U`, `htpasswd -b`, `SSHPASS=`, `gh secret set --body`, `ssh-keygen -N`,
-   `ConvertTo-SecureString`, and `echo PASS | sudo -S` (`--password-stdin`, `--with-token`); literals set into
+   `ConvertTo-SecureString`, `echo PASS | sudo -S` (`--password-stdin`, `--with-token`), `auth=(user,
+   PASS)`, ODBC `Pwd=`; literals set into
    the environment under a secret's name, `os.environ[…] = …`, `setenv(…)`; XML `<password>`).
 3. **Keyed assignments** (`engine.secret_keys`): a value assigned to a name that names a secret.
 
@@ -386,6 +387,8 @@ _FORM_VALID: dict[str, Callable[[str], bool]] = {
     "alibaba_key": _has_letter_and_digit,
     "adobe_client_secret": _has_letter_and_digit,
     "env_var_secret": _literal,
+    "auth_tuple_password": _literal,
+    "odbc_password": lambda value: _literal(value) and value[:1] not in "/~.",
     "xml_secret": _literal,
     **dict.fromkeys(_COMMAND_PASSWORDS, _literal),
 }

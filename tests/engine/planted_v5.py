@@ -207,6 +207,18 @@ PLANTED_V5: tuple[Planted, ...] = (
         cores=("Pl4ntPSh3llPw",),
     ),
     Planted(
+        label="requests-auth",
+        kind="auth_tuple_password",
+        text="r = requests.get(url, auth=('deploy', 'Pl4ntR3questsPw'), timeout=10)",
+        cores=("Pl4ntR3questsPw",),
+    ),
+    Planted(
+        label="odbc",
+        kind="odbc_password",
+        text="Driver={ODBC Driver 18 for SQL Server};Server=db;Uid=app;Pwd=Pl4nt0dbcPassw0rd;Encrypt=yes",
+        cores=("Pl4nt0dbcPassw0rd",),
+    ),
+    Planted(
         label="xml-password",
         kind="xml_secret",
         text="<server><id>nexus</id><username>deploy</username><password>Pl4ntXm1Passw0rd</password></server>",

@@ -440,8 +440,8 @@ PLANTED: tuple[Planted, ...] = (
 KINDS = sorted({p.kind for p in PLANTED})
 
 
-def test_the_planted_corpus_covers_a_hundred_and_one_credential_kinds() -> None:
-    assert len({p.label for p in PLANTED}) == len(PLANTED) == 101
+def test_the_planted_corpus_covers_a_hundred_and_three_credential_kinds() -> None:
+    assert len({p.label for p in PLANTED}) == len(PLANTED) == 103
     # Every core belongs to exactly one text, so a leak names the credential it came from.
     assert [
         (p.label, core)

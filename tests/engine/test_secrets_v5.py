@@ -23,9 +23,9 @@ RUBYGEMS = "rubygems_c0ffee9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c"  # a vers
 
 def test_every_version_5_kind_is_planted_and_its_prefixes_are_triggers() -> None:
     assert sorted({p.kind for p in PLANTED_V5}) == sorted(VERSION_5_FORMS)
-    assert len(VERSION_5_FORMS) == 32
+    assert len(VERSION_5_FORMS) == 34
     assert kinds_after(4) == tuple(VERSION_5_FORMS)
-    assert len(kinds_after(3)) == 25 + 32
+    assert len(kinds_after(3)) == 25 + 34
     assert [t for v, t in VERSION_TRIGGERS if v == "5"] == list(VERSION_5_TRIGGERS)
     assert set(VERSION_4_TRIGGERS).isdisjoint(VERSION_5_TRIGGERS)
     assert_prefixed(VERSION_5_FORMS, VERSION_5_TRIGGERS)
@@ -81,6 +81,8 @@ def test_a_version_5_credential_beside_a_version_4_one_reads_under_version_5() -
         'echo "$SUDO_PW" | sudo -S ls; echo hello world | sudo -S tee /etc/motd',
         "cat token.txt | gh auth login --with-token; ssh-keygen -t ed25519 -N '' -f key",
         "ConvertTo-SecureString $env:DEPLOY_PW -AsPlainText -Force",
+        "PWD=/home/dev/proj OLDPWD=/tmp; cd ~ && PWD=~/src make; pwd=./build",
+        "requests.get(url, auth=(user, password)); HTTPBasicAuth('me', os.environ['PW'])",
     ],
 )
 def test_text_that_only_looks_like_a_version_5_credential_is_kept(text: str) -> None:

@@ -22,10 +22,10 @@ DOPPLER = "dp.st.dev.Pl4ntD0pp1erQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1"
 GITHUB = "ghp_Pl4ntGhpT0k3nA1b2C3d4E5f6G7h8I9j0K1l2"  # redacted by every version
 RUBYGEMS = "rubygems_c0ffee9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c"  # redacted from version 5
 LINE = (
-    "imported under sanitizer version 3, before versions 4 and 5 began to redact 57 more credential "
+    "imported under sanitizer version 3, before versions 4 and 5 began to redact 59 more credential "
     "formats"
 )
-LINE_4 = "imported under sanitizer version 4, before version 5 began to redact 32 more credential formats"
+LINE_4 = "imported under sanitizer version 4, before version 5 began to redact 34 more credential formats"
 
 
 def invoke(*args: str) -> Result:
@@ -150,7 +150,7 @@ def test_a_memory_imported_under_version_4_counts_only_what_version_5_added(
 def test_the_note_names_a_redaction_in_place_under_an_older_version() -> None:
     assert stale_credentials_note("3", "4") == (
         "redacted in place under sanitizer version 4 (`forget --credentials`), before version 5 "
-        "began to redact 32 more credential formats (RubyGems, Dynatrace, Square, Okta, `aws "
+        "began to redact 34 more credential formats (RubyGems, Dynatrace, Square, Okta, `aws "
         "configure set`, `os.environ[…] = …`, `<password>`, …): `recallbench doctor` checks whether "
         "any is in the memory, "
         "`recallbench forget --credentials` redacts them in place"
@@ -159,7 +159,7 @@ def test_the_note_names_a_redaction_in_place_under_an_older_version() -> None:
     assert stale_credentials_note(None, "5") is None
     assert stale_credentials_note("4", "5") is None
     assert str(stale_credentials_note(None, None)).startswith(
-        "imported under a sanitizer before version 3, before versions 4 and 5 began to redact 57 "
+        "imported under a sanitizer before version 3, before versions 4 and 5 began to redact 59 "
     )
 
 
