@@ -20,15 +20,12 @@ def _forms(*prefixes: str, tail: str, head: str = "") -> tuple[Form, ...]:
 
 
 _DOPPLER_KEY = f"{ALNUM}{{40,44}}"
-# `docker login -u me -p PASS` (`--password PASS` is an assignment in every version): the value only.
-_LOGIN_PASSWORD = (
-    r"""[^\n|;&]*?[ \t]-p(?:[ \t]+|=)?"""
-    r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"]\S*))"""
-)
 # A value as a shell command gives it: quoted (the quotes kept out) or bare.
 _VALUE = r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"]\S*))"""
 # What may stand between a command's name and the option that takes the password.
 _ARGS = r"[^\n|;&]*?[ \t]"
+# `docker login -u me -p PASS` (`--password PASS` is an assignment in every version): the value only.
+_LOGIN_PASSWORD = _ARGS + r"-p(?:[ \t]+|=)?" + _VALUE
 # `echo VALUE` or `printf VALUE` (with options), the value quoted or bare: what a pipe then feeds.
 _ECHOED = (
     r"(?:echo|printf)[ \t]+(?:-[a-zA-Z]+[ \t]+)?"
@@ -96,7 +93,8 @@ VERSION_4_FORMS: dict[str, tuple[Form, ...]] = {
 }
 
 # Version 5: formats found missing by feeding the rules credential-shaped lines (docs/transcripts.md):
-# provider tokens with a literal prefix, and passwords given to a command on its command line.
+# provider tokens with a literal prefix, passwords given to a command on its command line or piped into
+# it, and secrets set into the environment, an HTTP client, a connection string or an XML element.
 VERSION_5_FORMS: dict[str, tuple[Form, ...]] = {
     "rubygems_key": _forms("rubygems_", tail="[a-f0-9]{48}"),
     "clojars_token": _forms("CLOJARS_", tail=f"{ALNUM}{{60}}"),

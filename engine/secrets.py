@@ -24,13 +24,13 @@ or stored. The rules come from three places, tried in this order of precedence:
    Groq, Replicate, xAI, Perplexity, Fireworks, LangSmith, Docker, Tailscale, Atlassian, Bitbucket,
    Grafana, Sentry, PlanetScale, Fly.io, Figma, Pulumi, New Relic, Notion, Buildkite, Terraform Cloud,
    1Password, Heroku, Doppler, a registry login's `-p`, Discord webhooks); version 5 added 34 more the
-   same way (RubyGems, Clojars, Contentful, Dynatrace, EasyPost, Flutterwave, Mapbox, Prefect, ReadMe,
+   same way: RubyGems, Clojars, Contentful, Dynatrace, EasyPost, Flutterwave, Mapbox, Prefect, ReadMe,
    Brevo, Shippo, Square, Hugging Face organisations, Typeform, Frame.io, Alibaba, Adobe, Linear OAuth,
-   Okta's `SSWS`; the passwords of `aws configure set`, `keytool`, `redis-cli`, `az`/`oc`/`cf
-   login`, `smbclient -U`, `htpasswd -b`, `SSHPASS=`, `gh secret set --body`, `ssh-keygen -N`,
-   `ConvertTo-SecureString`, `echo PASS | sudo -S` (`--password-stdin`, `--with-token`), `auth=(user,
-   PASS)`, ODBC `Pwd=`; literals set into
-   the environment under a secret's name, `os.environ[…] = …`, `setenv(…)`; XML `<password>`).
+   Okta's `SSWS`; passwords given on a command line (`aws configure set`, `keytool`, `redis-cli`,
+   `az`/`oc`/`cf login`, `smbclient -U`, `htpasswd -b`, `SSHPASS=`, `gh secret set --body`,
+   `ssh-keygen -N`, `ConvertTo-SecureString`) or piped into one (`echo PASS | sudo -S`,
+   `--password-stdin`, `--with-token`); `auth=(user, PASS)`, ODBC `Pwd=`; literals set into the
+   environment under a secret's name (`os.environ[…] = …`, `setenv(…)`); XML `<password>`.
 3. **Keyed assignments** (`engine.secret_keys`): a value assigned to a name that names a secret.
 
 A token match is widened to the whole token it sits in, so a 99-character Stripe key whose rule reads 24
