@@ -241,8 +241,7 @@ def add_note(conn: sqlite3.Connection, project: str, text: str, *, now: datetime
 
     The note is one session (`note-<uuid>`, started and ended at `now`) of one User message and one
     chunk, sanitized like imported text (the strings the person redacted too), so every read path
-    sees it like any other chunk. The same
-    note at the same time in the same project is stored once.
+    sees it like any other chunk. The same note at the same time in the same project is stored once.
 
     Raises:
         TrustError: the project has no recorded session, or the note is empty or too long.

@@ -484,9 +484,8 @@ def _inject(
     ctx: HookContext,
     log: HookLog,
 ) -> str:
-    if (
-        len(prompt) > MAX_PROMPT_CHARS
-    ):  # the server would refuse it, and a lexical read of it is slow
+    # the server would refuse a longer prompt, and a lexical read of all of it is slow
+    if len(prompt) > MAX_PROMPT_CHARS:
         log.info(f"prompt of {len(prompt)} characters: its first and last parts read")
         prompt = read_part(prompt)
     here = project_dir(payload, ctx.env)

@@ -387,7 +387,8 @@ class MemoryTools:
         asked = Query(text=query, scope=scope, now=now, k=limit)
         hits, shown = search_outside_context(self._arm, self._reader, asked, self._session_id)
         rows = [SearchHit.model_validate(row.to_dict()) for row in shown.rows(hits)]
-        empty = nothing_found(scope, query, MCP, may_widen=self._settings().mcp_all_projects)
+        allowed = self._settings().mcp_all_projects
+        empty = nothing_found(scope, query, MCP, spec=self._arm_spec, may_widen=allowed)
         return result.model_copy(update={"hits": rows, "message": None if rows else empty})
 
     def get_memory(

@@ -87,8 +87,7 @@ def print_hits(rows: list[HitRow], text: str, spec: str, scope: Scope, as_json: 
     """The rows as JSON, or as a header line and a snippet per hit; a scope's time window is named
     in both (`window`: its UTC bounds, null on an open side), and so is what to try after an empty
     answer (`message` in JSON, stderr otherwise; `recallbench.empty_answer`)."""
-    # the no-memory arm finds nothing by design: nothing to try
-    empty = None if rows or config.no_memory(spec) else nothing_found(scope, text, CLI)
+    empty = None if rows else nothing_found(scope, text, CLI, spec=spec)
     if as_json:
         data = {"arm": spec, "scope": str(scope), **window_fields(scope)}
         hits = [row.to_dict() for row in rows]

@@ -44,3 +44,14 @@ def test_an_empty_answer_says_what_to_try(db: Path) -> None:
     # control: every project holds it, and a full answer says nothing more
     assert len(everywhere["hits"]) >= 1
     assert everywhere["message"] is None
+
+
+def test_the_no_memory_arm_says_it_holds_none(db: Path) -> None:
+    allow("mcp.all_projects")
+    (answer,) = call(
+        server_for(db, ALPHA, "none"), "legacy", ("search_memory", {"query": ELSEWHERE})
+    )
+    assert answer["hits"] == []
+    assert answer["message"] == (
+        "nothing relevant found: the arm this server runs is none(), which holds no memory"
+    )  # not a wider scope to try: no scope finds anything
