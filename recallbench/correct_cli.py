@@ -207,6 +207,11 @@ def _undo(settlement_id: int, reason: str, now: datetime) -> None:
     help="Only settles touching this project (repeatable; default: every project).",
 )
 @click.option(
+    "--all-projects",
+    is_flag=True,
+    help="Every project: the default here, accepted as `search` and `sessions` take it.",
+)
+@click.option(
     "--pending",
     is_flag=True,
     help="Only settles an agent made (the MCP tool flag_memory) that are still in force.",
@@ -214,7 +219,11 @@ def _undo(settlement_id: int, reason: str, now: datetime) -> None:
 @click.option("--all", "include_undone", is_flag=True, help="Include settles that were undone.")
 @click.option("--json", "as_json", is_flag=True, help="Print the settles as a JSON list.")
 def corrections_command(
-    project: tuple[Path, ...], pending: bool, include_undone: bool, as_json: bool
+    project: tuple[Path, ...],
+    all_projects: bool,
+    pending: bool,
+    include_undone: bool,
+    as_json: bool,
 ) -> None:
     """List the settles, oldest first: id, time, kind, OLD -> NEW, who made it and why.
 
@@ -224,6 +233,8 @@ def corrections_command(
     """
     if pending and include_undone:
         raise click.UsageError("--pending lists settles in force; it cannot be combined with --all")
+    if all_projects and project:
+        raise click.UsageError("give --project or --all-projects, not both")
     memory = _memory()
     try:
         scope = _scope(memory, project)

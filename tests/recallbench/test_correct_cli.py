@@ -191,6 +191,11 @@ def test_corrections_on_an_empty_memory_says_so(tmp_path: Path, home: Path) -> N
     assert cli("corrections", "--pending", "--project", SHOP).stdout == (
         f"no pending agent settles in {SHOP}\n"
     )
+    # --all-projects is the default, taken as search takes it; with --project it is refused
+    assert cli("corrections", "--all-projects").stdout == "no settles in any project\n"
+    both = cli("corrections", "--all-projects", "--project", SHOP)
+    assert both.exit_code == 2
+    assert "give --project or --all-projects, not both" in both.output
 
 
 def test_rebuild_carries_the_notes_and_settles_over_into_the_new_database(
