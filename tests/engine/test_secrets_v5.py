@@ -91,3 +91,13 @@ def test_text_that_only_looks_like_a_version_5_credential_is_kept(text: str) -> 
     kept, counts = redact(f"{text} {RUBYGEMS}")
     assert kept == f"{text} [redacted:rubygems_key]"
     assert counts == {"redacted:rubygems_key": 1}
+
+
+def test_the_readme_counts_the_kinds_the_sanitizer_names() -> None:
+    from pathlib import Path
+
+    from engine.secrets import KINDS
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert f"removes secrets ({len(KINDS)} kinds:" in readme
+    assert len(KINDS) == 103  # the kinds `[redacted:<kind>]` may name
