@@ -3,6 +3,8 @@ on its command line; their trigger texts keep a corpus without any of them under
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from engine.sanitize import VERSION_TRIGGERS, redact
@@ -12,7 +14,7 @@ from engine.secret_formats import (
     VERSION_5_TRIGGERS,
     kinds_after,
 )
-from engine.secrets import find_secrets
+from engine.secrets import KINDS, find_secrets
 from tests.engine.planted_v5 import PLANTED_V5
 from tests.engine.test_secrets_corpus import Planted
 from tests.engine.test_secrets_v4 import assert_prefixed, version
@@ -94,10 +96,6 @@ def test_text_that_only_looks_like_a_version_5_credential_is_kept(text: str) -> 
 
 
 def test_the_readme_counts_the_kinds_the_sanitizer_names() -> None:
-    from pathlib import Path
-
-    from engine.secrets import KINDS
-
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert f"removes secrets ({len(KINDS)} kinds:" in readme
     assert len(KINDS) == 103  # the kinds `[redacted:<kind>]` may name
