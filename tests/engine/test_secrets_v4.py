@@ -51,29 +51,17 @@ def assert_prefixed(forms_of: dict[str, tuple[Form, ...]], triggers: tuple[str, 
 
 def _top_level(pattern: str) -> str:
     """The characters of `pattern` outside any group (escapes and character classes read as such)."""
-    out, depth, i, in_class = [], 0, 0, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif depth == 0:
-            out.append(ch)
-        i += 1
-    return "".join(out)
+    return _scan(pattern)[0]
 
 
 def _depth(pattern: str) -> int:
     """How many groups `pattern` leaves open."""
-    depth, i, in_class = 0, 0, False
+    return _scan(pattern)[1]
+
+
+def _scan(pattern: str) -> tuple[str, int]:
+    """(the characters outside any group, the groups left open) of a regular expression's text."""
+    out, depth, i, in_class = [], 0, 0, False
     while i < len(pattern):
         ch = pattern[i]
         if ch == "\\":
@@ -85,8 +73,10 @@ def _depth(pattern: str) -> int:
             in_class = True
         elif ch in "()":
             depth += 1 if ch == "(" else -1
+        elif depth == 0:
+            out.append(ch)
         i += 1
-    return depth
+    return "".join(out), depth
 
 
 def test_the_sanitizer_names_its_triggers_without_importing_detect_secrets() -> None:
