@@ -49,7 +49,7 @@ from engine.render import (
     render_block,
     tool_marker,
 )
-from engine.secret_formats import VERSION_4_TRIGGERS, VERSION_5_TRIGGERS
+from engine.secret_formats import FORMS_BY_VERSION, triggers
 from engine.transcript_files import StreamState
 
 # Bump when the same messages would sanitize to different text; corpus manifests record it. A bump
@@ -66,8 +66,7 @@ SANITIZE_VERSION = "5"
 BASE_SANITIZE_VERSION = "2"
 VERSION_TRIGGERS: tuple[tuple[str, str], ...] = (
     ("3", READ_NOTICE_LEAD),
-    *(("4", prefix) for prefix in VERSION_4_TRIGGERS),
-    *(("5", prefix) for prefix in VERSION_5_TRIGGERS),
+    *((str(version), prefix) for version in FORMS_BY_VERSION for prefix in triggers(version)),
 )
 
 PRIVATE_OPEN = "<private>"

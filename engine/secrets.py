@@ -161,8 +161,6 @@ class _TokenRule:
     # an option (a password on a command line): each one's prefix as a pattern (`_matches`).
     heads: tuple[re.Pattern[str], ...] = ()
     stops: str = ""
-    # Whether a match counts only when its `key` group names a secret (`engine.secret_keys`).
-    keyed: bool = False
 
     def spans(self, view: str) -> Iterator[tuple[int, int]]:
         for i, pattern in enumerate(self.patterns):
@@ -170,7 +168,8 @@ class _TokenRule:
                 continue
             head = self.heads[i] if self.heads else None
             for match in _matches(pattern, view, head, self.stops):
-                if self.keyed and not names_secret(match.group("key")):
+                # a value set under a name (a `key` group) counts only when the name names a secret
+                if "key" in match.re.groupindex and not names_secret(match.group("key")):
                     continue
                 start, end = _secret_part(match)
                 if start >= end or (self.valid is not None and not self.valid(view[start:end])):
@@ -327,7 +326,6 @@ def _prefixed(kind: str) -> _TokenRule:
         needles=tuple(prefix for _, prefix, _ in forms),
         heads=_rx(*(f"{_B}{re.escape(prefix)}" for _, prefix, _ in forms)) if stops else (),
         stops=stops,
-        keyed=kind == "env_var_secret",
     )
 
 

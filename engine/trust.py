@@ -246,9 +246,10 @@ def add_note(conn: sqlite3.Connection, project: str, text: str, *, now: datetime
     Raises:
         TrustError: the project has no recorded session, or the note is empty or too long.
     """
+    clean = _clean_note(text)  # the credential rules, outside the write lock
     _, when = _checked(audit.PERSON, now)
     with store.write(conn):
-        clean = _forgotten(conn, _clean_note(text))
+        clean = _forgotten(conn, clean)
         session = NOTE_PREFIX + str(uuid.uuid5(_NOTE_NAMESPACE, f"{project}\n{when}\n{clean}"))
         message = CleanMessage(
             uuid=session,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from recallbench.cli import main
@@ -13,10 +14,16 @@ from tests.recallbench.corpus import ALPHA, import_corpus, write_corpus
 QUERY = "postgres backup cron"  # said in BETA only
 
 
-def test_an_empty_answer_names_the_wider_scope_and_the_window(tmp_path: Path, home: Path) -> None:
+@pytest.fixture
+def imported(tmp_path: Path, home: Path) -> None:
+    """The shared corpus imported into the home's memory."""
     root = tmp_path / "projects"
     write_corpus(root)
     import_corpus(home / "memory.db", root).close()
+
+
+@pytest.mark.usefixtures("imported")
+def test_an_empty_answer_names_the_wider_scope_and_the_window() -> None:
     runner = CliRunner()
 
     def search(*more: str) -> tuple[str, str]:
@@ -38,12 +45,8 @@ def test_an_empty_answer_names_the_wider_scope_and_the_window(tmp_path: Path, ho
     assert search("--project", ALPHA, "--arm", "none")[1] == ""
 
 
-def test_a_query_without_a_word_says_so_instead_of_a_wider_scope(
-    tmp_path: Path, home: Path
-) -> None:
-    root = tmp_path / "projects"
-    write_corpus(root)
-    import_corpus(home / "memory.db", root).close()
+@pytest.mark.usefixtures("imported")
+def test_a_query_without_a_word_says_so_instead_of_a_wider_scope() -> None:
     runner = CliRunner()
     for query in ('"', "* ?", "a + b"):  # `a` and `b`: one letter each, no word the index reads
         out = runner.invoke(
