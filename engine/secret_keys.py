@@ -98,11 +98,19 @@ _TEMPLATE = re.compile(r"^(?:\$|%\(|%s$|\{\{|<[^>\s]*>?$|\{[^}]*\}$|\[redacted:|
 # A name (key) then `=`, `:`, `:=` or `=>`, then a quoted or bare value. The key may be quoted, also with
 # escaped quotes (`\"password\": \"x\"` in JSON printed inside JSON). It never starts after a path
 # separator, so `src/password.py:12:` is not an assignment.
-_ASSIGNMENT = re.compile(
+_KEY_OP = (
     r"""(?<![A-Za-z0-9_/\\])(?P<key>[A-Za-z_][A-Za-z0-9_.\-]{0,80})(?:\\*["'])?[ \t]*"""
     r"""(?P<op>:=|=>|=(?!=)|:(?![:/]))[ \t]*"""
-    r"""(?:(?P<quote>\\*["'])(?P<quoted>(?:\\.|[^\\\n])*?)(?P=quote)|(?P<bare>[^\s"'`]+))"""
 )
+_HEAD = re.compile(_KEY_OP)
+# The bare value is matched by its first character only; `_RunEnds` reads it to its end. Read by the
+# regex, a line of `a=b,c=d,…` without a space read the rest of the run once per `=`.
+_ASSIGNMENT = re.compile(
+    _KEY_OP
+    + r"""(?:(?P<quote>\\*["'])(?P<quoted>(?:\\.|[^\\\n])*?)(?P=quote)|(?P<bare>[^\s"'`]))"""
+)
+_BARE_STOP = re.compile(r"""[\s"'`]""")
+_QUERY_STOP = re.compile(r"[&#]")
 # `--password hunter2`, `--api-key abc` (the `=` form is an assignment).
 _FLAG = re.compile(r"(?<!\S)--?(?P<key>[A-Za-z][A-Za-z0-9_\-]{1,60})[ \t]+(?P<bare>[^\s\-][^\s]*)")
 _TRAILING = ")]}>,;."
@@ -111,9 +119,18 @@ _TRAILING = ")]}>,;."
 def assignments(view: str) -> Iterator[tuple[int, int]]:
     """(start, end) of every value assigned to a name that names a secret, in `view`."""
     pos = 0
-    while (match := _ASSIGNMENT.search(view, pos)) is not None:
+    run = _RunEnds(view)
+    while (head := _HEAD.search(view, pos)) is not None:
+        if _key_class(head.group("key")) is None:
+            pos = head.end("op")  # no value of a name that is no secret's is read
+            continue
+        match = _ASSIGNMENT.match(view, head.start())
+        if match is None:
+            pos = head.start() + 1
+            continue
         query = match.start() > 0 and view[match.start() - 1] in "?&;"
-        span = _value_span(match, view, query=query)
+        bare_end = None if match.group("bare") is None else run.end(match.start("bare"))
+        span = _value_span(match, view, query=query, bare_end=bare_end)
         # A name that is no secret's must not swallow what follows: `user=bob&password=x`.
         pos = match.end("op") if span is None else span[1]
         if span is not None:
@@ -129,7 +146,26 @@ def names_secret(key: str) -> bool:
     return _key_class(key) is not None
 
 
-def _value_span(match: re.Match[str], view: str, *, query: bool) -> tuple[int, int] | None:
+class _RunEnds:
+    """Where a bare value that starts at a position ends (the next space or quote), each stop found
+    once for positions read from left to right."""
+
+    def __init__(self, view: str) -> None:
+        self._view = view
+        self._start = self._end = 0
+
+    def end(self, start: int) -> int:
+        if not self._start <= start < self._end:
+            stop = _BARE_STOP.search(self._view, start)
+            self._start, self._end = start, len(self._view) if stop is None else stop.start()
+        return self._end
+
+
+def _value_span(
+    match: re.Match[str], view: str, *, query: bool, bare_end: int | None = None
+) -> tuple[int, int] | None:
+    """The span of the value `match` assigns, when it holds a secret; `bare_end`: where a bare value
+    ends, when the pattern matched only its start."""
     strength = _key_class(match.group("key"))
     if strength is None:
         return None
@@ -140,12 +176,14 @@ def _value_span(match: re.Match[str], view: str, *, query: bool) -> tuple[int, i
             return None
         return (start, end) if value else None
     start, end = match.span("bare")
-    value = match.group("bare")
+    if bare_end is not None:
+        end = bare_end
     if query:
         # In a URL query the value ends at the next parameter or fragment.
-        cut = re.search(r"[&#]", value)
+        cut = _QUERY_STOP.search(view, start, end)
         if cut is not None:
-            value = value[: cut.start()]
+            end = cut.start()
+    value = view[start:end]
     stripped = value.rstrip(_TRAILING)
     value = stripped or value
     end = start + len(value)
