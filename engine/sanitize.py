@@ -54,7 +54,7 @@ from engine.transcript_files import StreamState
 
 # Bump when the same messages would sanitize to different text; corpus manifests record it. A bump
 # names, in VERSION_TRIGGERS, the text without which its rules change nothing.
-SANITIZE_VERSION = "5"
+SANITIZE_VERSION = "6"
 
 # The version each later rule came with, and the texts a transcript must hold for that rule to change
 # anything (any one of a version's texts). A corpus none of whose lines holds one reads under that
@@ -62,7 +62,9 @@ SANITIZE_VERSION = "5"
 # made on it stays valid. Version 3: Claude Code's file-read notice. Version 4: credential formats
 # with a literal prefix (`engine.secret_formats.VERSION_4_TRIGGERS`: Groq, xAI, Docker, Sentry, Doppler, …).
 # Version 5: more of them, and passwords on a command line (`VERSION_5_TRIGGERS`: RubyGems, Dynatrace,
-# Square, Okta, `aws configure set`, `keytool`, `redis-cli`, …).
+# Square, Okta, `aws configure set`, `keytool`, `redis-cli`, …). Version 6: passwords given to database,
+# directory, archive and queue tools or set in SQL and configuration (`VERSION_6_TRIGGERS`: `PASSWORD '`,
+# `mongo`, `sqlcmd`, ` -P`, `requirepass`, …) and a few more provider prefixes.
 BASE_SANITIZE_VERSION = "2"
 VERSION_TRIGGERS: tuple[tuple[str, str], ...] = (
     ("3", READ_NOTICE_LEAD),
@@ -151,8 +153,9 @@ class VersionScan:
 
     It is the newest version whose trigger text (`VERSION_TRIGGERS`) some line holds, and
     `BASE_SANITIZE_VERSION` when none does. The text is looked for in each line as written, and
-    again with its `\\u` escapes read, the only way JSON can spell the trigger texts' characters
-    otherwise: a rule cannot fire on a corpus whose version is older than the rule's.
+    again with its `\\u` and `\\/` escapes read, the only ways JSON can spell the trigger texts'
+    characters otherwise (none holds `"` or `\\`): a rule cannot fire on a corpus whose version is
+    older than the rule's.
     """
 
     def __init__(self) -> None:
@@ -170,12 +173,13 @@ class VersionScan:
 
 def _holds(line: bytes, lead: str) -> bool:
     """Whether `line` can hold `lead` once the parser decodes it. Errs towards yes: every `\\uXXXX`
-    is read as its character, even one whose backslash is itself escaped."""
+    is read as its character and every `\\/` as `/` (version 6's `1//0`, `/pass:`), even where the
+    backslash is itself escaped."""
     if lead.encode() in line:
         return True
-    if b"\\u" not in line:
+    if b"\\u" not in line and b"\\/" not in line:
         return False
-    text = line.decode("utf-8", errors="replace")
+    text = line.decode("utf-8", errors="replace").replace("\\/", "/")
     return lead in _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
 
 

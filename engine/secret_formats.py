@@ -10,7 +10,7 @@ importing detect-secrets; `engine.secrets` builds the rules.
 from __future__ import annotations
 
 # The newest sanitizer version with formats here.
-LATEST_VERSION = 5
+LATEST_VERSION = 6
 ALNUM = "[A-Za-z0-9]"
 Form = tuple[str, str, str]
 
@@ -188,8 +188,137 @@ VERSION_5_FORMS: dict[str, tuple[Form, ...]] = {
     ),
 }
 
+# Version 6: found missing the same way (docs/transcripts.md): passwords given to database, directory,
+# archive, message-queue and Wi-Fi tools, set in SQL, a Redis or .NET configuration or a keychain, and
+# tokens of providers with a literal prefix. A password in SQL is quoted with `'`: a trigger never holds
+# `"` (a JSONL line spells it `\"`, which the version scan does not read).
+# A value given to a command: as `_VALUE`, but a bare one never starts with `-` (`-p --next-option`:
+# the tool asks for the password).
+_OPTION_VALUE = r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"\-]\S*))"""
+_SQL_QUOTED = r"(?P<t>[^'\n]+)'"
+# What stands before a lower-case `password '…'` or `identified by '…'` in a statement: `WITH`, `LOGIN`,
+# `[UN]ENCRYPTED`, or `ROLE`/`USER` and a name.
+_SQL_USER = r"(?i:role|user)[ \t]+\S+[ \t]+"
+_SQL_PASSWORD_AT = rf"(?:(?i:with|encrypted|unencrypted|login)[ \t]+|{_SQL_USER})"
+# What a Redis directive stands after: the start of a line (a configuration file), `CONFIG SET` or `--`.
+_REDIS_AT = r"(?:(?<![^\n])[ \t]*|(?i:config[ \t]+set)[ \t]+|--)"
+
+VERSION_6_FORMS: dict[str, tuple[Form, ...]] = {
+    "netlify_token": _forms("nfp_", tail=f"{ALNUM}{{36,40}}(?!{ALNUM})"),
+    "render_key": _forms("rnd_", tail=f"{ALNUM}{{32}}(?!{ALNUM})"),
+    "posthog_personal_key": _forms("phx_", tail=f"{ALNUM}{{43}}(?!{ALNUM})"),
+    "google_refresh_token": _forms("1//0", tail=r"[A-Za-z0-9_\-]{40,}"),
+    "facebook_token": _forms("EAACEdEose0cBA", tail=f"{ALNUM}{{20,}}"),
+    "cloudflare_origin_ca_key": _forms("v1.0-", tail="[a-f0-9]{24}-[a-f0-9]{146}"),
+    # `ALTER USER app WITH [ENCRYPTED] PASSWORD 'PASS'`, `IDENTIFIED BY 'PASS'`, `PASSWORD('PASS')`
+    # (in capitals as written; in lower case only in a statement's shape, for prose says "identified by
+    # 'name'")
+    "sql_password": (
+        *_forms("PASSWORD '", "IDENTIFIED BY '", "PASSWORD('", "password('", tail=_SQL_QUOTED),
+        *_forms("password '", "Password '", head=_SQL_PASSWORD_AT, tail=_SQL_QUOTED),
+        *_forms("identified by '", head=_SQL_USER, tail=_SQL_QUOTED),
+    ),
+    # `sqlcmd -S db -U sa -P PASS`, `bcp … -P PASS` (SQL Server's tools)
+    "sqlserver_password": (
+        ("", "sqlcmd", r"\b" + _ARGS + r"-P[ \t]*" + _OPTION_VALUE),
+        ("", "bcp ", f"(?:{_ARGS})?" + r"-P[ \t]*" + _OPTION_VALUE),
+    ),
+    # `mongosh -u admin -p PASS`, `mongodump … -p PASS`
+    "mongo_password": _forms("mongo", tail=r"\w*\b" + _ARGS + r"-p[ \t]+" + _OPTION_VALUE),
+    # `sqlplus app/PASS@db`
+    "sqlplus_password": _forms(
+        "sqlplus",
+        tail=r"""(?:[ \t]+-\w+)*[ \t]+["']?[\w$#.]+/(?P<t>[^\s@/'"]+)(?=@|[\s'"]|$)""",
+    ),
+    # `ldapsearch -D cn=admin,dc=ex -w PASS …` (OpenLDAP's tools; `-W` asks for it)
+    "ldap_password": _forms(
+        *(f"ldap{tool}" for tool in ("search", "add", "modify", "delete", "passwd", "whoami")),
+        tail=r"\b" + _ARGS + r"-w[ \t]+" + _OPTION_VALUE,
+    ),
+    # `zip -r -P PASS out.zip dir`, `unzip -P PASS in.zip`; `7z a -pPASS out.7z dir` (`x`, `e` too)
+    "archive_password": (
+        (r"(?:un)?zip(?:[ \t]+-[A-Za-z]+){0,6}", " -P", r"[ \t]+" + _OPTION_VALUE),
+        *(
+            ("", f"{tool} {command}", r"(?:[ \t]+-[\w=.]+){0,6}?[ \t]+-p(?P<t>[^\s'\"]+)")
+            for tool in ("7z", "7za")
+            for command in "axe"
+        ),
+    ),
+    # `openssl enc -aes-256-cbc -k PASS`, `openssl aes-256-cbc -k PASS`
+    "openssl_password": _forms(
+        "openssl enc", "openssl aes-", "openssl des", tail=_ARGS + r"-k[ \t]+" + _OPTION_VALUE
+    ),
+    # `echo 'app:PASS' | chpasswd`; `echo PASS | passwd --stdin app`
+    "passwd_stdin": (
+        (
+            r"""(?:echo|printf)[ \t]+(?:-[a-zA-Z]+[ \t]+)?["']?[\w.\-]+:(?P<t>[^\s'"|]+)["']?"""
+            r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?",
+            "chpasswd",
+            "",
+        ),
+        (_ECHOED + r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?", "passwd --stdin", ""),
+    ),
+    # `requirepass PASS` in redis.conf, `CONFIG SET masterauth PASS`, `redis-server --requirepass PASS`
+    "redis_config_password": _forms(
+        "requirepass", "masterauth", head=_REDIS_AT, tail=r"[ \t]+" + _OPTION_VALUE
+    ),
+    # `mc alias set NAME URL ACCESS_KEY SECRET_KEY` (MinIO's client)
+    "minio_secret": _forms(
+        "mc alias set",
+        "mc config host add",
+        tail=r"[ \t]+\S+[ \t]+\S+[ \t]+\S+[ \t]+" + _OPTION_VALUE,
+    ),
+    # `rabbitmqctl add_user NAME PASS`, `rabbitmqctl change_password NAME PASS`
+    "rabbitmq_password": _forms(
+        "rabbitmqctl add_user",
+        "rabbitmqctl change_password",
+        tail=r"[ \t]+\S+[ \t]+" + _OPTION_VALUE,
+    ),
+    # `mosquitto_pub -u me -P PASS …` (and `_sub`, `_rr`)
+    "mqtt_password": _forms(
+        "mosquitto_pub",
+        "mosquitto_sub",
+        "mosquitto_rr",
+        tail=r"\b" + _ARGS + r"-P[ \t]+" + _OPTION_VALUE,
+    ),
+    # `lftp -u me,PASS host`
+    "lftp_password": _forms("lftp", tail=r"\b" + _ARGS + r"""-u[ \t]+[^\s,'"]+,(?P<t>[^\s'"]+)"""),
+    # macOS keychain: `security add-generic-password -a me -s svc -w PASS`
+    "keychain_password": _forms(
+        "add-generic-password", "add-internet-password", tail=_ARGS + r"-w[ \t]+" + _OPTION_VALUE
+    ),
+    # Windows: `cmdkey /add:srv /user:me /pass:PASS`; `net use \\srv\share PASS /user:me`
+    "windows_password": (
+        ("", "/pass:", _OPTION_VALUE),
+        ("", "net use", r"(?:[ \t]+(?:[A-Za-z]:|\*))?[ \t]+\\\\\S+[ \t]+(?!/)" + _OPTION_VALUE),
+    ),
+    # `vault login TOKEN` (20 characters or more: a legacy `s.` token; `hvs.` ones are a format of their own)
+    "vault_login_token": _forms(
+        "vault login", tail=r"(?:[ \t]+-[\w\-]+(?:=\S+)?)*[ \t]+(?P<t>[A-Za-z0-9._\-]{20,})(?!\S)"
+    ),
+    # Wi-Fi: `nmcli dev wifi connect NAME password PASS`; `wpa_passphrase NAME PASS`, `psk="PASS"`
+    "nmcli_password": _forms(
+        "nmcli", tail=r"\b" + _ARGS + r"(?:password|wifi-sec\.psk)[ \t]+" + _OPTION_VALUE
+    ),
+    "wifi_password": (
+        ("", "wpa_passphrase", r"""[ \t]+(?:'[^'\n]+'|"[^"\n]+"|\S+)[ \t]+""" + _OPTION_VALUE),
+        ("", "psk=", _OPTION_VALUE),
+    ),
+    # .NET's `<add key="DbPassword" value="PASS" />` (`engine.secrets` checks that the key names a
+    # secret); `netlify env:set API_TOKEN VALUE`; Windows' `setx API_TOKEN VALUE`
+    "keyed_setting": (
+        ("", "<add key=", rf"{_NAME}[ \t]+value=[ \t]*{_QUOTED}"),
+        ("", "env:set", r"[ \t]+(?P<key>[A-Za-z_]\w*)[ \t]+" + _OPTION_VALUE),
+        ("", "setx ", r"[ \t]*(?P<key>[A-Za-z_]\w*)[ \t]+" + _OPTION_VALUE),
+    ),
+}
+
 # The formats each version added, oldest first; the kinds of all of them, and the version of each.
-FORMS_BY_VERSION: dict[int, dict[str, tuple[Form, ...]]] = {4: VERSION_4_FORMS, 5: VERSION_5_FORMS}
+FORMS_BY_VERSION: dict[int, dict[str, tuple[Form, ...]]] = {
+    4: VERSION_4_FORMS,
+    5: VERSION_5_FORMS,
+    6: VERSION_6_FORMS,
+}
 FORMS: dict[str, tuple[Form, ...]] = {
     kind: forms for added in FORMS_BY_VERSION.values() for kind, forms in added.items()
 }
@@ -200,6 +329,7 @@ KIND_VERSION: dict[str, int] = {
 EXAMPLES: dict[int, str] = {
     4: "Groq, xAI, Docker, Sentry, Doppler",
     5: "RubyGems, Dynatrace, Square, Okta, `aws configure set`, `os.environ[…] = …`, `<password>`",
+    6: "SQL's `PASSWORD '…'`, `mongosh -p`, `sqlcmd -P`, `zip -P`, `requirepass`, Netlify, Render",
 }
 
 
@@ -216,3 +346,4 @@ def kinds_after(version: int) -> tuple[str, ...]:
 
 VERSION_4_TRIGGERS = triggers(4)
 VERSION_5_TRIGGERS = triggers(5)
+VERSION_6_TRIGGERS = triggers(6)

@@ -312,6 +312,13 @@ def _literal(value: str) -> bool:
     return bool(bare) and not bare.startswith(("$", "<", "{", "[redacted:", "%"))
 
 
+def _not_a_word(value: str) -> bool:
+    """A literal that is not a plain word (`first`, `Create`; `*`, which asks for the password)."""
+    bare = value.strip("\"'")
+    plain = bare.isalpha() and (bare.islower() or bare.istitle())
+    return _literal(value) and not plain and bare != "*"
+
+
 def _prefixed(kind: str) -> _TokenRule:
     """The rule of one format of a later version (`engine.secret_formats`): each form's head, its
     literal prefix, its tail; the prefixes are the rule's needles, so a text without one is not
@@ -344,6 +351,25 @@ _COMMAND_PASSWORDS = (
     "piped_password",
     "ssh_keygen_passphrase",
     "securestring_password",
+    "sql_password",
+    "sqlserver_password",
+    "mongo_password",
+    "sqlplus_password",
+    "ldap_password",
+    "archive_password",
+    "openssl_password",
+    "passwd_stdin",
+    "redis_config_password",
+    "minio_secret",
+    "rabbitmq_password",
+    "mqtt_password",
+    "lftp_password",
+    "keychain_password",
+    "windows_password",
+    "vault_login_token",
+    "nmcli_password",
+    "wifi_password",
+    "keyed_setting",
 )
 # The forms whose tail is a lazy run up to the option (`_LOGIN_PASSWORD`, `_ARGS`), and the characters
 # that end it: their matches are found in linear time (`_matches`).
@@ -356,6 +382,14 @@ _FORM_RUNS = dict.fromkeys(
         "smb_password",
         "gh_secret",
         "ssh_keygen_passphrase",
+        "sqlserver_password",
+        "mongo_password",
+        "ldap_password",
+        "openssl_password",
+        "mqtt_password",
+        "lftp_password",
+        "keychain_password",
+        "nmcli_password",
     ),
     "\n|;&",
 )
@@ -384,11 +418,26 @@ _FORM_VALID: dict[str, Callable[[str], bool]] = {
     "typeform_token": _has_letter_and_digit,
     "alibaba_key": _has_letter_and_digit,
     "adobe_client_secret": _has_letter_and_digit,
+    "netlify_token": _has_letter_and_digit,
+    "render_key": _has_letter_and_digit,
+    "posthog_personal_key": _has_letter_and_digit,
     "env_var_secret": _literal,
     "auth_tuple_password": _literal,
     "odbc_password": lambda value: _literal(value) and value[:1] not in "/~.",
     "xml_secret": _literal,
     **dict.fromkeys(_COMMAND_PASSWORDS, _literal),
+    # a value a command takes by its place, not after an option: not a plain word (prose that names
+    # the command: "rabbitmqctl add_user to create one")
+    **dict.fromkeys(
+        (
+            "minio_secret",
+            "rabbitmq_password",
+            "wifi_password",
+            "windows_password",
+            "vault_login_token",
+        ),
+        _not_a_word,
+    ),
 }
 _FORM_TOKENS = {kind: _prefixed(kind) for kind in FORMS}
 

@@ -29,7 +29,10 @@ WORDS = [
     "skopeo login", "helm registry login", "az login", "oc login", "cf login", "login", "-p", "-pX9",
     "gh secret set", "--body", "-b", "NAME", "ssh-keygen", "-N", "-t",
     "mysql", "mariadb", "mysqldump", "sshpass", "$PW", "-u", "me", "|", ";", "&", "\n", " ", "\t",
-    '"d q"', "=v",
+    '"d q"', "=v", "sqlcmd", "bcp", "-P", "-Ppw4", "mongosh", "mongodump", "ldapsearch", "ldapadd",
+    "ldapmodify", "ldapdelete", "ldappasswd", "ldapwhoami", "-w", "openssl enc", "openssl aes-256-cbc",
+    "openssl des3", "-k", "mosquitto_pub", "mosquitto_sub", "mosquitto_rr", "lftp", "-u me,pw5",
+    "add-generic-password", "add-internet-password", "nmcli", "password", "wifi-sec.psk",
 ]  # fmt: skip
 
 
@@ -43,19 +46,28 @@ def _found(matches: Iterator[re.Match[str]]) -> list[tuple[tuple[int, int], dict
     return [(m.span(), m.groupdict()) for m in matches]
 
 
-def test_the_rules_that_read_runs_are_the_seven_command_forms_and_mysql() -> None:
+def test_the_rules_that_read_runs_are_fifteen_command_forms_and_mysql() -> None:
     assert sorted({kind for kind, *_ in RUN_RULES}) == [
         "command_password",
         "gh_secret",
+        "keychain_password",
         "keytool_password",
+        "ldap_password",
+        "lftp_password",
         "login_password",
+        "mongo_password",
+        "mqtt_password",
+        "nmcli_password",
+        "openssl_password",
         "redis_password",
         "registry_password",
         "smb_password",
+        "sqlserver_password",
         "ssh_keygen_passphrase",
     ]
-    # registry: 6 tools, login: 3, one form each of the other five and mysql's
-    assert len(RUN_RULES) == 6 + 3 + 6
+    # version 5: registry 6 tools, login 3, one form each of the other five, and mysql's; version 6:
+    # ldap 6 tools, openssl 3, mosquitto 3, sqlserver 2, keychain 2, one each of mongo, lftp, nmcli
+    assert len(RUN_RULES) == 6 + 3 + 6 + (6 + 3 + 3 + 2 + 2 + 3)
     for _, pattern, _, stops in RUN_RULES:
         # the run right after the head: a lazy class that excludes exactly the stops
         assert f"[^{'|;&' if stops != chr(10) else ''}" in pattern.pattern.replace("\\n", "")

@@ -12,6 +12,7 @@ import pytest
 from engine.sanitize import redact
 from tests.engine.planted import Planted
 from tests.engine.planted_v5 import PLANTED_V5
+from tests.engine.planted_v6 import PLANTED_V6
 
 __all__ = ["KINDS", "PLANTED", "Planted"]
 
@@ -433,15 +434,16 @@ PLANTED: tuple[Planted, ...] = (
         text="post to https://discord.com/api/webhooks/1234567890123456789/Pl4ntD1sc0rdH00kQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qw8Er6Ty4",
         cores=("Pl4ntD1sc0rdH00k",),
     ),
-    # Sanitizer version 5 (`engine.secret_formats.VERSION_5_FORMS`).
+    # Sanitizer versions 5 and 6 (`engine.secret_formats.VERSION_5_FORMS`, `VERSION_6_FORMS`).
     *PLANTED_V5,
+    *PLANTED_V6,
 )
 
 KINDS = sorted({p.kind for p in PLANTED})
 
 
-def test_the_planted_corpus_covers_a_hundred_and_three_credential_kinds() -> None:
-    assert len({p.label for p in PLANTED}) == len(PLANTED) == 103
+def test_the_planted_corpus_holds_a_hundred_and_thirty_credentials() -> None:
+    assert len({p.label for p in PLANTED}) == len(PLANTED) == 130
     # Every core belongs to exactly one text, so a leak names the credential it came from.
     assert [
         (p.label, core)

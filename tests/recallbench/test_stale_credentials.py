@@ -1,4 +1,4 @@
-"""A memory imported before sanitizer version 4 or 5 may hold a credential in a format a later version
+"""A memory imported before sanitizer version 4, 5 or 6 may hold a credential in a format a later version
 redacts: `status` says so, `doctor` counts the chunks, a rebuild or `forget --credentials` redacts them
 (docs/transcripts.md, "Versions")."""
 
@@ -21,11 +21,16 @@ GROQ = "gsk_Pl4ntGr0qK3yQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qa"
 DOPPLER = "dp.st.dev.Pl4ntD0pp1erQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1"
 GITHUB = "ghp_Pl4ntGhpT0k3nA1b2C3d4E5f6G7h8I9j0K1l2"  # redacted by every version
 RUBYGEMS = "rubygems_c0ffee9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c"  # redacted from version 5
+NETLIFY = "nfp_Pl4ntN3tl1fyQw8Er6Ty4Ui2Op0As9Df7Gh5Jk"  # redacted from version 6
 LINE = (
-    "imported under sanitizer version 3, before versions 4 and 5 began to redact 59 more credential "
+    "imported under sanitizer version 3, before versions 4, 5 and 6 began to redact 84 more "
+    "credential formats"
+)
+LINE_4 = (
+    "imported under sanitizer version 4, before versions 5 and 6 began to redact 59 more credential "
     "formats"
 )
-LINE_4 = "imported under sanitizer version 4, before version 5 began to redact 34 more credential formats"
+LINE_5 = "imported under sanitizer version 5, before version 6 began to redact 25 more credential formats"
 
 
 def invoke(*args: str) -> Result:
@@ -79,7 +84,7 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     doctor = invoke("doctor")
     assert doctor.exit_code == 1
     assert doctor.stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 5 redacts (doppler_token ×1, "
+        "PROBLEM  credentials: credentials in formats version 6 redacts (doppler_token ×1, "
         "groq_key ×1), in 1 chunk of 1 session (5e551011) imported under sanitizer version 3"
     )
     assert "`recallbench forget --credentials` redacts them in place" in doctor.stderr
@@ -90,10 +95,10 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     doctor = invoke("doctor")
     assert doctor.exit_code == 0, doctor.output
     assert doctor.stdout.splitlines()[-1] == (
-        "OK       credentials: none in a format the running sanitizer (version 5) redacts"
+        "OK       credentials: none in a format the running sanitizer (version 6) redacts"
     )
 
-    assert info["sanitize_version"] == "5"
+    assert info["sanitize_version"] == "6"
     assert not any("began to redact" in line for line in lines)
     with sqlite3.connect(db) as conn:
         assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials()
@@ -105,7 +110,7 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     assert "secret_key_base" in text  # a trigger text that is no credential is kept
 
 
-def test_a_memory_imported_under_version_4_counts_only_what_version_5_added(
+def test_a_memory_imported_under_version_4_counts_only_what_versions_5_and_6_added(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "t"
@@ -127,7 +132,7 @@ def test_a_memory_imported_under_version_4_counts_only_what_version_5_added(
             chunks=1, kinds={"rubygems_key": 1}, sessions=(SESSION,)
         )
     assert invoke("doctor").stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 5 redacts (rubygems_key ×1), in 1 "
+        "PROBLEM  credentials: credentials in formats version 6 redacts (rubygems_key ×1), in 1 "
         "chunk of 1 session (5e551011) imported under sanitizer version 4"
     )
 
@@ -141,7 +146,7 @@ def test_a_memory_imported_under_version_4_counts_only_what_version_5_added(
     # the memory says what it was redacted under, and status stops asking for the fix it had
     info, lines = _status()
     assert info["sanitize_version"] == "4"
-    assert info["credentials_version"] == "5"
+    assert info["credentials_version"] == "6"
     assert not any("began to redact" in line for line in lines)
     again = invoke("forget", "--credentials", "--dry-run")
     assert "  nothing: no stored text holds a credential" in again.output
@@ -149,32 +154,71 @@ def test_a_memory_imported_under_version_4_counts_only_what_version_5_added(
 
 def test_the_note_names_a_redaction_in_place_under_an_older_version() -> None:
     assert stale_credentials_note("3", "4") == (
-        "redacted in place under sanitizer version 4 (`forget --credentials`), before version 5 "
-        "began to redact 34 more credential formats (RubyGems, Dynatrace, Square, Okta, `aws "
-        "configure set`, `os.environ[…] = …`, `<password>`, …): `recallbench doctor` checks whether "
-        "any is in the memory, "
+        "redacted in place under sanitizer version 4 (`forget --credentials`), before versions 5 "
+        "and 6 began to redact 59 more credential formats (RubyGems, Dynatrace, Square, Okta, `aws "
+        "configure set`, `os.environ[…] = …`, `<password>`, SQL's `PASSWORD '…'`, `mongosh -p`, "
+        "`sqlcmd -P`, `zip -P`, `requirepass`, Netlify, Render, …): `recallbench doctor` checks "
+        "whether any is in the memory, "
         "`recallbench forget --credentials` redacts them in place"
     )
     assert str(stale_credentials_note("4", "4")).startswith(f"{LINE_4} (RubyGems,")  # no redaction
-    assert stale_credentials_note(None, "5") is None
-    assert stale_credentials_note("4", "5") is None
+    assert str(stale_credentials_note("5", "5")).startswith(f"{LINE_5} (SQL's `PASSWORD")
+    assert stale_credentials_note(None, "6") is None
+    assert stale_credentials_note("4", "6") is None
     assert str(stale_credentials_note(None, None)).startswith(
-        "imported under a sanitizer before version 3, before versions 4 and 5 began to redact 59 "
+        "imported under a sanitizer before version 3, before versions 4, 5 and 6 began to redact 84 "
     )
 
 
-def test_a_memory_imported_under_version_5_counts_none(home: Path, tmp_path: Path) -> None:
+def test_a_memory_imported_under_version_5_counts_only_what_version_6_added(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "t"
-    write_jsonl(root / f"{SESSION}.jsonl", simple_session(f"Why do {GROQ} and {RUBYGEMS} fail?"))
+    write_jsonl(
+        root / f"{SESSION}.jsonl",
+        simple_session(f"Why does {RUBYGEMS} fail?", answer=f"Deploy with {NETLIFY} instead."),
+    )
+    db = home / "memory.db"
+    assert import_as_before(monkeypatch, "--no-embed", str(root), version="5").exit_code == 0
+    assert NETLIFY in _texts(db)
+    assert RUBYGEMS not in _texts(db)  # control: version 5 redacted its own format
+
+    info, lines = _status()
+
+    assert info["sanitize_version"] == info["credentials_version"] == "5"
+    assert any(line.startswith(f"{LINE_5} (SQL's `PASSWORD '…'`,") for line in lines)
+    with sqlite3.connect(db) as conn:
+        assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials(
+            chunks=1, kinds={"netlify_token": 1}, sessions=(SESSION,)
+        )
+
+    done = invoke("forget", "--credentials", "--confirm", "credentials")
+
+    assert done.exit_code == 0, done.output
+    assert NETLIFY not in _texts(db)
+    assert "Deploy with [redacted:netlify_token] instead." in _texts(db)
+    info, lines = _status()
+    assert info["credentials_version"] == "6"
+    assert not any("began to redact" in line for line in lines)
+
+
+def test_a_memory_imported_under_version_6_counts_none(home: Path, tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    write_jsonl(
+        root / f"{SESSION}.jsonl",
+        simple_session(f"Why do {GROQ}, {RUBYGEMS} and {NETLIFY} fail?"),
+    )
     assert invoke("import", "--no-embed", str(root)).exit_code == 0
     info, lines = _status()
-    assert info["sanitize_version"] == "5"
+    assert info["sanitize_version"] == "6"
     assert not any("began to redact" in line for line in lines)
     with sqlite3.connect(home / "memory.db") as conn:
         assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials()
     assert GROQ not in _texts(home / "memory.db")
     assert RUBYGEMS not in _texts(home / "memory.db")
+    assert NETLIFY not in _texts(home / "memory.db")
     assert "[redacted:rubygems_key]" in _texts(home / "memory.db")  # control: it was there
+    assert "[redacted:netlify_token]" in _texts(home / "memory.db")
     assert invoke("doctor").stdout.splitlines()[-1].startswith("OK       credentials: ")
 
 
@@ -198,7 +242,7 @@ def test_doctor_names_three_sessions_and_counts_the_rest(
 
     assert doctor.exit_code == 1
     assert doctor.stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 5 redacts (doppler_token ×2, "
+        "PROBLEM  credentials: credentials in formats version 6 redacts (doppler_token ×2, "
         "groq_key ×3), in 5 chunks of 5 sessions (aaaa0001, aaaa0002, aaaa0003 and 2 more) "
         "imported under a sanitizer before version 3"
     )
