@@ -1,9 +1,9 @@
-"""The credential formats that sanitizer versions 4 and 5 added, as data: for each kind, its forms.
+"""The credential formats that sanitizer versions 4, 5 and 6 added, as data: for each kind, its forms.
 
 A form is (head, prefix, tail): a regex, a literal, a regex. Every match of a form holds its prefix, so
 the prefixes are the version's trigger texts (`engine.sanitize.VERSION_TRIGGERS`): a corpus that holds
-none of version 5's reads under version 5 exactly as under version 4, and one that holds none of
-either's as under version 3. Standard library only, so that the sanitizer names the triggers without
+none of version 6's reads under version 6 exactly as under version 5, one that holds none of version
+5's or 6's as under version 4, and so on. Standard library only, so that the sanitizer names the triggers without
 importing detect-secrets; `engine.secrets` builds the rules.
 """
 
@@ -312,6 +312,65 @@ VERSION_6_FORMS: dict[str, tuple[Form, ...]] = {
         ("", "setx ", r"[ \t]*(?P<key>[A-Za-z_]\w*)[ \t]+" + _OPTION_VALUE),
     ),
 }
+
+# The kinds that are a password given to a command (or set in a statement or a setting): a match is
+# exactly its group, and a variable or placeholder there is kept (`engine.secrets`).
+COMMAND_PASSWORDS = (
+    "registry_password",
+    "aws_configure_secret",
+    "keytool_password",
+    "redis_password",
+    "login_password",
+    "smb_password",
+    "htpasswd_password",
+    "sshpass_password",
+    "gh_secret",
+    "piped_password",
+    "ssh_keygen_passphrase",
+    "securestring_password",
+    "sql_password",
+    "sqlserver_password",
+    "mongo_password",
+    "sqlplus_password",
+    "ldap_password",
+    "archive_password",
+    "openssl_password",
+    "passwd_stdin",
+    "redis_config_password",
+    "minio_secret",
+    "rabbitmq_password",
+    "mqtt_password",
+    "lftp_password",
+    "keychain_password",
+    "windows_password",
+    "vault_login_token",
+    "nmcli_password",
+    "wifi_password",
+    "keyed_setting",
+)
+
+# The forms whose tail is a lazy run up to the option (`_LOGIN_PASSWORD`, `_ARGS`), and the characters
+# that end it: their matches are found in linear time (`engine.secrets._matches`).
+RUN_FORMS = dict.fromkeys(
+    (
+        "registry_password",
+        "login_password",
+        "keytool_password",
+        "redis_password",
+        "smb_password",
+        "gh_secret",
+        "ssh_keygen_passphrase",
+        "sqlserver_password",
+        "mongo_password",
+        "ldap_password",
+        "openssl_password",
+        "mqtt_password",
+        "lftp_password",
+        "keychain_password",
+        "nmcli_password",
+    ),
+    "\n|;&",
+)
 
 # The formats each version added, oldest first; the kinds of all of them, and the version of each.
 FORMS_BY_VERSION: dict[int, dict[str, tuple[Form, ...]]] = {

@@ -73,7 +73,7 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from engine.secret_formats import FORMS
+from engine.secret_formats import COMMAND_PASSWORDS, FORMS, RUN_FORMS
 from engine.secret_keys import assignments, looks_random, names_secret
 
 DETECT_SECRETS_VERSION = "1.5.0"  # the pin in pyproject.toml; SANITIZE_VERSION moves with it
@@ -160,47 +160,56 @@ class _TokenRule:
     # For patterns that read, after their prefix, a lazy run of characters not in `stops` and then
     # an option (a password on a command line): each one's prefix as a pattern (`_matches`).
     heads: tuple[re.Pattern[str], ...] = ()
-    stops: str = ""
+    stops: str | re.Pattern[str] = ""
 
     def spans(self, view: str) -> Iterator[tuple[int, int]]:
         for i, pattern in enumerate(self.patterns):
             if self.needles and self.needles[i] not in view:
                 continue
             head = self.heads[i] if self.heads else None
+            covered = (0, 0)  # the last span yielded: a match inside it widens to inside it
             for match in _matches(pattern, view, head, self.stops):
                 # a value set under a name (a `key` group) counts only when the name names a secret
                 if "key" in match.re.groupindex and not names_secret(match.group("key")):
                     continue
                 start, end = _secret_part(match)
+                if covered[0] <= start and end <= covered[1]:
+                    continue  # one run of 8,000 keys: widened once, not 8,000 times
                 if start >= end or (self.valid is not None and not self.valid(view[start:end])):
                     continue
-                yield _widen(view, start, end, self.chars)
+                covered = _widen(view, start, end, self.chars)
+                yield covered
 
 
 def _matches(
-    pattern: re.Pattern[str], view: str, head: re.Pattern[str] | None, stops: str
+    pattern: re.Pattern[str],
+    view: str,
+    head: re.Pattern[str] | None,
+    stops: str | re.Pattern[str],
 ) -> Iterator[re.Match[str]]:
-    """`pattern.finditer(view)`; with a `head`, for a pattern that is the head, then a lazy run of
-    characters not in `stops`, then what it looks for, the same matches in linear time.
+    """`pattern.finditer(view)`; with a `head`, for a pattern that is the head, then a run of
+    characters that are not stops (the characters in `stops`, or what a `stops` pattern matches),
+    then what it looks for, the same matches in linear time.
 
     finditer tries every head, and one after which nothing is found reads to the end of its run: on a
     line that names a command thousands of times that is quadratic (`"keytool -a b " * 20000`, 260 KB,
-    took 41 s). A later head before the same stop reads a part of that run and fails too, so it is
-    passed over. Where `head` has a group named `run`, only the heads it matches are such (`mysql`'s,
-    beside `sshpass`'s); the others are tried as finditer tries them.
+    took 41 s). A later head that ends before the same stop reads a part of that run and fails too, so
+    it is passed over. Where `head` has a group named `run`, only the heads it matches are such
+    (`mysql`'s, beside `sshpass`'s); the others are tried as finditer tries them.
     """
     if head is None:
         yield from pattern.finditer(view)
         return
-    stop = re.compile(f"[{re.escape(stops)}]")
+    stop = stops if isinstance(stops, re.Pattern) else re.compile(f"[{re.escape(stops)}]")
     grouped = "run" in head.groupindex
     pos, dead_until = 0, -1
     while (found := head.search(view, pos)) is not None:
         start = found.start()
         run = not grouped or found.group("run") is not None
-        match = None if run and start < dead_until else pattern.match(view, start)
+        dead = run and found.end() <= dead_until
+        match = None if dead else pattern.match(view, start)
         if match is None:
-            if run and start >= dead_until:  # nothing after it in its run: nor after the next heads
+            if run and not dead:  # nothing after it in its run: nor after the next heads
                 after = stop.search(view, found.end())
                 dead_until = len(view) if after is None else after.start()
             pos = start + 1
@@ -244,8 +253,11 @@ def _plugin(
     chars: str = _TOKEN_CHARS,
     valid: Callable[[str], bool] | None = None,
     needles: tuple[str, ...] = (),
+    heads: tuple[str, ...] = (),
+    stops: str | re.Pattern[str] = "",
 ) -> _TokenRule:
-    """A rule from one detect-secrets plugin's compiled `denylist` (`needles`: as for `_TokenRule`)."""
+    """A rule from one detect-secrets plugin's compiled `denylist` (`needles`, `heads` (as literals)
+    and `stops`: as for `_TokenRule`)."""
     # Every plugin sets `denylist` as a class attribute (the base class only declares a property).
     patterns: tuple[re.Pattern[str], ...] = tuple(vars(plugin)["denylist"])
     if needles and (
@@ -254,7 +266,14 @@ def _plugin(
     ):
         msg = f"{plugin.__name__}: each needle must be a literal of its pattern, one per pattern"
         raise ValueError(msg)
-    return _TokenRule(patterns=patterns, chars=chars, valid=valid, needles=needles)
+    return _TokenRule(
+        patterns=patterns,
+        chars=chars,
+        valid=valid,
+        needles=needles,
+        heads=_rx(*map(re.escape, heads)),
+        stops=stops,
+    )
 
 
 def _rx(*patterns: str, flags: int = 0) -> tuple[re.Pattern[str], ...]:
@@ -325,7 +344,7 @@ def _prefixed(kind: str) -> _TokenRule:
     scanned."""
     forms = FORMS[kind]
     patterns = _rx(*(f"{_B}{head}{re.escape(prefix)}{tail}" for head, prefix, tail in forms))
-    stops = _FORM_RUNS.get(kind, "")
+    stops = RUN_FORMS.get(kind, "")
     return _TokenRule(
         patterns=patterns,
         chars=_FORM_CHARS.get(kind, _TOKEN_CHARS),
@@ -338,61 +357,6 @@ def _prefixed(kind: str) -> _TokenRule:
 
 # What such a match widens over, where not `_TOKEN_CHARS` ("" for a password on a command line, which
 # is exactly its group), and the check on its text, if any.
-_COMMAND_PASSWORDS = (
-    "registry_password",
-    "aws_configure_secret",
-    "keytool_password",
-    "redis_password",
-    "login_password",
-    "smb_password",
-    "htpasswd_password",
-    "sshpass_password",
-    "gh_secret",
-    "piped_password",
-    "ssh_keygen_passphrase",
-    "securestring_password",
-    "sql_password",
-    "sqlserver_password",
-    "mongo_password",
-    "sqlplus_password",
-    "ldap_password",
-    "archive_password",
-    "openssl_password",
-    "passwd_stdin",
-    "redis_config_password",
-    "minio_secret",
-    "rabbitmq_password",
-    "mqtt_password",
-    "lftp_password",
-    "keychain_password",
-    "windows_password",
-    "vault_login_token",
-    "nmcli_password",
-    "wifi_password",
-    "keyed_setting",
-)
-# The forms whose tail is a lazy run up to the option (`_LOGIN_PASSWORD`, `_ARGS`), and the characters
-# that end it: their matches are found in linear time (`_matches`).
-_FORM_RUNS = dict.fromkeys(
-    (
-        "registry_password",
-        "login_password",
-        "keytool_password",
-        "redis_password",
-        "smb_password",
-        "gh_secret",
-        "ssh_keygen_passphrase",
-        "sqlserver_password",
-        "mongo_password",
-        "ldap_password",
-        "openssl_password",
-        "mqtt_password",
-        "lftp_password",
-        "keychain_password",
-        "nmcli_password",
-    ),
-    "\n|;&",
-)
 _FORM_CHARS = {
     "atlassian_token": _TOKEN_CHARS + "=",
     "grafana_token": _BASE64_CHARS,
@@ -406,7 +370,7 @@ _FORM_CHARS = {
     "mapbox_token": _TOKEN_CHARS + ".",
     "typeform_token": _TOKEN_CHARS + ".=",
     "frameio_token": _TOKEN_CHARS + "=",
-    **dict.fromkeys(_COMMAND_PASSWORDS, ""),
+    **dict.fromkeys(COMMAND_PASSWORDS, ""),
 }
 _FORM_VALID: dict[str, Callable[[str], bool]] = {
     "replicate_token": _has_letter_and_digit,
@@ -425,7 +389,7 @@ _FORM_VALID: dict[str, Callable[[str], bool]] = {
     "auth_tuple_password": _literal,
     "odbc_password": lambda value: _literal(value) and value[:1] not in "/~.",
     "xml_secret": _literal,
-    **dict.fromkeys(_COMMAND_PASSWORDS, _literal),
+    **dict.fromkeys(COMMAND_PASSWORDS, _literal),
     # a value a command takes by its place, not after an option: not a plain word (prose that names
     # the command: "rabbitmqctl add_user to create one")
     **dict.fromkeys(
@@ -441,15 +405,22 @@ _FORM_VALID: dict[str, Callable[[str], bool]] = {
 }
 _FORM_TOKENS = {kind: _prefixed(kind) for kind in FORMS}
 
+_NOT_JWT_RUN = re.compile(r"[^A-Za-z0-9\-_=]")
+_NOT_OPENAI_RUN = re.compile(r"[^A-Za-z0-9\-_]")
 _PLUGIN_TOKENS: dict[str, _TokenRule] = {
     "aws_key": _plugin(AWSKeyDetector, chars=_BASE64_CHARS),
     "azure_storage_key": _plugin(AzureStorageKeyDetector, chars=_BASE64_CHARS),
-    "jwt": _plugin(JwtTokenDetector, chars=_JWT_CHARS, valid=_jwt),
+    # these two read a run of token characters after `eyJ` and `sk-` (`_matches`)
+    "jwt": _plugin(
+        JwtTokenDetector, chars=_JWT_CHARS, valid=_jwt, heads=("eyJ",), stops=_NOT_JWT_RUN
+    ),
     "github_token": _plugin(GitHubTokenDetector),
     "gitlab_token": _plugin(GitLabTokenDetector),
     "slack_token": _plugin(SlackDetector, chars=_TOKEN_CHARS + "/"),
     "stripe_key": _plugin(StripeDetector),
-    "openai_key": _plugin(OpenAIDetector),
+    "openai_key": _plugin(
+        OpenAIDetector, needles=("T3BlbkFJ",), heads=("sk-",), stops=_NOT_OPENAI_RUN
+    ),
     # its `//.+/:_authToken=` reads every `//` of a line to its end: only where the literal is
     "npm_token": _plugin(NpmDetector, needles=("/:_authToken=",)),
     "pypi_token": _plugin(PypiTokenDetector),
@@ -507,6 +478,9 @@ _URL_PASSWORD = re.compile(
     r"\b[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^\s:/@\"']*:(?P<pw>[^\s\"'<>]+?)"
     r"@[A-Za-z0-9.\-\[\]]+(?::\d+)?(?=[/?#\s\"'<>]|$)"
 )
+# Where `_URL_PASSWORD` starts, and what ends the run its password is read from (`_matches`).
+_URL_HEAD = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^\s:/@\"']*:")
+_NOT_PASSWORD_RUN = re.compile(r"[\s\"'<>]")
 _PORT = re.compile(r"^\d+(?:/|$)")
 _BEARER = re.compile(r"(?:\b[Bb]earer|\bBEARER)\s+(?P<t>[A-Za-z0-9\-._~+/]{16,}=*)")
 _BASIC = re.compile(r"\b(?:[Bb]asic|BASIC)\s+(?P<t>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
@@ -530,7 +504,7 @@ def _group_spans(
     pattern: re.Pattern[str],
     check: Callable[[str], bool],
     head: re.Pattern[str] | None = None,
-    stops: str = "",
+    stops: str | re.Pattern[str] = "",
 ) -> _Spans:
     """The span of the one named group that matched, when `check` accepts its text (`head` and
     `stops`: as for `_matches`)."""
@@ -573,7 +547,7 @@ _DETECTORS: tuple[tuple[str, _Spans], ...] = (
     *((kind, rule.spans) for kind, rule in _FORM_TOKENS.items()),
     *((kind, rule.spans) for kind, rule in _PLUGIN_TOKENS.items()),
     ("authorization", _group_spans(_AUTHORIZATION, _authorization)),
-    ("url_password", _group_spans(_URL_PASSWORD, _url_password)),
+    ("url_password", _group_spans(_URL_PASSWORD, _url_password, _URL_HEAD, _NOT_PASSWORD_RUN)),
     ("user_password", _group_spans(_CURL_USER, _literal)),
     (
         "command_password",
