@@ -466,8 +466,12 @@ def _private_keys(view: str) -> Iterator[tuple[int, int]]:
     """A whole key block, header to END line; an unclosed block to the end of the text."""
     for headers, end_marker in ((_KEY_HEADERS, _KEY_END), ((_PUTTY,), _PUTTY_END)):
         for header in headers:
+            end_at = -1  # where the END line of the last block starts (the text's end: unclosed)
             for match in header.finditer(view):
+                if match.end() <= end_at:
+                    continue  # a header inside that block: its block ends where that one does
                 end = end_marker.search(view, match.end())
+                end_at = len(view) if end is None else end.start()
                 yield match.start(), len(view) if end is None else end.end()
 
 

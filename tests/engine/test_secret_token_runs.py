@@ -132,3 +132,45 @@ def test_a_run_of_keys_is_widened_once(
     assert len(calls) == widened  # control (separated): each key is its own run, widened per rule
     assert kept == separator.join(["[redacted:github_token]"] * (300 if separator else 1))
     assert counts == {"redacted:github_token": 300 if separator else 1}
+
+
+def _private_keys_read_per_header(view: str) -> Iterator[tuple[int, int]]:
+    """`engine.secrets._private_keys` as it was: every header looks for its END line."""
+    for headers, end_marker in (
+        (secrets._KEY_HEADERS, secrets._KEY_END),
+        ((secrets._PUTTY,), secrets._PUTTY_END),
+    ):
+        for header in headers:
+            for match in header.finditer(view):
+                end = end_marker.search(view, match.end())
+                yield match.start(), len(view) if end is None else end.end()
+
+
+def _union(spans: Iterator[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def test_headers_inside_a_key_block_are_not_read_again() -> None:
+    pieces = [
+        "-----BEGIN RSA PRIVATE KEY-----", "-----BEGIN PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----",
+        "-----END PRIVATE KEY-----", "PuTTY-User-Key-File-3: ssh-ed25519", "Private-MAC: 9a8b", "MIIab",
+        "\n", " ", "-----", "BEGIN", "BEGIN RSA PRIVATE KEY-----", "END RSA PRIVATE KEY-----", "x",
+    ]  # fmt: skip
+    rng = random.Random(20261205)
+    blocks = 0
+    for _ in range(1500):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 30)))
+        expected = _union(_private_keys_read_per_header(text))
+        assert _union(secrets._private_keys(text)) == expected, text
+        blocks += len(expected)
+    assert blocks > 500  # control: most texts hold a block
+    # hand-worked: three headers, one END line: one block, from the first header to the END line
+    text = "-----BEGIN RSA PRIVATE KEY-----\nMIIab\n" * 3 + "-----END RSA PRIVATE KEY-----\nafter"
+    assert _union(secrets._private_keys(text)) == [(0, len(text) - len("\nafter"))]
+    assert redact(text) == ("[redacted:private_key]\nafter", {"redacted:private_key": 1})
