@@ -73,7 +73,7 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from engine.secret_formats import COMMAND_PASSWORDS, FORMS, RUN_FORMS
+from engine.secret_formats import COMMAND_PASSWORDS, FORMS, RUN_FORMS, VERSION_6_FORMS
 from engine.secret_keys import assignments, looks_random, names_secret
 
 DETECT_SECRETS_VERSION = "1.5.0"  # the pin in pyproject.toml; SANITIZE_VERSION moves with it
@@ -331,11 +331,21 @@ def _literal(value: str) -> bool:
     return bool(bare) and not bare.startswith(("$", "<", "{", "[redacted:", "%"))
 
 
+def _written_out(value: str) -> bool:
+    """A literal that is not how documentation writes a password's place either: `…`, a name in
+    capitals (`PASS`, `DB_PASSWORD`), code quotes or punctuation around either."""
+    bare = value.strip("\"'`.,;:()…")
+    return _literal(bare) and not _PLACEHOLDER.match(bare)
+
+
 def _not_a_word(value: str) -> bool:
-    """A literal that is not a plain word (`first`, `Create`; `*`, which asks for the password)."""
-    bare = value.strip("\"'")
+    """Written out, and not a plain word (`first`, `Create`; `*`, which asks for the password)."""
+    bare = value.strip("\"'`.,;:()…")
     plain = bare.isalpha() and (bare.islower() or bare.istitle())
-    return _literal(value) and not plain and bare != "*"
+    return _written_out(value) and not plain and bare != "*"
+
+
+_PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*$")
 
 
 def _prefixed(kind: str) -> _TokenRule:
@@ -390,6 +400,8 @@ _FORM_VALID: dict[str, Callable[[str], bool]] = {
     "odbc_password": lambda value: _literal(value) and value[:1] not in "/~.",
     "xml_secret": _literal,
     **dict.fromkeys(COMMAND_PASSWORDS, _literal),
+    # version 6's: no placeholder either (docs/transcripts.md)
+    **{kind: _written_out for kind in COMMAND_PASSWORDS if kind in VERSION_6_FORMS},
     # a value a command takes by its place, not after an option: not a plain word (prose that names
     # the command: "rabbitmqctl add_user to create one")
     **dict.fromkeys(

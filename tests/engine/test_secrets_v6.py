@@ -80,6 +80,10 @@ def test_a_trigger_written_with_escaped_slashes_is_found() -> None:
         "nfp_ is Netlify's prefix, rnd_ Render's; phx_new generates a Phoenix app",
         "v1.0-beta shipped; EAACEdEose0cBA is the documented prefix",
         "wpa_passphrase Home $WIFI_PW; nmcli dev wifi connect Home --ask",
+        # documentation: a password's place, written as a name in capitals, `…` or nothing
+        "`sqlcmd -S db -U sa -P PASSWORD` and `mongosh -u admin -p DB_PASS`",
+        "`ALTER USER app WITH PASSWORD '…'`, `lftp -u user,PASS host`, `zip -P PASS a.zip`",
+        "`cmdkey /add:srv /pass:`, `psk=`, `net use \\\\srv\\share PASS /user:me`",
     ],
 )
 def test_text_that_only_looks_like_a_version_6_credential_is_kept(text: str) -> None:
