@@ -21,8 +21,10 @@ itself names a secret (`password=db_password`).
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 
 from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
@@ -119,7 +121,7 @@ _TRAILING = ")]}>,;."
 def assignments(view: str) -> Iterator[tuple[int, int]]:
     """(start, end) of every value assigned to a name that names a secret, in `view`."""
     pos = 0
-    run = _RunEnds(view)
+    run, suffixes = _RunEnds(view), _Suffixes(view)
     while (head := _HEAD.search(view, pos)) is not None:
         if _key_class(head.group("key")) is None:
             pos = head.end("op")  # no value of a name that is no secret's is read
@@ -130,7 +132,7 @@ def assignments(view: str) -> Iterator[tuple[int, int]]:
             continue
         query = match.start() > 0 and view[match.start() - 1] in "?&;"
         bare_end = None if match.group("bare") is None else run.end(match.start("bare"))
-        span = _value_span(match, view, query=query, bare_end=bare_end)
+        span = _value_span(match, view, query=query, bare_end=bare_end, suffixes=suffixes)
         # A name that is no secret's must not swallow what follows: `user=bob&password=x`.
         pos = match.end("op") if span is None else span[1]
         if span is not None:
@@ -161,11 +163,35 @@ class _RunEnds:
         return self._end
 
 
+class _Suffixes:
+    """`looks_random` of the values that end where the last one ended and start further right (the
+    suffixes of one run: `auth=x1,auth=x1,…`), from character counts kept as the start moves: a run
+    is counted once, not once per name in it. The same answers as `looks_random` (tested)."""
+
+    def __init__(self, view: str) -> None:
+        self._view = view
+        self._start = self._end = -1
+        self._counts: Counter[str] = Counter()
+
+    def looks_random(self, start: int, end: int) -> bool:
+        if end != self._end or start < self._start:
+            self._counts = Counter(self._view[start:end])
+        elif start > self._start:
+            self._counts.subtract(self._view[self._start : start])
+        self._start, self._end = start, end
+        return _random_counts(self._counts, end - start)
+
+
 def _value_span(
-    match: re.Match[str], view: str, *, query: bool, bare_end: int | None = None
+    match: re.Match[str],
+    view: str,
+    *,
+    query: bool,
+    bare_end: int | None = None,
+    suffixes: _Suffixes | None = None,
 ) -> tuple[int, int] | None:
     """The span of the value `match` assigns, when it holds a secret; `bare_end`: where a bare value
-    ends, when the pattern matched only its start."""
+    ends, when the pattern matched only its start; `suffixes`: the run's counts, for a weak name."""
     strength = _key_class(match.group("key"))
     if strength is None:
         return None
@@ -189,13 +215,23 @@ def _value_span(
     end = start + len(value)
     after = view[end : end + 80].lstrip(" \t")[:2]
     op = match.groupdict().get("op") or ""
-    if not _holds_secret(value, strength, bare=True, after=after, op=op):
+    looks = looks_random if suffixes is None else lambda _: suffixes.looks_random(start, end)
+    if not _holds_secret(value, strength, bare=True, after=after, op=op, looks=looks):
         return None
     return start, end
 
 
-def _holds_secret(value: str, strength: str, *, bare: bool, after: str = "", op: str = "=") -> bool:
-    """False for values that refer to a secret, describe one or are too plain for a weak name."""
+def _holds_secret(
+    value: str,
+    strength: str,
+    *,
+    bare: bool,
+    after: str = "",
+    op: str = "=",
+    looks: Callable[[str], bool] | None = None,
+) -> bool:
+    """False for values that refer to a secret, describe one or are too plain for a weak name
+    (`looks`: `looks_random`, or the same answer from counts)."""
     if not value.strip() or value[0] in "{[(&":  # a structure, or a reference (`token: &str`)
         return False
     if _TEMPLATE.match(value) or _MASK.match(value) or value.lower() in _PLACEHOLDER_WORDS:
@@ -217,7 +253,8 @@ def _holds_secret(value: str, strength: str, *, bare: bool, after: str = "", op:
         return False
     if strength == "strong":
         return True
-    return not any(c.isspace() for c in value) and looks_random(value)
+    # a bare value holds no space (`_ASSIGNMENT` reads it to one; `\s` is `str.isspace`)
+    return (bare or not any(c.isspace() for c in value)) and (looks or looks_random)(value)
 
 
 def looks_random(value: str) -> bool:
@@ -227,6 +264,22 @@ def looks_random(value: str) -> bool:
     if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
         return False
     return float(_ENTROPY.calculate_shannon_entropy(value)) >= WEAK_ENTROPY
+
+
+def _random_counts(counts: Counter[str], length: int) -> bool:
+    """`looks_random` of a text of `length` characters from its character counts: detect-secrets'
+    Shannon entropy computed as it computes it, charset in its order."""
+    if length < WEAK_MIN_LENGTH:
+        return False
+    present = [c for c, n in counts.items() if n > 0]
+    if not (any(c.isdigit() for c in present) and any(c.isalpha() for c in present)):
+        return False
+    entropy = 0.0
+    for x in _ENTROPY.charset:
+        p_x = float(counts[x]) / length
+        if p_x > 0:
+            entropy += -p_x * math.log(p_x, 2)
+    return entropy >= WEAK_ENTROPY
 
 
 @lru_cache(maxsize=4096)

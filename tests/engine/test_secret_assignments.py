@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -102,3 +103,56 @@ def test_a_long_run_of_assignments_is_still_redacted_where_it_names_a_secret() -
     text, kinds = redact(run)
     assert text == "a=b," * 5000 + "password=[redacted:env_secret] " + "c=d," * 5000
     assert kinds == {"redacted:env_secret": 1}
+
+
+def _random_text(rng: random.Random) -> str:
+    alphabet = rng.choice(
+        ["ab", "abc123", "aB3xZ9+/=", "0123456789abcdef", "AZaz09_-", "x1", "é٣ab²", "aaaaaaa1b"]
+    )
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+
+
+def test_looks_random_from_counts_is_looks_random() -> None:
+    rng = random.Random(20261205)
+    answers = set()
+    for _ in range(3000):
+        text = _random_text(rng)
+        assert secret_keys._random_counts(Counter(text), len(text)) == secret_keys.looks_random(
+            text
+        ), text
+        answers.add(secret_keys.looks_random(text))
+    assert answers == {True, False}  # control: both answers were asked for
+    # hand-worked: 8 distinct characters once each, 3 bits; 7 of them, one twice, 2.75 bits
+    assert secret_keys.looks_random("ab12cd34")
+    assert not secret_keys.looks_random("ab12cd3a")
+    assert secret_keys._random_counts(Counter("ab12cd34"), 8)
+    assert not secret_keys._random_counts(Counter("ab12cd3a"), 8)
+
+
+def test_the_suffixes_of_a_run_are_counted_as_the_start_moves() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        view = _random_text(rng) * 3
+        suffixes = secret_keys._Suffixes(view)
+        end, start = len(view), 0
+        for _ in range(10):
+            if rng.random() < 0.2:  # another run: counted afresh
+                end, start = rng.randint(0, len(view)), 0
+            start = rng.randint(start, max(start, end))
+            assert suffixes.looks_random(start, end) == secret_keys.looks_random(view[start:end])
+
+
+def test_a_run_of_weak_names_is_counted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    counted = []
+
+    def entropy(value: str) -> float:
+        counted.append(value)
+        return 0.0
+
+    monkeypatch.setattr(secret_keys._ENTROPY, "calculate_shannon_entropy", entropy)
+    # `auth` is a weak name: its value counts only when it looks random; none here does
+    assert list(secret_keys.assignments("auth=x1," * 300)) == []
+    assert counted == []  # the run's counts answer, with the entropy computed from them
+    # control: the `--auth VALUE` form asks detect-secrets for each value's entropy
+    assert list(secret_keys.assignments("--auth x1b2c3d4e5 " * 3)) == []
+    assert len(counted) == 3
