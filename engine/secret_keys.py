@@ -86,6 +86,8 @@ _PLACEHOLDER_WORDS = frozenset(
     ).split()
 )
 
+_LONGEST_PLACEHOLDER = max(map(len, _PLACEHOLDER_WORDS))
+
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = re.compile(r"[-.\s]+")
 _REFERENCE = re.compile(r"^[A-Za-z_][\w.]*\s*[\[(<]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
@@ -105,7 +107,7 @@ _KEY_OP = (
     r"""(?P<op>:=|=>|=(?!=)|:(?![:/]))[ \t]*"""
 )
 _HEAD = re.compile(_KEY_OP)
-# The bare value is matched by its first character only; `_RunEnds` reads it to its end. Read by the
+# The bare value is matched by its first character only; `_Next` finds its end. Read by the
 # regex, a line of `a=b,c=d,…` without a space read the rest of the run once per `=`.
 _ASSIGNMENT = re.compile(
     _KEY_OP
@@ -121,7 +123,7 @@ _TRAILING = ")]}>,;."
 def assignments(view: str) -> Iterator[tuple[int, int]]:
     """(start, end) of every value assigned to a name that names a secret, in `view`."""
     pos = 0
-    run, suffixes = _RunEnds(view), _Suffixes(view)
+    runs, queries, suffixes = _Next(view, _BARE_STOP), _Next(view, _QUERY_STOP), _Suffixes(view)
     while (head := _HEAD.search(view, pos)) is not None:
         if _key_class(head.group("key")) is None:
             pos = head.end("op")  # no value of a name that is no secret's is read
@@ -131,8 +133,10 @@ def assignments(view: str) -> Iterator[tuple[int, int]]:
             pos = head.start() + 1
             continue
         query = match.start() > 0 and view[match.start() - 1] in "?&;"
-        bare_end = None if match.group("bare") is None else run.end(match.start("bare"))
-        span = _value_span(match, view, query=query, bare_end=bare_end, suffixes=suffixes)
+        bare_end = None if match.group("bare") is None else runs.at(match.start("bare"))
+        span = _value_span(
+            match, view, query=query, bare_end=bare_end, suffixes=suffixes, queries=queries
+        )
         # A name that is no secret's must not swallow what follows: `user=bob&password=x`.
         pos = match.end("op") if span is None else span[1]
         if span is not None:
@@ -148,19 +152,20 @@ def names_secret(key: str) -> bool:
     return _key_class(key) is not None
 
 
-class _RunEnds:
-    """Where a bare value that starts at a position ends (the next space or quote), each stop found
-    once for positions read from left to right."""
+class _Next:
+    """Where the next match of `pattern` at or after a position starts (the text's end: none), each
+    found once for positions read from left to right: where a bare value ends (the next space or
+    quote), where a URL query's value does (the next `&` or `#`)."""
 
-    def __init__(self, view: str) -> None:
-        self._view = view
-        self._start = self._end = 0
+    def __init__(self, view: str, pattern: re.Pattern[str]) -> None:
+        self._view, self._pattern = view, pattern
+        self._start = self._at = -1
 
-    def end(self, start: int) -> int:
-        if not self._start <= start < self._end:
-            stop = _BARE_STOP.search(self._view, start)
-            self._start, self._end = start, len(self._view) if stop is None else stop.start()
-        return self._end
+    def at(self, start: int) -> int:
+        if not self._start <= start <= self._at:
+            found = self._pattern.search(self._view, start)
+            self._start, self._at = start, len(self._view) if found is None else found.start()
+        return self._at
 
 
 class _Suffixes:
@@ -189,9 +194,11 @@ def _value_span(
     query: bool,
     bare_end: int | None = None,
     suffixes: _Suffixes | None = None,
+    queries: _Next | None = None,
 ) -> tuple[int, int] | None:
     """The span of the value `match` assigns, when it holds a secret; `bare_end`: where a bare value
-    ends, when the pattern matched only its start; `suffixes`: the run's counts, for a weak name."""
+    ends, when the pattern matched only its start; `suffixes`: the run's counts, for a weak name;
+    `queries`: where the next `&` or `#` is."""
     strength = _key_class(match.group("key"))
     if strength is None:
         return None
@@ -206,9 +213,11 @@ def _value_span(
         end = bare_end
     if query:
         # In a URL query the value ends at the next parameter or fragment.
-        cut = _QUERY_STOP.search(view, start, end)
-        if cut is not None:
-            end = cut.start()
+        if queries is None:
+            cut = _QUERY_STOP.search(view, start, end)
+            end = end if cut is None else cut.start()
+        else:
+            end = min(end, queries.at(start))
     value = view[start:end]
     stripped = value.rstrip(_TRAILING)
     value = stripped or value
@@ -234,7 +243,7 @@ def _holds_secret(
     (`looks`: `looks_random`, or the same answer from counts)."""
     if not value.strip() or value[0] in "{[(&":  # a structure, or a reference (`token: &str`)
         return False
-    if _TEMPLATE.match(value) or _MASK.match(value) or value.lower() in _PLACEHOLDER_WORDS:
+    if _template(value, bare=bare) or _MASK.match(value) or _placeholder_word(value):
         return False
     if bare and (
         _REFERENCE.match(value + after[:1]) or _REFERENCE.match(value) or _PATH.match(value)
@@ -255,6 +264,18 @@ def _holds_secret(
         return True
     # a bare value holds no space (`_ASSIGNMENT` reads it to one; `\s` is `str.isspace`)
     return (bare or not any(c.isspace() for c in value)) and (looks or looks_random)(value)
+
+
+def _template(value: str, *, bare: bool) -> bool:
+    """`_TEMPLATE.match(value)`; a bare value (no space in it) that starts with `<` is one when no
+    `>` is in it but at its end, which `in` finds without the regex's pass over it."""
+    if bare and value[:1] == "<":
+        return ">" not in value[1:-1]
+    return _TEMPLATE.match(value) is not None
+
+
+def _placeholder_word(value: str) -> bool:
+    return len(value) <= _LONGEST_PLACEHOLDER and value.lower() in _PLACEHOLDER_WORDS
 
 
 def looks_random(value: str) -> bool:

@@ -156,3 +156,33 @@ def test_a_run_of_weak_names_is_counted_once(monkeypatch: pytest.MonkeyPatch) ->
     # control: the `--auth VALUE` form asks detect-secrets for each value's entropy
     assert list(secret_keys.assignments("--auth x1b2c3d4e5 " * 3)) == []
     assert len(counted) == 3
+
+
+def test_the_template_and_placeholder_checks_answer_as_the_pattern_and_the_set() -> None:
+    rng = random.Random(11)
+    seen = set()
+    for _ in range(3000):
+        value = "".join(rng.choice("<>a?&$%s{}x") for _ in range(rng.randint(1, 12)))
+        expected = secret_keys._TEMPLATE.match(value) is not None
+        assert secret_keys._template(value, bare=True) == expected, value
+        seen.add(expected)
+    assert seen == {True, False}  # control: templates and not
+    words = [*secret_keys._PLACEHOLDER_WORDS, "None", "NULL", "İstr", "x" * 40, "Uint8Array", "pw"]
+    for word in words:
+        assert secret_keys._placeholder_word(word) == (
+            word.lower() in secret_keys._PLACEHOLDER_WORDS
+        )
+    assert secret_keys._placeholder_word("SecretStr")
+    assert not secret_keys._placeholder_word("hunter2")
+
+
+def test_a_query_value_finds_its_end_once_per_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    stop = _Counting(secret_keys._QUERY_STOP)
+    monkeypatch.setattr(secret_keys, "_QUERY_STOP", stop)
+    # `?auth=` is a query's parameter: its value ends at the next `&` or `#`; none here
+    assert list(secret_keys.assignments("?auth=x" * 300)) == []
+    assert stop.calls == 1
+    stop.calls = 0  # control: `&` ends each value, so each is found
+    text = "?auth=x&" * 300
+    assert list(secret_keys.assignments(text)) == []
+    assert stop.calls == 300
