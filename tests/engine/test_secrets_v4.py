@@ -38,6 +38,24 @@ def test_every_version_4_kind_is_planted_and_its_prefixes_are_triggers() -> None
     assert_prefixed(VERSION_4_FORMS, VERSION_4_TRIGGERS)
 
 
+def assert_reads_under(
+    planted: Planted, forms_of: dict[str, tuple[Form, ...]], older: str, versions: tuple[str, str]
+) -> None:
+    """A corpus holding `planted` reads under the newer of `versions`, one holding only `older` (a
+    credential of the version before) under the older, one holding neither under the base; the rule
+    finds the credential once, and the line it is on holds a prefix of its form."""
+    text = planted.text
+    assert version("nothing to see", text) == versions[1]
+    assert version("nothing to see", older) == versions[0]  # control: the older format only
+    assert version("nothing to see") == "2"  # control: no trigger, the base version
+    found = [f for f in find_secrets(text) if f.kind == planted.kind]
+    assert len(found) == 1
+    line_start = text.rfind("\n", 0, found[0].start) + 1
+    line_end = text.find("\n", found[0].end) % (len(text) + 1)
+    prefixes = [prefix for _, prefix, _ in forms_of[planted.kind]]
+    assert any(prefix in text[line_start:line_end] for prefix in prefixes)
+
+
 def assert_prefixed(forms_of: dict[str, tuple[Form, ...]], triggers: tuple[str, ...]) -> None:
     """Each form's rule is built from it, and its prefix is a trigger and a literal of its pattern,
     outside any group or alternation (so no match lacks it)."""

@@ -12,10 +12,9 @@ from engine.secret_formats import (
     VERSION_5_TRIGGERS,
     kinds_after,
 )
-from engine.secrets import find_secrets
 from tests.engine.planted_v5 import PLANTED_V5
 from tests.engine.test_secrets_corpus import Planted
-from tests.engine.test_secrets_v4 import assert_prefixed, version
+from tests.engine.test_secrets_v4 import assert_prefixed, assert_reads_under, version
 
 GROQ = "gsk_Pl4ntGr0qK3yQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qa"  # a version 4 format
 RUBYGEMS = "rubygems_c0ffee9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c"  # a version 5 format
@@ -33,17 +32,7 @@ def test_every_version_5_kind_is_planted_and_its_prefixes_are_triggers() -> None
 
 @pytest.mark.parametrize("planted", PLANTED_V5, ids=lambda p: p.label)
 def test_a_corpus_holding_a_version_5_credential_reads_under_version_5(planted: Planted) -> None:
-    text = planted.text
-    assert version("nothing to see", text) == "5"
-    assert version("nothing to see", GROQ) == "4"  # control: a version 4 format only
-    assert version("nothing to see") == "2"  # control: no trigger, the base version
-    found = [f for f in find_secrets(text) if f.kind == planted.kind]
-    assert len(found) == 1
-    # the trigger is on the credential's line: what the rule redacts never lacks its prefix
-    line_start = text.rfind("\n", 0, found[0].start) + 1
-    line_end = text.find("\n", found[0].end) % (len(text) + 1)
-    prefixes = [prefix for _, prefix, _ in VERSION_5_FORMS[planted.kind]]
-    assert any(prefix in text[line_start:line_end] for prefix in prefixes)
+    assert_reads_under(planted, VERSION_5_FORMS, GROQ, ("4", "5"))
 
 
 def test_a_version_5_credential_beside_a_version_4_one_reads_under_version_5() -> None:

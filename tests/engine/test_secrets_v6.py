@@ -16,10 +16,10 @@ from engine.secret_formats import (
     VERSION_6_TRIGGERS,
     kinds_after,
 )
-from engine.secrets import KINDS, find_secrets
+from engine.secrets import KINDS
 from tests.engine.planted import Planted
 from tests.engine.planted_v6 import PLANTED_V6
-from tests.engine.test_secrets_v4 import assert_prefixed, version
+from tests.engine.test_secrets_v4 import assert_prefixed, assert_reads_under
 
 RUBYGEMS = "rubygems_c0ffee9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c"  # a version 5 format
 NETLIFY = "nfp_Pl4ntN3tl1fyQw8Er6Ty4Ui2Op0As9Df7Gh5Jk"  # a version 6 format
@@ -37,14 +37,7 @@ def test_every_version_6_kind_is_planted_and_its_prefixes_are_triggers() -> None
 
 @pytest.mark.parametrize("planted", PLANTED_V6, ids=lambda p: p.label)
 def test_a_corpus_holding_a_version_6_credential_reads_under_version_6(planted: Planted) -> None:
-    text = planted.text
-    assert version("nothing to see", text) == "6"
-    assert version("nothing to see", RUBYGEMS) == "5"  # control: a version 5 format only
-    assert version("nothing to see") == "2"  # control: no trigger, the base version
-    found = [f for f in find_secrets(text) if f.kind == planted.kind]
-    assert len(found) == 1
-    prefixes = [prefix for _, prefix, _ in VERSION_6_FORMS[planted.kind]]
-    assert any(prefix in text for prefix in prefixes)
+    assert_reads_under(planted, VERSION_6_FORMS, RUBYGEMS, ("5", "6"))
 
 
 def test_a_trigger_written_with_escaped_slashes_is_found() -> None:

@@ -110,44 +110,58 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     assert "secret_key_base" in text  # a trigger text that is no credential is kept
 
 
-def test_a_memory_imported_under_version_4_counts_only_what_versions_5_and_6_added(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("version", "own", "later", "kind", "line"),
+    [
+        ("4", GROQ, RUBYGEMS, "rubygems_key", f"{LINE_4} (RubyGems, Dynatrace, Square, Okta,"),
+        ("5", RUBYGEMS, NETLIFY, "netlify_token", f"{LINE_5} (SQL's `PASSWORD '…'`,"),
+    ],
+)
+def test_a_memory_imported_under_an_older_version_counts_only_what_later_ones_added(
+    home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    version: str,
+    own: str,
+    later: str,
+    kind: str,
+    line: str,
 ) -> None:
     root = tmp_path / "t"
     write_jsonl(
         root / f"{SESSION}.jsonl",
-        simple_session(f"Why does {GROQ} fail?", answer=f"Push the gem with {RUBYGEMS} instead."),
+        simple_session(f"Why does {own} fail?", answer=f"Deploy with {later} instead."),
     )
     db = home / "memory.db"
-    assert import_as_before(monkeypatch, "--no-embed", str(root), version="4").exit_code == 0
-    assert RUBYGEMS in _texts(db)
-    assert GROQ not in _texts(db)  # control: version 4 redacted its own format
+    assert import_as_before(monkeypatch, "--no-embed", str(root), version=version).exit_code == 0
+    assert later in _texts(db)
+    assert own not in _texts(db)  # control: the older version redacted its own format
 
     info, lines = _status()
 
-    assert info["sanitize_version"] == info["credentials_version"] == "4"
-    assert any(line.startswith(f"{LINE_4} (RubyGems, Dynatrace, Square, Okta,") for line in lines)
+    assert info["sanitize_version"] == info["credentials_version"] == version
+    assert any(shown.startswith(line) for shown in lines)
     with sqlite3.connect(db) as conn:
         assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials(
-            chunks=1, kinds={"rubygems_key": 1}, sessions=(SESSION,)
+            chunks=1, kinds={kind: 1}, sessions=(SESSION,)
         )
     assert invoke("doctor").stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 6 redacts (rubygems_key ×1), in 1 "
-        "chunk of 1 session (5e551011) imported under sanitizer version 4"
+        f"PROBLEM  credentials: credentials in formats version 6 redacts ({kind} ×1), in 1 "
+        f"chunk of 1 session (5e551011) imported under sanitizer version {version}"
     )
 
     done = invoke("forget", "--credentials", "--confirm", "credentials")
 
     assert done.exit_code == 0, done.output
     assert "redacted: 0 whole sessions, 1 chunks, 1 messages" in done.output
-    assert RUBYGEMS not in _texts(db)
-    assert "Push the gem with [redacted:rubygems_key] instead." in _texts(db)
+    assert later not in _texts(db)
+    assert f"Deploy with [redacted:{kind}] instead." in _texts(db)
     assert invoke("doctor").stdout.splitlines()[-1].startswith("OK       credentials: ")
     # the memory says what it was redacted under, and status stops asking for the fix it had
     info, lines = _status()
-    assert info["sanitize_version"] == "4"
+    assert info["sanitize_version"] == version
     assert info["credentials_version"] == "6"
-    assert not any("began to redact" in line for line in lines)
+    assert not any("began to redact" in shown for shown in lines)
     again = invoke("forget", "--credentials", "--dry-run")
     assert "  nothing: no stored text holds a credential" in again.output
 
@@ -168,38 +182,6 @@ def test_the_note_names_a_redaction_in_place_under_an_older_version() -> None:
     assert str(stale_credentials_note(None, None)).startswith(
         "imported under a sanitizer before version 3, before versions 4, 5 and 6 began to redact 84 "
     )
-
-
-def test_a_memory_imported_under_version_5_counts_only_what_version_6_added(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = tmp_path / "t"
-    write_jsonl(
-        root / f"{SESSION}.jsonl",
-        simple_session(f"Why does {RUBYGEMS} fail?", answer=f"Deploy with {NETLIFY} instead."),
-    )
-    db = home / "memory.db"
-    assert import_as_before(monkeypatch, "--no-embed", str(root), version="5").exit_code == 0
-    assert NETLIFY in _texts(db)
-    assert RUBYGEMS not in _texts(db)  # control: version 5 redacted its own format
-
-    info, lines = _status()
-
-    assert info["sanitize_version"] == info["credentials_version"] == "5"
-    assert any(line.startswith(f"{LINE_5} (SQL's `PASSWORD '…'`,") for line in lines)
-    with sqlite3.connect(db) as conn:
-        assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials(
-            chunks=1, kinds={"netlify_token": 1}, sessions=(SESSION,)
-        )
-
-    done = invoke("forget", "--credentials", "--confirm", "credentials")
-
-    assert done.exit_code == 0, done.output
-    assert NETLIFY not in _texts(db)
-    assert "Deploy with [redacted:netlify_token] instead." in _texts(db)
-    info, lines = _status()
-    assert info["credentials_version"] == "6"
-    assert not any("began to redact" in line for line in lines)
 
 
 def test_a_memory_imported_under_version_6_counts_none(home: Path, tmp_path: Path) -> None:
