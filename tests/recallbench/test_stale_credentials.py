@@ -184,6 +184,31 @@ def test_the_note_names_a_redaction_in_place_under_an_older_version() -> None:
     )
 
 
+def test_a_clean_check_names_what_ends_the_note(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "t"
+    write_jsonl(root / f"{SESSION}.jsonl", simple_session("Why does the deploy fail?"))
+    assert import_as_before(monkeypatch, "--no-embed", str(root), version="5").exit_code == 0
+    _, lines = _status()
+    assert any(line.startswith(LINE_5) for line in lines)  # the note doctor's check answers
+
+    assert invoke("doctor").stdout.splitlines()[-1] == (
+        "OK       credentials: none in a format the running sanitizer (version 6) redacts; "
+        "`recallbench forget --credentials` records that, and `status` stops naming this check"
+    )
+    done = invoke("forget", "--credentials", "--confirm", "credentials")
+
+    assert done.exit_code == 0, done.output
+    assert "  nothing: no stored text holds a credential" in done.output
+    _, lines = _status()
+    assert not any("began to redact" in line for line in lines)
+    # control: once recorded, the check says no more than its verdict
+    assert invoke("doctor").stdout.splitlines()[-1] == (
+        "OK       credentials: none in a format the running sanitizer (version 6) redacts"
+    )
+
+
 def test_a_memory_imported_under_version_6_counts_none(home: Path, tmp_path: Path) -> None:
     root = tmp_path / "t"
     write_jsonl(
