@@ -157,8 +157,9 @@ class _TokenRule:
     # A literal each pattern's every match holds (one per pattern), or none: a text without it is
     # not scanned by that pattern (`in` is far quicker than a regex pass).
     needles: tuple[str, ...] = ()
-    # For patterns that read, after their prefix, a lazy run of characters not in `stops` and then
-    # an option (a password on a command line): each one's prefix as a pattern (`_matches`).
+    # For patterns that read, after a head, a run of characters that are not stops and then what
+    # they look for (a password after a command's option, a JWT's dot): each one's head as a pattern,
+    # and the stops as characters or as a pattern (`_matches`).
     heads: tuple[re.Pattern[str], ...] = ()
     stops: str | re.Pattern[str] = ""
 
