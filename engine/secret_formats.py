@@ -195,7 +195,9 @@ VERSION_5_FORMS: dict[str, tuple[Form, ...]] = {
 # A value given to a command: as `_VALUE`, but a bare one never starts with `-` (`-p --next-option`:
 # the tool asks for the password).
 _OPTION_VALUE = r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"\-]\S*))"""
-_SQL_QUOTED = r"(?P<t>[^'\n]+)'"
+# A password in SQL: between `'`s, without a `"` (a Python string holding SQL, `"PASSWORD '", "…"`,
+# is code, not a password).
+_SQL_QUOTED = r"""(?P<t>[^'"\n]+)'"""
 # What stands before a lower-case `password '…'` or `identified by '…'` in a statement: `WITH`, `LOGIN`,
 # `[UN]ENCRYPTED`, or `ROLE`/`USER` and a name.
 _SQL_USER = r"(?i:role|user)[ \t]+\S+[ \t]+"

@@ -77,6 +77,8 @@ def test_a_trigger_written_with_escaped_slashes_is_found() -> None:
         "`sqlcmd -S db -U sa -P PASSWORD` and `mongosh -u admin -p DB_PASS`",
         "`ALTER USER app WITH PASSWORD '…'`, `lftp -u user,PASS host`, `zip -P PASS a.zip`",
         "`cmdkey /add:srv /pass:`, `psk=`, `net use \\\\srv\\share PASS /user:me`",
+        # code that holds the statement's words: a `"` is no password's
+        """*_forms("PASSWORD '", "IDENTIFIED BY '", tail=_SQL_QUOTED)""",
     ],
 )
 def test_text_that_only_looks_like_a_version_6_credential_is_kept(text: str) -> None:
