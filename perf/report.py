@@ -2,7 +2,8 @@
 
 The table is built section by section, in the order of `perf.json`: machine, corpora, ingest, arms,
 lexical, vectors, the real-vector tier, bootstrap and search process, growth, the prompt hook, the
-`recallbench search` command, the embedding forms, then the judged targets.
+`recallbench search` command, the embedding forms, the sanitizer's worst message, then the judged
+targets.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from perf.report_sections import (
     real_tier_lines,
     search_command_lines,
 )
+from perf.sanitizer import sanitizer_lines
 
 Report = dict[str, Any]
 
@@ -40,6 +42,7 @@ def format_table(report: Report) -> str:
         search_command_lines,
         catchup_lines,
         embedding_lines,
+        sanitizer_lines,
         target_lines,
     )
     return "\n".join(line for section in sections for line in section(report))

@@ -30,6 +30,7 @@ from perf.ingest import measure_ingest, measure_query_embedding
 from perf.lexical import measure_bm25
 from perf.machine import loadavg, machine_info, rss_bytes
 from perf.real_tier import measure_real_tier
+from perf.sanitizer import measure_sanitizer
 from perf.search_process import measure_search_process
 from perf.targets import growth, judge_targets
 from perf.vector_cache import default_cache_dir
@@ -96,6 +97,7 @@ def _run(cfg: PerfConfig, say: Progress, real: Embedder, work: Path) -> dict[str
         embedder=cfg.embedder,
         say=say,
     )
+    sanitizer = measure_sanitizer(say)
     report: dict[str, Any] = {
         "config": cfg.to_dict(),
         "machine": machine_info(),
@@ -110,6 +112,7 @@ def _run(cfg: PerfConfig, say: Progress, real: Embedder, work: Path) -> dict[str
         "search_command": cli,
         "lexical_catchup": catchup,
         "embedding_forms": forms,
+        "sanitizer": sanitizer,
         "vector_cache_dir": str(cache_root),
     }
     report["growth"] = growth(tiers.sizes)

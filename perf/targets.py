@@ -85,6 +85,7 @@ def judge_targets(report: dict[str, Any]) -> list[dict[str, Any]]:
         *_search_checks(report.get("search_command")),
         *_catchup_checks(report.get("lexical_catchup")),
         *_embedding_checks(report.get("embedding_forms") or {}),
+        *_sanitizer_checks(report.get("sanitizer")),
     ]
     return [
         {
@@ -225,6 +226,14 @@ def _search_checks(cli: dict[str, Any] | None) -> list[Check]:
             chunks,
         ),
     ]
+
+
+def _sanitizer_checks(san: dict[str, Any] | None) -> list[Check]:
+    """The worst message's redaction (`perf.sanitizer`): no text a message may hold costs more."""
+    if not san:
+        return []
+    target = Target(name="worst message redact", limit=float(san["target_s"]), op="<=", unit="s")
+    return [(target, float(san["worst_s"]), None)]
 
 
 def _embedding_checks(forms: dict[str, Any]) -> list[Check]:

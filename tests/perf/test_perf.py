@@ -22,6 +22,7 @@ from perf.hooks import distinct_prompts
 from perf.measures import loglog_exponent, overlap_at_k, rbo_at_k
 from perf.report import format_table, write_report
 from perf.run import run
+from perf.sanitizer import UNITS
 
 
 def _numbers(obj: Any, path: str = "") -> Iterator[tuple[str, float]]:
@@ -261,3 +262,19 @@ def test_the_lexical_catchup_after_one_session_is_measured_and_judged(
     assert judged["catch-up top 10 = rebuild's"]["status"] == "PASS"
     assert judged["lexical catch-up (one session)"]["value"] == up["catchup_s"]
     assert "lexical snapshot after one session's import" in format_table(report)
+
+
+def test_the_sanitizers_worst_message_is_measured_and_judged(report: dict[str, Any]) -> None:
+    san = report["sanitizer"]
+    assert [row["label"] for row in san["rows"]] == list(UNITS)
+    assert san["chars"] == 64 * 1024 + 2000  # the import's cut: MAX_MESSAGE_BYTES + the margin
+    redacted = {row["label"]: row["redacted"] for row in san["rows"]}
+    # one run of keys is one credential; prose, heads without a key and `a=b,` hold none
+    assert redacted["stripe keys"] == redacted["github tokens"] == redacted["key headers"] == 1
+    assert redacted["prose and code"] == redacted["url heads"] == redacted["assignments"] == 0
+    adversarial = [row["median_s"] for row in san["rows"][1:]]
+    assert san["worst_s"] == max(adversarial)  # the prose row is the comparison, not a candidate
+    judged = {t["name"]: t for t in report["targets"]}
+    assert judged["worst message redact"]["value"] == san["worst_s"]
+    assert judged["worst message redact"]["limit"] == 1.0
+    assert f"sanitizer, one message of {san['chars']} characters" in format_table(report)
