@@ -5,7 +5,8 @@ sanitizer reads it (`engine.render.precut_text_blocks`), so that is the longest 
 Each row is one short unit repeated to that length without a space: the shapes that made a rule read
 the rest of the run once per copy (a run of keys, of URL heads, of weakly named values, of private key
 headers, of command names), and a plain line of prose and code for comparison. The target is that no
-such message costs more than `WORST_MESSAGE_S` to redact.
+such message costs more than `WORST_MESSAGE_S` to redact. `nox -s perf` reports it with the rest;
+`python -m perf.sanitizer` measures it alone.
 """
 
 from __future__ import annotations
@@ -82,3 +83,12 @@ def sanitizer_lines(report: dict[str, Any]) -> list[str]:
         for row in san["rows"]
     ]
     return [*lines, ""]
+
+
+def main() -> None:
+    """`python -m perf.sanitizer`: this section alone, without building a corpus."""
+    print("\n".join(sanitizer_lines({"sanitizer": measure_sanitizer(Progress())})))
+
+
+if __name__ == "__main__":
+    main()
