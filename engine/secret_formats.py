@@ -20,8 +20,16 @@ def _forms(*prefixes: str, tail: str, head: str = "") -> tuple[Form, ...]:
 
 
 _DOPPLER_KEY = f"{ALNUM}{{40,44}}"
+
+
 # A value as a shell command gives it: quoted (the quotes kept out) or bare.
-_VALUE = r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"]\S*))"""
+def _value(first: str) -> str:
+    """A value as a shell command gives it: quoted (the quotes kept out), or bare, starting with a
+    character of the class `first`."""
+    return rf"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>{first}\S*))"""
+
+
+_VALUE = _value(r"""[^\s'"]""")
 # What may stand between a command's name and the option that takes the password.
 _ARGS = r"[^\n|;&]*?[ \t]"
 # `docker login -u me -p PASS` (`--password PASS` is an assignment in every version): the value only.
@@ -194,7 +202,7 @@ VERSION_5_FORMS: dict[str, tuple[Form, ...]] = {
 # `"` (a JSONL line spells it `\"`, which the version scan does not read).
 # A value given to a command: as `_VALUE`, but a bare one never starts with `-` (`-p --next-option`:
 # the tool asks for the password).
-_OPTION_VALUE = r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"\-]\S*))"""
+_OPTION_VALUE = _value(r"""[^\s'"\-]""")
 # A password in SQL: between `'`s, without a `"` (a Python string holding SQL, `"PASSWORD '", "…"`,
 # is code, not a password).
 _SQL_QUOTED = r"""(?P<t>[^'"\n]+)'"""

@@ -335,16 +335,18 @@ def _literal(value: str) -> bool:
 def _written_out(value: str) -> bool:
     """A literal that is not how documentation writes a password's place either: `…`, a name in
     capitals (`PASS`, `DB_PASSWORD`), code quotes or punctuation around either."""
-    bare = value.strip("\"'`.,;:()…")
+    bare = value.strip(_AROUND)
     return _literal(bare) and not _PLACEHOLDER.match(bare)
 
 
 def _not_a_word(value: str) -> bool:
     """Written out, and not a plain word (`first`, `Create`; `*`, which asks for the password)."""
-    bare = value.strip("\"'`.,;:()…")
+    bare = value.strip(_AROUND)
     plain = bare.isalpha() and (bare.islower() or bare.istitle())
-    return _written_out(value) and not plain and bare != "*"
+    return _written_out(bare) and not plain and bare != "*"
 
+
+_AROUND = "\"'`.,;:()…"  # quotes and punctuation around a documented password's place
 
 _PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*$")
 

@@ -56,6 +56,15 @@ def assert_reads_under(
     assert any(prefix in text[line_start:line_end] for prefix in prefixes)
 
 
+def assert_kept_beside(text: str, key: str, kind: str) -> None:
+    """`text` is kept whole; beside it, `key` (a real-format credential of `kind`) alone is redacted."""
+    assert redact(text) == (text, {})
+    # positive control: the same surroundings with a real-format key are redacted
+    kept, counts = redact(f"{text} {key}")
+    assert kept == f"{text} [redacted:{kind}]"
+    assert counts == {f"redacted:{kind}": 1}
+
+
 def assert_prefixed(forms_of: dict[str, tuple[Form, ...]], triggers: tuple[str, ...]) -> None:
     """Each form's rule is built from it, and its prefix is a trigger and a literal of its pattern,
     outside any group or alternation (so no match lacks it)."""

@@ -19,7 +19,7 @@ from engine.secret_formats import (
 from engine.secrets import KINDS
 from tests.engine.planted import Planted
 from tests.engine.planted_v6 import PLANTED_V6
-from tests.engine.test_secrets_v4 import assert_prefixed, assert_reads_under
+from tests.engine.test_secrets_v4 import assert_kept_beside, assert_prefixed, assert_reads_under
 
 RUBYGEMS = "rubygems_c0ffee9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c"  # a version 5 format
 NETLIFY = "nfp_Pl4ntN3tl1fyQw8Er6Ty4Ui2Op0As9Df7Gh5Jk"  # a version 6 format
@@ -82,11 +82,7 @@ def test_a_trigger_written_with_escaped_slashes_is_found() -> None:
     ],
 )
 def test_text_that_only_looks_like_a_version_6_credential_is_kept(text: str) -> None:
-    assert redact(text) == (text, {})
-    # positive control: the same surroundings with a real-format key are redacted
-    kept, counts = redact(f"{text} {NETLIFY}")
-    assert kept == f"{text} [redacted:netlify_token]"
-    assert counts == {"redacted:netlify_token": 1}
+    assert_kept_beside(text, NETLIFY, "netlify_token")
 
 
 @pytest.mark.parametrize(
