@@ -363,9 +363,22 @@ def _prefixed(kind: str) -> _TokenRule:
         chars=_FORM_CHARS.get(kind, _TOKEN_CHARS),
         valid=_FORM_VALID.get(kind),
         needles=tuple(prefix for _, prefix, _ in forms),
-        heads=_rx(*(f"{_B}{re.escape(prefix)}" for _, prefix, _ in forms)) if stops else (),
+        heads=_rx(*(f"{_B}{re.escape(prefix)}{_word_end(tail)}" for _, prefix, tail in forms))
+        if stops
+        else (),
         stops=stops,
     )
+
+
+# How a tail may start by ending the command's name (`sqlcmd\b`, `mongo\w*\b`): each reads one
+# way only.
+_WORD_ENDS = (r"\w*\b", r"\b")
+
+
+def _word_end(tail: str) -> str:
+    """The start of `tail` that ends the command's name, as part of its head: a prefix inside a longer
+    name (`ldapsearch` in `ldapsearchx`) is then no head, and cannot pass over a later one in its run."""
+    return next((end for end in _WORD_ENDS if tail.startswith(end)), "")
 
 
 # What such a match widens over, where not `_TOKEN_CHARS` ("" for a password on a command line, which

@@ -128,6 +128,17 @@ def test_a_head_with_nothing_after_it_passes_over_the_rest_of_its_run() -> None:
     assert redact(text)[0] == f"{one_line}; keytool -list -storepass [redacted:keytool_password]"
 
 
+def test_a_name_a_longer_name_begins_with_is_no_head_there() -> None:
+    # `ldapsearch` starts `ldapsearchx`, where `ldapsearch\b` fails: that failure must not pass over
+    # the real command later in the same run
+    text = "ldapsearchx -v ldapsearch -x -w Pl4ntLd4pPw -b dc=ex"
+    assert redact(text)[0] == "ldapsearchx -v ldapsearch -x -w [redacted:ldap_password] -b dc=ex"
+    rule = secrets._FORM_TOKENS["ldap_password"]
+    assert [m.span() for m in rule.heads[0].finditer(text)] == [(15, 25)]  # not (0, 10)
+    # control: alone, the longer name is no command of the rule
+    assert redact("ldapsearchx -w Pl4ntLd4pPw")[0] == "ldapsearchx -w Pl4ntLd4pPw"
+
+
 def test_sshpass_heads_are_tried_inside_a_mysql_run_that_found_nothing() -> None:
     text = "mysql -u root " * 50 + "sshpass -p Pl4ntSshPw ssh host " + "mysql -u x " * 50
     kept, counts = redact(text)
