@@ -38,6 +38,8 @@ UNITS: dict[str, str] = {
     "key headers": "-----BEGIN RSA PRIVATE KEY-----",
     "command names": "keytool -a b ",
     "mongo commands": "mongosh -u x ",
+    "registry settings": "http-basic.",
+    "nested command names": "snmpgetnext snmpget -v3 ",
 }
 
 
@@ -79,7 +81,7 @@ def sanitizer_lines(report: dict[str, Any]) -> list[str]:
         f"{san['rounds']}: worst {san['worst']} {san['worst_s']:.3f} s",
     ]
     lines += [
-        f"  {row['label']:<16} {row['median_s']:>7.3f} s  ({row['redacted']} redacted)"
+        f"  {row['label']:<20} {row['median_s']:>7.3f} s  ({row['redacted']} redacted)"
         for row in san["rows"]
     ]
     return [*lines, ""]
