@@ -54,7 +54,7 @@ from engine.transcript_files import StreamState
 
 # Bump when the same messages would sanitize to different text; corpus manifests record it. A bump
 # names, in VERSION_TRIGGERS, the text without which its rules change nothing.
-SANITIZE_VERSION = "6"
+SANITIZE_VERSION = "7"
 
 # The version each later rule came with, and the texts a transcript must hold for that rule to change
 # anything (any one of a version's texts). A corpus none of whose lines holds one reads under that
@@ -64,7 +64,9 @@ SANITIZE_VERSION = "6"
 # Version 5: more of them, and passwords on a command line (`VERSION_5_TRIGGERS`: RubyGems, Dynatrace,
 # Square, Okta, `aws configure set`, `keytool`, `redis-cli`, …). Version 6: passwords given to database,
 # directory, archive and queue tools or set in SQL and configuration (`VERSION_6_TRIGGERS`: `PASSWORD '`,
-# `mongo`, `sqlcmd`, ` -P`, `requirepass`, …) and a few more provider prefixes.
+# `mongo`, `sqlcmd`, ` -P`, `requirepass`, …) and a few more provider prefixes. Version 7: passwords and
+# tokens given to database shells, package registries, remote-management tools and secret stores
+# (`VERSION_7_TRIGGERS`: `cqlsh`, `twine upload`, `cargo login`, `http-basic.`, ` -a `, `ipmitool`, …).
 BASE_SANITIZE_VERSION = "2"
 VERSION_TRIGGERS: tuple[tuple[str, str], ...] = (
     ("3", READ_NOTICE_LEAD),

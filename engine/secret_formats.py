@@ -1,16 +1,16 @@
-"""The credential formats that sanitizer versions 4, 5 and 6 added, as data: for each kind, its forms.
+"""The credential formats that sanitizer versions 4 to 7 added, as data: for each kind, its forms.
 
 A form is (head, prefix, tail): a regex, a literal, a regex. Every match of a form holds its prefix, so
 the prefixes are the version's trigger texts (`engine.sanitize.VERSION_TRIGGERS`): a corpus that holds
-none of version 6's reads under version 6 exactly as under version 5, one that holds none of version
-5's or 6's as under version 4, and so on. Standard library only, so that the sanitizer names the triggers without
+none of version 7's reads under version 7 exactly as under version 6, one that holds none of version
+6's or 7's as under version 5, and so on. Standard library only, so that the sanitizer names the triggers without
 importing detect-secrets; `engine.secrets` builds the rules.
 """
 
 from __future__ import annotations
 
 # The newest sanitizer version with formats here.
-LATEST_VERSION = 6
+LATEST_VERSION = 7
 ALNUM = "[A-Za-z0-9]"
 Form = tuple[str, str, str]
 
@@ -323,6 +323,144 @@ VERSION_6_FORMS: dict[str, tuple[Form, ...]] = {
     ),
 }
 
+# Version 7: found missing the same way (docs/transcripts.md): passwords and tokens given to database
+# shells, package registries' and marketplaces' command lines, remote-management tools and secret
+# stores, and HTTPie's, curl's and Redis's own spellings.
+# A value given to a command, as `_OPTION_VALUE`, but not a shell operator or a redirection
+# (`cargo login && cargo publish`, `bw unlock 2>/dev/null`: the tool asks for it).
+_ARG_VALUE = r"(?!\d*[<>])" + _value(r"""[^\s'"\-&|;()<>]""")
+# The same, bare only (`"sonar.login=", …` is code).
+_BARE_ARG = r"""(?!\d*[<>])(?P<t>[^\s'"\-&|;()<>]\S*)"""
+# `twine upload -u __token__ -p PASS`: a command's `-p`, as `mongo_password` reads it.
+_DASH_P = r"\b" + _ARGS + r"-p[ \t]+" + _ARG_VALUE
+# What stands between `NAME` and the next word: a name quoted or bare.
+_WORD = r"""(?:'[^'\n]+'|"[^"\n]+"|[^\s'"]+)"""
+
+VERSION_7_FORMS: dict[str, tuple[Form, ...]] = {
+    # `cqlsh -u cassandra -p PASS host`
+    "cassandra_password": _forms("cqlsh", tail=_DASH_P),
+    # `cypher-shell -u neo4j -p PASS`; `neo4j-admin [dbms] set-initial-password PASS`
+    "neo4j_password": _forms("cypher-shell", tail=_DASH_P),
+    "neo4j_initial_password": _forms("set-initial-password", tail=r"[ \t]+" + _ARG_VALUE),
+    # `influx setup -u admin -p PASS -o org -b bucket`
+    "influx_password": _forms("influx setup", tail=_DASH_P),
+    # `twine upload -u __token__ -p PASS dist/*`
+    "twine_password": _forms("twine upload", tail=_DASH_P),
+    # `dotnet nuget add source URL -u me -p PASS`, `dotnet nuget push x.nupkg -k KEY`
+    "nuget_password": (
+        *_forms(
+            *(
+                f"nuget {verb}"
+                for verb in ("add source", "update source", "sources add", "sources update")
+            ),
+            tail=_DASH_P,
+        ),
+        *_forms("nuget push", tail=_ARGS + r"-k[ \t]+" + _ARG_VALUE),
+    ),
+    # `nuget setapikey KEY`
+    "nuget_api_key": _forms("setapikey", tail=r"[ \t]+" + _ARG_VALUE),
+    # `cargo login TOKEN`
+    "cargo_token": _forms("cargo login", tail=r"[ \t]+" + _ARG_VALUE),
+    # `poetry config http-basic.NAME USER PASS`, `composer config http-basic.HOST USER PASS`
+    "http_basic_password": _forms(
+        "http-basic.", tail=r"[\w.\-]{1,100}[ \t]+(?!-)" + _WORD + r"[ \t]+" + _ARG_VALUE
+    ),
+    # `poetry config pypi-token.NAME TOKEN`
+    "pypi_token_setting": _forms("pypi-token.", tail=r"[\w.\-]{1,100}[ \t]+" + _ARG_VALUE),
+    # `bundle config [set] [--global] HOST USER:PASS`
+    "bundle_credentials": _forms(
+        "bundle config",
+        tail=r"""(?:[ \t]+(?:set|--[\w\-]+))*[ \t]+[\w.\-]+[ \t]+["']?[\w.\-@]+:(?P<t>[^\s'"/][^\s'"]*)""",
+    ),
+    # `npm config set _authToken TOKEN`, `yarn config set npmAuthToken TOKEN` (`…=TOKEN` is an
+    # assignment in every version)
+    "npm_auth_setting": _forms(
+        "npm config set",
+        "yarn config set",
+        tail=r"(?:[ \t]+-[\w\-]+)*[ \t]+(?:\S*:)?(?:_authToken|_auth|_password|npmAuthToken|npmAuthIdent)"
+        r"[ \t]+" + _ARG_VALUE,
+    ),
+    # `vsce publish -p TOKEN`, `ovsx publish --pat TOKEN` (the extension marketplaces)
+    "marketplace_token": _forms(
+        "vsce publish",
+        "ovsx publish",
+        "ovsx create-namespace",
+        tail=_ARGS + r"(?:-p|--pat)[ \t]+" + _ARG_VALUE,
+    ),
+    # `codecov -t TOKEN`, `codecovcli upload-process -t TOKEN`
+    "codecov_token": _forms("codecov", tail=r"\w*\b" + _ARGS + r"-t[ \t]+" + _ARG_VALUE),
+    # `-Dsonar.login=TOKEN`
+    "sonar_login": _forms("sonar.login=", head="(?:-D)?", tail=_BARE_ARG),
+    # `expo login -u me -p PASS`
+    "expo_password": _forms("expo login", tail=_LOGIN_PASSWORD),
+    # HTTPie: `http -a me:PASS URL`, `https -a me:PASS URL`
+    "httpie_password": _forms(
+        "http -a ", "https -a ", tail=r"""["']?[^\s:'"`]*:(?P<t>[^\s'"`]+)"""
+    ),
+    # `ipmitool -I lanplus -H host -U admin -P PASS power status`
+    "ipmi_password": _forms("ipmitool", tail=r"\b" + _ARGS + r"-P[ \t]+" + _ARG_VALUE),
+    # `xfreerdp /u:me /p:PASS /v:host`; `rdesktop -u me -p PASS host`
+    "rdp_password": (
+        *_forms(
+            "xfreerdp", "wlfreerdp", "sdl-freerdp", tail=r"\d?\b" + _ARGS + r"/p:" + _ARG_VALUE
+        ),
+        *_forms("rdesktop", tail=_DASH_P),
+    ),
+    # SNMPv3: `snmpwalk -v3 -l authPriv -u me -a SHA -A AUTHPASS -x AES -X PRIVPASS host` (a form per
+    # option, so that both are found)
+    "snmp_passphrase": tuple(
+        ("", f"snmp{tool}", r"\b" + _ARGS + f"-{flag}[ \\t]+" + _ARG_VALUE)
+        for flag in "AX"
+        for tool in ("walk", "get", "getnext", "set", "bulkwalk", "bulkget", "table", "trap")
+    ),
+    # `mosquitto_passwd -b FILE USER PASS`
+    "mosquitto_passwd": _forms(
+        "mosquitto_passwd",
+        tail=r"(?:[ \t]+-c)?[ \t]+-b(?:[ \t]+-c)?[ \t]+\S+[ \t]+\S+[ \t]+" + _ARG_VALUE,
+    ),
+    # Redis's `AUTH [USER] PASS` typed at its prompt (`127.0.0.1:6379> AUTH PASS`) or a line's start
+    "redis_auth": _forms(
+        "AUTH ",
+        head=r"(?:(?<![^\n])|(?<=>))[ \t]*",
+        tail=r"""(?:[^\s'"]+[ \t]+)?""" + _ARG_VALUE + r"(?=[ \t]*(?:\n|$))",
+    ),
+    # `curl --oauth2-bearer TOKEN`
+    "oauth2_bearer": _forms("--oauth2-bearer", tail=r"(?:[ \t]+|=)" + _ARG_VALUE),
+    # `consul acl set-agent-token agent TOKEN`
+    "consul_token": _forms("set-agent-token", tail=r"[ \t]+\S+[ \t]+" + _ARG_VALUE),
+    # Bitwarden's CLI: `bw unlock PASS`, `bw login EMAIL PASS`
+    "bitwarden_password": (
+        *_forms("bw unlock", tail=r"[ \t]+" + _ARG_VALUE),
+        *_forms("bw login", tail=r"[ \t]+(?!-)\S+[ \t]+" + _ARG_VALUE),
+    ),
+    # `ngrok config add-authtoken TOKEN`, `ngrok authtoken TOKEN`
+    "ngrok_token": _forms("add-authtoken", "ngrok authtoken", tail=r"[ \t]+" + _ARG_VALUE),
+    # `doppler secrets set API_TOKEN VALUE` (`engine.secrets` checks that the name names a secret)
+    "doppler_secret": _forms(
+        "doppler secrets set", tail=r"[ \t]+(?P<key>[A-Za-z_]\w*)[ \t]+" + _ARG_VALUE
+    ),
+    # `az keyvault secret set --vault-name v --name db --value VALUE`
+    "keyvault_secret": _forms(
+        "keyvault secret set", tail=_ARGS + r"--value(?:[ \t]+|=)" + _ARG_VALUE
+    ),
+    # `dotnet user-secrets set "Section:ApiKey" VALUE` (every value there is a secret)
+    "user_secret": _forms("user-secrets set", tail=r"[ \t]+" + _WORD + r"[ \t]+" + _ARG_VALUE),
+    # a value echoed into a secret store: `echo -n VALUE | gcloud secrets versions add NAME
+    # --data-file=-`, `printf VALUE | docker secret create NAME -` (the store reads stdin: `-`)
+    "piped_secret": (
+        (
+            _ECHOED + r"[ \t]*\|[ \t]*",
+            "gcloud secrets",
+            r"(?:[ \t]+(?!--data-file)[^\s|;&]+){1,8}?[ \t]+--data-file(?:=|[ \t]+)-(?![^\s|;&])",
+        ),
+        (
+            _ECHOED + r"[ \t]*\|[ \t]*",
+            "docker secret create",
+            r"(?:[ \t]+-[\w\-=]+)*[ \t]+[^\s|;&\-][^\s|;&]*[ \t]+-(?![^\s|;&])",
+        ),
+    ),
+}
+
 # The kinds that are a password given to a command (or set in a statement or a setting): a match is
 # exactly its group, and a variable or placeholder there is kept (`engine.secrets`).
 COMMAND_PASSWORDS = (
@@ -357,6 +495,7 @@ COMMAND_PASSWORDS = (
     "nmcli_password",
     "wifi_password",
     "keyed_setting",
+    *VERSION_7_FORMS,
 )
 
 # The forms whose tail is a lazy run up to the option (`_LOGIN_PASSWORD`, `_ARGS`), and the characters
@@ -378,6 +517,18 @@ RUN_FORMS = dict.fromkeys(
         "lftp_password",
         "keychain_password",
         "nmcli_password",
+        "cassandra_password",
+        "neo4j_password",
+        "influx_password",
+        "twine_password",
+        "nuget_password",
+        "marketplace_token",
+        "codecov_token",
+        "expo_password",
+        "ipmi_password",
+        "rdp_password",
+        "snmp_passphrase",
+        "keyvault_secret",
     ),
     "\n|;&",
 )
@@ -387,6 +538,7 @@ FORMS_BY_VERSION: dict[int, dict[str, tuple[Form, ...]]] = {
     4: VERSION_4_FORMS,
     5: VERSION_5_FORMS,
     6: VERSION_6_FORMS,
+    7: VERSION_7_FORMS,
 }
 FORMS: dict[str, tuple[Form, ...]] = {
     kind: forms for added in FORMS_BY_VERSION.values() for kind, forms in added.items()
@@ -399,6 +551,7 @@ EXAMPLES: dict[int, str] = {
     4: "Groq, xAI, Docker, Sentry, Doppler",
     5: "RubyGems, Dynatrace, Square, Okta, `aws configure set`, `os.environ[…] = …`, `<password>`",
     6: "SQL's `PASSWORD '…'`, `mongosh -p`, `sqlcmd -P`, `zip -P`, `requirepass`, Netlify, Render",
+    7: "`cqlsh -p`, `twine upload -p`, `cargo login`, `poetry config http-basic`, `http -a`, `ipmitool -P`",
 }
 
 
@@ -416,3 +569,4 @@ def kinds_after(version: int) -> tuple[str, ...]:
 VERSION_4_TRIGGERS = triggers(4)
 VERSION_5_TRIGGERS = triggers(5)
 VERSION_6_TRIGGERS = triggers(6)
+VERSION_7_TRIGGERS = triggers(7)

@@ -73,8 +73,9 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from engine.secret_formats import COMMAND_PASSWORDS, FORMS, RUN_FORMS, VERSION_6_FORMS
+from engine.secret_formats import COMMAND_PASSWORDS, FORMS, KIND_VERSION, RUN_FORMS
 from engine.secret_keys import assignments, looks_random, names_secret
+from engine.secret_values import FORM_VALID, has_digit, has_letter_and_digit, literal
 
 DETECT_SECRETS_VERSION = "1.5.0"  # the pin in pyproject.toml; SANITIZE_VERSION moves with it
 
@@ -236,14 +237,6 @@ def _secret_part(match: re.Match[str]) -> tuple[int, int]:
     return start + lead, end - trail
 
 
-def _has_digit(token: str) -> bool:
-    return any(c.isdigit() for c in token)
-
-
-def _has_letter_and_digit(token: str) -> bool:
-    return _has_digit(token) and any(c.isalpha() for c in token)
-
-
 def _jwt(token: str) -> bool:
     return bool(JwtTokenDetector.is_formally_valid(token))
 
@@ -287,7 +280,7 @@ _EXTRA_TOKENS: dict[str, _TokenRule] = {
     "anthropic_key": _TokenRule(patterns=_rx(rf"{_B}sk-ant-[A-Za-z0-9_\-]{{20,}}")),
     "openai_key": _TokenRule(
         patterns=_rx(rf"{_B}sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{{20,}}"),
-        valid=_has_letter_and_digit,
+        valid=has_letter_and_digit,
     ),
     "github_token": _TokenRule(
         patterns=_rx(rf"{_B}github_pat_[A-Za-z0-9_]{{22,}}", rf"{_B}gh[pousr]_[A-Za-z0-9]{{30,}}")
@@ -308,7 +301,7 @@ _EXTRA_TOKENS: dict[str, _TokenRule] = {
         patterns=_rx(
             rf"{_B}xox[abposr]-[A-Za-z0-9\-]{{10,}}", rf"{_B}xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+"
         ),
-        valid=_has_digit,
+        valid=has_digit,
     ),
     "mailgun_key": _TokenRule(patterns=_rx(rf"{_B}key-[0-9a-f]{{32}}")),
     "digitalocean_token": _TokenRule(patterns=_rx(rf"{_B}do[opr]_v1_[a-f0-9]{{64}}")),
@@ -326,31 +319,6 @@ _EXTRA_TOKENS: dict[str, _TokenRule] = {
 }
 
 
-def _literal(value: str) -> bool:
-    """A value written out, not a variable (`$PW`, `${PW}`) or a placeholder (`<token>`)."""
-    bare = value.strip("\"'")
-    return bool(bare) and not bare.startswith(("$", "<", "{", "[redacted:", "%"))
-
-
-def _written_out(value: str) -> bool:
-    """A literal that is not how documentation writes a password's place either: `…`, a name in
-    capitals (`PASS`, `DB_PASSWORD`), code quotes or punctuation around either."""
-    bare = value.strip(_AROUND)
-    return _literal(bare) and not _PLACEHOLDER.match(bare)
-
-
-def _not_a_word(value: str) -> bool:
-    """Written out, and not a plain word (`first`, `Create`; `*`, which asks for the password)."""
-    bare = value.strip(_AROUND)
-    plain = bare.isalpha() and (bare.islower() or bare.istitle())
-    return _written_out(bare) and not plain and bare != "*"
-
-
-_AROUND = "\"'`.,;:()…"  # quotes and punctuation around a documented password's place
-
-_PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*$")
-
-
 def _prefixed(kind: str) -> _TokenRule:
     """The rule of one format of a later version (`engine.secret_formats`): each form's head, its
     literal prefix, its tail; the prefixes are the rule's needles, so a text without one is not
@@ -361,7 +329,7 @@ def _prefixed(kind: str) -> _TokenRule:
     return _TokenRule(
         patterns=patterns,
         chars=_FORM_CHARS.get(kind, _TOKEN_CHARS),
-        valid=_FORM_VALID.get(kind),
+        valid=FORM_VALID.get(kind),
         needles=tuple(prefix for _, prefix, _ in forms),
         heads=_rx(*(f"{_B}{re.escape(prefix)}{_word_end(tail)}" for _, prefix, tail in forms))
         if stops
@@ -370,9 +338,9 @@ def _prefixed(kind: str) -> _TokenRule:
     )
 
 
-# How a tail may start by ending the command's name (`sqlcmd\b`, `mongo\w*\b`): each reads one
-# way only.
-_WORD_ENDS = (r"\w*\b", r"\b")
+# How a tail may start by ending the command's name (`sqlcmd\b`, `mongo\w*\b`, `xfreerdp\d?\b`):
+# each reads one way only.
+_WORD_ENDS = (r"\w*\b", r"\d?\b", r"\b")
 
 
 def _word_end(tail: str) -> str:
@@ -398,39 +366,6 @@ _FORM_CHARS = {
     "frameio_token": _TOKEN_CHARS + "=",
     **dict.fromkeys(COMMAND_PASSWORDS, ""),
 }
-_FORM_VALID: dict[str, Callable[[str], bool]] = {
-    "replicate_token": _has_letter_and_digit,
-    "fireworks_key": _has_letter_and_digit,
-    "bitbucket_token": _has_letter_and_digit,
-    "notion_token": _has_digit,
-    "easypost_key": _has_letter_and_digit,
-    "prefect_key": _has_letter_and_digit,
-    "typeform_token": _has_letter_and_digit,
-    "alibaba_key": _has_letter_and_digit,
-    "adobe_client_secret": _has_letter_and_digit,
-    "netlify_token": _has_letter_and_digit,
-    "render_key": _has_letter_and_digit,
-    "posthog_personal_key": _has_letter_and_digit,
-    "env_var_secret": _literal,
-    "auth_tuple_password": _literal,
-    "odbc_password": lambda value: _literal(value) and value[:1] not in "/~.",
-    "xml_secret": _literal,
-    **dict.fromkeys(COMMAND_PASSWORDS, _literal),
-    # version 6's: no placeholder either (docs/transcripts.md)
-    **{kind: _written_out for kind in COMMAND_PASSWORDS if kind in VERSION_6_FORMS},
-    # a value a command takes by its place, not after an option: not a plain word (prose that names
-    # the command: "rabbitmqctl add_user to create one")
-    **dict.fromkeys(
-        (
-            "minio_secret",
-            "rabbitmq_password",
-            "wifi_password",
-            "windows_password",
-            "vault_login_token",
-        ),
-        _not_a_word,
-    ),
-}
 _FORM_TOKENS = {kind: _prefixed(kind) for kind in FORMS}
 
 _NOT_JWT_RUN = re.compile(r"[^A-Za-z0-9\-_=]")
@@ -453,12 +388,12 @@ _PLUGIN_TOKENS: dict[str, _TokenRule] = {
     "npm_token": _plugin(NpmDetector, needles=("/:_authToken=",)),
     "pypi_token": _plugin(PypiTokenDetector),
     "sendgrid_key": _plugin(SendGridDetector, chars=_TOKEN_CHARS + "."),
-    "twilio_key": _plugin(TwilioKeyDetector, valid=_has_digit),
+    "twilio_key": _plugin(TwilioKeyDetector, valid=has_digit),
     "mailchimp_key": _plugin(MailchimpDetector),
     "discord_token": _plugin(DiscordBotTokenDetector, chars=_TOKEN_CHARS + "."),
     "telegram_token": _plugin(TelegramBotTokenDetector, chars=_TOKEN_CHARS + ":"),
     "square_oauth": _plugin(SquareOAuthDetector),
-    "artifactory_token": _plugin(ArtifactoryDetector, valid=_has_digit),
+    "artifactory_token": _plugin(ArtifactoryDetector, valid=has_digit),
     "url_password": _plugin(BasicAuthDetector, chars=""),
 }
 # detect-secrets' keyword-shaped plugins (a provider's name, a key word, a value): they rank after our
@@ -568,26 +503,29 @@ def _basic_credentials(value: str) -> bool:
 
 
 def _authorization(value: str) -> bool:
-    return _literal(value) and looks_random(value)
+    return literal(value) and looks_random(value)
 
 
 _DETECTORS: tuple[tuple[str, _Spans], ...] = (
     ("private_key", _private_keys),
-    ("bearer", _group_spans(_BEARER, _has_digit)),
+    ("bearer", _group_spans(_BEARER, has_digit)),
     ("basic_auth", _group_spans(_BASIC, _basic_credentials)),
     *((kind, rule.spans) for kind, rule in _EXTRA_TOKENS.items()),
-    *((kind, rule.spans) for kind, rule in _FORM_TOKENS.items()),
+    *((kind, rule.spans) for kind, rule in _FORM_TOKENS.items() if KIND_VERSION[kind] < 7),
     *((kind, rule.spans) for kind, rule in _PLUGIN_TOKENS.items()),
     ("authorization", _group_spans(_AUTHORIZATION, _authorization)),
     ("url_password", _group_spans(_URL_PASSWORD, _url_password, _URL_HEAD, _NOT_PASSWORD_RUN)),
-    ("user_password", _group_spans(_CURL_USER, _literal)),
+    ("user_password", _group_spans(_CURL_USER, literal)),
     (
         "command_password",
-        _group_spans(_PASSWORD_COMMAND, _literal, _PASSWORD_COMMAND_HEAD, "\n"),
+        _group_spans(_PASSWORD_COMMAND, literal, _PASSWORD_COMMAND_HEAD, "\n"),
     ),
-    ("netrc_password", _group_spans(_NETRC, _literal)),
+    ("netrc_password", _group_spans(_NETRC, literal)),
     ("env_secret", assignments),
     *((kind, rule.spans) for kind, rule in _PLUGIN_ASSIGNMENTS.items()),
+    # last: a value version 7's commands take that an earlier rule finds too keeps that rule's kind
+    # (`twine upload -p pypi-…` is a PyPI token)
+    *((kind, rule.spans) for kind, rule in _FORM_TOKENS.items() if KIND_VERSION[kind] >= 7),
 )
 
 # Every kind a finding may carry, for documentation and tests.

@@ -33,12 +33,18 @@ WORDS = [
     "ldapmodify", "ldapdelete", "ldappasswd", "ldapwhoami", "-w", "openssl enc", "openssl aes-256-cbc",
     "openssl des3", "-k", "mosquitto_pub", "mosquitto_sub", "mosquitto_rr", "lftp", "-u me,pw5",
     "add-generic-password", "add-internet-password", "nmcli", "password", "wifi-sec.psk",
+    "cqlsh", "cypher-shell", "influx setup", "twine upload", "nuget add source", "nuget update source",
+    "nuget sources add", "nuget sources update", "nuget push", "vsce publish", "ovsx publish",
+    "ovsx create-namespace", "--pat", "codecov", "codecovcli", "-t", "expo login", "ipmitool",
+    "xfreerdp", "wlfreerdp", "sdl-freerdp", "/p:pw6", "rdesktop", "snmpwalk", "snmpget", "snmpgetnext",
+    "snmpset", "snmpbulkwalk", "snmpbulkget", "snmptable", "snmptrap", "-A", "-X", "keyvault secret set",
+    "--value", "&&", "2>x",
 ]  # fmt: skip
 
 
 def _texts() -> Iterator[str]:
     rng = random.Random(20261205)
-    for _ in range(400):
+    for _ in range(1000):
         yield " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 40)))
 
 
@@ -46,28 +52,41 @@ def _found(matches: Iterator[re.Match[str]]) -> list[tuple[tuple[int, int], dict
     return [(m.span(), m.groupdict()) for m in matches]
 
 
-def test_the_rules_that_read_runs_are_fifteen_command_forms_and_mysql() -> None:
+def test_the_rules_that_read_runs_are_twenty_seven_command_kinds_and_mysql() -> None:
     assert sorted({kind for kind, *_ in RUN_RULES}) == [
+        "cassandra_password",
+        "codecov_token",
         "command_password",
+        "expo_password",
         "gh_secret",
+        "influx_password",
+        "ipmi_password",
         "keychain_password",
         "keytool_password",
+        "keyvault_secret",
         "ldap_password",
         "lftp_password",
         "login_password",
+        "marketplace_token",
         "mongo_password",
         "mqtt_password",
+        "neo4j_password",
         "nmcli_password",
+        "nuget_password",
         "openssl_password",
+        "rdp_password",
         "redis_password",
         "registry_password",
         "smb_password",
+        "snmp_passphrase",
         "sqlserver_password",
         "ssh_keygen_passphrase",
+        "twine_password",
     ]
     # version 5: registry 6 tools, login 3, one form each of the other five, and mysql's; version 6:
-    # ldap 6 tools, openssl 3, mosquitto 3, sqlserver 2, keychain 2, one each of mongo, lftp, nmcli
-    assert len(RUN_RULES) == 6 + 3 + 6 + (6 + 3 + 3 + 2 + 2 + 3)
+    # ldap 6 tools, openssl 3, mosquitto 3, sqlserver 2, keychain 2, one each of mongo, lftp, nmcli;
+    # version 7: snmp 8 tools times 2 options, nuget 5, rdp 4, marketplace 3, one each of the other 8
+    assert len(RUN_RULES) == 6 + 3 + 6 + (6 + 3 + 3 + 2 + 2 + 3) + (16 + 5 + 4 + 3 + 8)
     for _, pattern, _, stops in RUN_RULES:
         # the run right after the head: a lazy class that excludes exactly the stops
         assert f"[^{'|;&' if stops != chr(10) else ''}" in pattern.pattern.replace("\\n", "")

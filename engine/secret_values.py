@@ -1,0 +1,104 @@
+"""What a value a credential rule found must be to count: a literal, not a variable or a placeholder;
+for the command-line forms of later versions, not how documentation writes a password's place either;
+and the check each format of `engine.secret_formats` applies (`FORM_VALID`). Standard library only."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from engine.secret_formats import COMMAND_PASSWORDS, KIND_VERSION
+
+
+def has_digit(token: str) -> bool:
+    return any(c.isdigit() for c in token)
+
+
+def has_letter_and_digit(token: str) -> bool:
+    return has_digit(token) and any(c.isalpha() for c in token)
+
+
+def literal(value: str) -> bool:
+    """A value written out, not a variable (`$PW`, `${PW}`) or a placeholder (`<token>`)."""
+    bare = value.strip("\"'")
+    return bool(bare) and not bare.startswith(("$", "<", "{", "[redacted:", "%"))
+
+
+def written_out(value: str) -> bool:
+    """A literal that is not how documentation writes a password's place either: `…`, a name in
+    capitals (`PASS`, `DB_PASSWORD`), code quotes or punctuation around either."""
+    bare = value.strip(_AROUND)
+    return literal(bare) and not _PLACEHOLDER.match(bare)
+
+
+def not_a_word(value: str) -> bool:
+    """Written out, and not a plain word (`first`, `Create`; `*`, which asks for the password)."""
+    bare = value.strip(_AROUND)
+    plain = bare.isalpha() and (bare.islower() or bare.istitle())
+    return written_out(bare) and not plain and bare != "*"
+
+
+_AROUND = "\"'`.,;:()…"  # quotes and punctuation around a documented password's place
+
+
+def spelled(check: Callable[[str], bool]) -> Callable[[str], bool]:
+    """`check`, a letter or a digit in the value (not `***`, a masked one, nor `&&`), and no `…` (a
+    value documentation elides: `pypi-…`)."""
+    return lambda value: (
+        check(value) and "…" not in value and any(ch.isalnum() for ch in value.strip(_AROUND))
+    )
+
+
+# Version 7's values a command takes by its place (`cargo login TOKEN`): not a plain word either.
+_POSITIONAL_7 = (
+    "neo4j_initial_password",
+    "nuget_api_key",
+    "cargo_token",
+    "http_basic_password",
+    "pypi_token_setting",
+    "mosquitto_passwd",
+    "redis_auth",
+    "consul_token",
+    "bitwarden_password",
+    "ngrok_token",
+)
+
+_PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*$")
+
+
+FORM_VALID: dict[str, Callable[[str], bool]] = {
+    "replicate_token": has_letter_and_digit,
+    "fireworks_key": has_letter_and_digit,
+    "bitbucket_token": has_letter_and_digit,
+    "notion_token": has_digit,
+    "easypost_key": has_letter_and_digit,
+    "prefect_key": has_letter_and_digit,
+    "typeform_token": has_letter_and_digit,
+    "alibaba_key": has_letter_and_digit,
+    "adobe_client_secret": has_letter_and_digit,
+    "netlify_token": has_letter_and_digit,
+    "render_key": has_letter_and_digit,
+    "posthog_personal_key": has_letter_and_digit,
+    "env_var_secret": literal,
+    "auth_tuple_password": literal,
+    "odbc_password": lambda value: literal(value) and value[:1] not in "/~.",
+    "xml_secret": literal,
+    **dict.fromkeys(COMMAND_PASSWORDS, literal),
+    # version 6's and later: no placeholder either (docs/transcripts.md)
+    **{kind: written_out for kind in COMMAND_PASSWORDS if KIND_VERSION[kind] >= 6},
+    # version 7's: a letter or a digit too (`-A ***` is a masked one)
+    **{kind: spelled(written_out) for kind in COMMAND_PASSWORDS if KIND_VERSION[kind] >= 7},
+    # a value a command takes by its place, not after an option: not a plain word (prose that names
+    # the command: "rabbitmqctl add_user to create one")
+    **dict.fromkeys(
+        (
+            "minio_secret",
+            "rabbitmq_password",
+            "wifi_password",
+            "windows_password",
+            "vault_login_token",
+        ),
+        not_a_word,
+    ),
+    **{kind: spelled(not_a_word) for kind in _POSITIONAL_7},
+}
