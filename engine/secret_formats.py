@@ -333,7 +333,7 @@ _ARG_VALUE = r"(?!\d*[<>])" + _value(r"""[^\s'"\-&|;()<>]""")
 _BARE_ARG = r"""(?!\d*[<>])(?P<t>[^\s'"\-&|;()<>]\S*)"""
 # `twine upload -u __token__ -p PASS`: a command's `-p`, as `mongo_password` reads it.
 _DASH_P = r"\b" + _ARGS + r"-p[ \t]+" + _ARG_VALUE
-# What stands between `NAME` and the next word: a name quoted or bare.
+# One word of a command line, quoted or bare (`USER` in `http-basic.NAME USER PASS`).
 _WORD = r"""(?:'[^'\n]+'|"[^"\n]+"|[^\s'"]+)"""
 
 VERSION_7_FORMS: dict[str, tuple[Form, ...]] = {
@@ -391,8 +391,8 @@ VERSION_7_FORMS: dict[str, tuple[Form, ...]] = {
     "codecov_token": _forms("codecov", tail=r"\w*\b" + _ARGS + r"-t[ \t]+" + _ARG_VALUE),
     # `-Dsonar.login=TOKEN`
     "sonar_login": _forms("sonar.login=", head="(?:-D)?", tail=_BARE_ARG),
-    # `expo login -u me -p PASS`
-    "expo_password": _forms("expo login", tail=_LOGIN_PASSWORD),
+    # `expo login -u me -p PASS` (`-p --non-interactive`: it asks)
+    "expo_password": _forms("expo login", tail=_ARGS + r"-p(?:[ \t]+|=)" + _ARG_VALUE),
     # HTTPie: `http -a me:PASS URL`, `https -a me:PASS URL`
     "httpie_password": _forms(
         "http -a ", "https -a ", tail=r"""["']?[^\s:'"`]*:(?P<t>[^\s'"`]+)"""

@@ -63,6 +63,7 @@ def test_a_corpus_holding_a_version_7_credential_reads_under_version_7(planted: 
         "echo done | gcloud secrets list; echo x | docker secret create --help",
         "poetry config http-basic.private --unset; composer config http-basic.example.org",
         "neo4j-admin dbms set-initial-password --require-password-change",
+        "expo login -u me -p --non-interactive",
         # documentation that elides the value, and code that names the setting
         "`twine upload -p pypi-…` uploads with a PyPI token; so does `cargo login cio…`",
         """"sonar_login": _forms("sonar.login=", head="(?:-D)?"), http -a me:`pw`""",
