@@ -333,6 +333,8 @@ _ARG_VALUE = r"(?!\d*[<>])" + _value(r"""[^\s'"\-&|;()<>]""")
 _BARE_ARG = r"""(?!\d*[<>])(?P<t>[^\s'"\-&|;()<>]\S*)"""
 # `twine upload -u __token__ -p PASS`: a command's `-p`, as `mongo_password` reads it.
 _DASH_P = r"\b" + _ARGS + r"-p[ \t]+" + _ARG_VALUE
+# The SNMP tools that take a community or v3 passphrases.
+_SNMP_TOOLS = ("walk", "get", "getnext", "set", "bulkwalk", "bulkget", "table", "trap")
 # One word of a command line, quoted or bare (`USER` in `http-basic.NAME USER PASS`).
 _WORD = r"""(?:'[^'\n]+'|"[^"\n]+"|[^\s'"]+)"""
 
@@ -411,7 +413,12 @@ VERSION_7_FORMS: dict[str, tuple[Form, ...]] = {
     "snmp_passphrase": tuple(
         ("", f"snmp{tool}", r"\b" + _ARGS + f"-{flag}[ \\t]+" + _ARG_VALUE)
         for flag in "AX"
-        for tool in ("walk", "get", "getnext", "set", "bulkwalk", "bulkget", "table", "trap")
+        for tool in _SNMP_TOOLS
+    ),
+    # SNMPv1/v2c: `snmpwalk -v2c -c COMMUNITY host` (the community is the shared secret; `public`, a
+    # plain word, is kept)
+    "snmp_community": tuple(
+        ("", f"snmp{tool}", r"\b" + _ARGS + r"-c[ \t]+" + _ARG_VALUE) for tool in _SNMP_TOOLS
     ),
     # `mosquitto_passwd -b FILE USER PASS`
     "mosquitto_passwd": _forms(
@@ -438,6 +445,15 @@ VERSION_7_FORMS: dict[str, tuple[Form, ...]] = {
     # `doppler secrets set API_TOKEN VALUE` (`engine.secrets` checks that the name names a secret)
     "doppler_secret": _forms(
         "doppler secrets set", tail=r"[ \t]+(?P<key>[A-Za-z_]\w*)[ \t]+" + _ARG_VALUE
+    ),
+    # `aws ssm put-parameter --name db --type SecureString --value VALUE` (a `SecureString` only; a
+    # value read from `file://` stays)
+    "ssm_secure_value": _forms(
+        "put-parameter",
+        tail=r"(?=[^\n|;&]*?[ \t]--type(?:[ \t]+|=)SecureString\b)"
+        + _ARGS
+        + r"--value(?:[ \t]+|=)(?!file://)"
+        + _ARG_VALUE,
     ),
     # `az keyvault secret set --vault-name v --name db --value VALUE`
     "keyvault_secret": _forms(
@@ -528,6 +544,8 @@ RUN_FORMS = dict.fromkeys(
         "ipmi_password",
         "rdp_password",
         "snmp_passphrase",
+        "snmp_community",
+        "ssm_secure_value",
         "keyvault_secret",
     ),
     "\n|;&",

@@ -49,7 +49,8 @@ def spelled(check: Callable[[str], bool]) -> Callable[[str], bool]:
     )
 
 
-# Version 7's values a command takes by its place (`cargo login TOKEN`): not a plain word either.
+# Version 7's values that are no plain word either: those a command takes by its place (`cargo login
+# TOKEN`), and an SNMP community (`-c public` is the default, not a secret).
 _POSITIONAL_7 = (
     "neo4j_initial_password",
     "nuget_api_key",
@@ -61,6 +62,7 @@ _POSITIONAL_7 = (
     "consul_token",
     "bitwarden_password",
     "ngrok_token",
+    "snmp_community",
 )
 
 _PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*$")

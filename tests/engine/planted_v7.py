@@ -133,6 +133,18 @@ PLANTED_V7: tuple[Planted, ...] = (
         "Pl4nt7SnmpAuthPw",
     ),
     _planted(
+        "snmp-community",
+        "snmp_community",
+        "snmpget -v2c -c Pl4nt7C0mmunity printer.internal sysUpTime.0",
+        "Pl4nt7C0mmunity",
+    ),
+    _planted(
+        "aws-ssm",
+        "ssm_secure_value",
+        "aws ssm put-parameter --name /prod/db/password --type SecureString --value 'Pl4nt7SsmValue' --overwrite",
+        "Pl4nt7SsmValue",
+    ),
+    _planted(
         "mosquitto_passwd",
         "mosquitto_passwd",
         "mosquitto_passwd -b /etc/mosquitto/passwd sensor Pl4nt7MqttFilePw",

@@ -38,7 +38,7 @@ WORDS = [
     "ovsx create-namespace", "--pat", "codecov", "codecovcli", "-t", "expo login", "ipmitool",
     "xfreerdp", "wlfreerdp", "sdl-freerdp", "/p:pw6", "rdesktop", "snmpwalk", "snmpget", "snmpgetnext",
     "snmpset", "snmpbulkwalk", "snmpbulkget", "snmptable", "snmptrap", "-A", "-X", "keyvault secret set",
-    "--value", "&&", "2>x",
+    "--value", "&&", "2>x", "-c", "put-parameter", "--type SecureString", "--type String", "file://x",
 ]  # fmt: skip
 
 
@@ -52,7 +52,7 @@ def _found(matches: Iterator[re.Match[str]]) -> list[tuple[tuple[int, int], dict
     return [(m.span(), m.groupdict()) for m in matches]
 
 
-def test_the_rules_that_read_runs_are_twenty_seven_command_kinds_and_mysql() -> None:
+def test_the_rules_that_read_runs_are_twenty_nine_command_kinds_and_mysql() -> None:
     assert sorted({kind for kind, *_ in RUN_RULES}) == [
         "cassandra_password",
         "codecov_token",
@@ -78,15 +78,17 @@ def test_the_rules_that_read_runs_are_twenty_seven_command_kinds_and_mysql() -> 
         "redis_password",
         "registry_password",
         "smb_password",
+        "snmp_community",
         "snmp_passphrase",
         "sqlserver_password",
         "ssh_keygen_passphrase",
+        "ssm_secure_value",
         "twine_password",
     ]
     # version 5: registry 6 tools, login 3, one form each of the other five, and mysql's; version 6:
     # ldap 6 tools, openssl 3, mosquitto 3, sqlserver 2, keychain 2, one each of mongo, lftp, nmcli;
-    # version 7: snmp 8 tools times 2 options, nuget 5, rdp 4, marketplace 3, one each of the other 8
-    assert len(RUN_RULES) == 6 + 3 + 6 + (6 + 3 + 3 + 2 + 2 + 3) + (16 + 5 + 4 + 3 + 8)
+    # version 7: snmp 8 tools times 3 options, nuget 5, rdp 4, marketplace 3, one each of the other 9
+    assert len(RUN_RULES) == 6 + 3 + 6 + (6 + 3 + 3 + 2 + 2 + 3) + (24 + 5 + 4 + 3 + 9)
     for _, pattern, _, stops in RUN_RULES:
         # the run right after the head: a lazy class that excludes exactly the stops
         assert f"[^{'|;&' if stops != chr(10) else ''}" in pattern.pattern.replace("\\n", "")

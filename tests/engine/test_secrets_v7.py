@@ -26,7 +26,7 @@ NETLIFY = "nfp_Pl4ntN3tl1fyQw8Er6Ty4Ui2Op0As9Df7Gh5Jk"  # a version 6 format
 
 def test_every_version_7_kind_is_planted_and_its_prefixes_are_triggers() -> None:
     assert sorted({p.kind for p in PLANTED_V7}) == sorted(VERSION_7_FORMS)
-    assert len(VERSION_7_FORMS) == 30
+    assert len(VERSION_7_FORMS) == 32
     assert kinds_after(6) == tuple(VERSION_7_FORMS)
     assert LATEST_VERSION == int(SANITIZE_VERSION) == 7
     assert [t for v, t in VERSION_TRIGGERS if v == "7"] == list(VERSION_7_TRIGGERS)
@@ -51,7 +51,9 @@ def test_a_corpus_holding_a_version_7_credential_reads_under_version_7(planted: 
         "`cqlsh -u cassandra -p PASSWORD`, `twine upload -p …`, `http -a user:PASS`, `ipmitool -P PW`",
         "127.0.0.1:6379> AUTH PASSWORD",
         # a masked value, or none on the line
-        "snmpwalk -v3 -u monitor -A *** -X *** switch.internal",
+        "snmpwalk -v3 -u monitor -A *** -X *** switch.internal; snmpwalk -v2c -c public switch.internal",
+        "aws ssm put-parameter --name v --value 1.4.2 --type String; aws ssm put-parameter --name k "
+        "--type SecureString --value file://key.pem",
         "http -a admin https://api.internal (HTTPie prompts for the password)",
         "mosquitto_passwd -c /etc/mosquitto/passwd sensor; ipmitool -I lanplus -H h -U admin -E power status",
         "xfreerdp /u:me /v:win.internal (it prompts for /p:)",
@@ -103,4 +105,4 @@ def test_more_forms_of_the_version_7_kinds_are_redacted(text: str, expected: str
 def test_the_readme_counts_the_kinds_the_sanitizer_names() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert f"removes secrets ({len(KINDS)} kinds:" in readme
-    assert len(KINDS) == 158  # the kinds `[redacted:<kind>]` may name
+    assert len(KINDS) == 160  # the kinds `[redacted:<kind>]` may name

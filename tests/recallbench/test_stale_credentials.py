@@ -24,18 +24,18 @@ RUBYGEMS = "rubygems_c0ffee9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c"  # redact
 NETLIFY = "nfp_Pl4ntN3tl1fyQw8Er6Ty4Ui2Op0As9Df7Gh5Jk"  # redacted from version 6
 CARGO = "cargo login cioPl4nt7CargoTok3n0a1b2c3d4e5f6a7b8"  # redacted from version 7
 LINE = (
-    "imported under sanitizer version 3, before versions 4, 5, 6 and 7 began to redact 114 more "
+    "imported under sanitizer version 3, before versions 4, 5, 6 and 7 began to redact 116 more "
     "credential formats"
 )
 LINE_4 = (
-    "imported under sanitizer version 4, before versions 5, 6 and 7 began to redact 89 more "
+    "imported under sanitizer version 4, before versions 5, 6 and 7 began to redact 91 more "
     "credential formats"
 )
 LINE_5 = (
-    "imported under sanitizer version 5, before versions 6 and 7 began to redact 55 more credential "
+    "imported under sanitizer version 5, before versions 6 and 7 began to redact 57 more credential "
     "formats"
 )
-LINE_6 = "imported under sanitizer version 6, before version 7 began to redact 30 more credential formats"
+LINE_6 = "imported under sanitizer version 6, before version 7 began to redact 32 more credential formats"
 
 
 def invoke(*args: str) -> Result:
@@ -176,7 +176,7 @@ def test_a_memory_imported_under_an_older_version_counts_only_what_later_ones_ad
 def test_the_note_names_a_redaction_in_place_under_an_older_version() -> None:
     assert stale_credentials_note("3", "4") == (
         "redacted in place under sanitizer version 4 (`forget --credentials`), before versions 5, "
-        "6 and 7 began to redact 89 more credential formats (RubyGems, Dynatrace, Square, Okta, `aws "
+        "6 and 7 began to redact 91 more credential formats (RubyGems, Dynatrace, Square, Okta, `aws "
         "configure set`, `os.environ[…] = …`, `<password>`, SQL's `PASSWORD '…'`, `mongosh -p`, "
         "`sqlcmd -P`, `zip -P`, `requirepass`, Netlify, Render, `cqlsh -p`, `twine upload -p`, "
         "`cargo login`, `poetry config http-basic`, `http -a`, `ipmitool -P`, …): `recallbench "
@@ -191,7 +191,7 @@ def test_the_note_names_a_redaction_in_place_under_an_older_version() -> None:
     assert stale_credentials_note("4", "7") is None
     assert str(stale_credentials_note(None, None)).startswith(
         "imported under a sanitizer before version 3, before versions 4, 5, 6 and 7 began to redact "
-        "114 "
+        "116 "
     )
 
 
