@@ -426,10 +426,11 @@ VERSION_7_FORMS: dict[str, tuple[Form, ...]] = {
         tail=r"(?:[ \t]+-c)?[ \t]+-b(?:[ \t]+-c)?[ \t]+\S+[ \t]+\S+[ \t]+" + _ARG_VALUE,
     ),
     # Redis's `AUTH [USER] PASS` typed at its prompt (`127.0.0.1:6379> AUTH PASS`) or a line's start
+    # (a user is a name: `AUTH = "x9"` is code)
     "redis_auth": _forms(
         "AUTH ",
         head=r"(?:(?<![^\n])|(?<=>))[ \t]*",
-        tail=r"""(?:[^\s'"]+[ \t]+)?""" + _ARG_VALUE + r"(?=[ \t]*(?:\n|$))",
+        tail=r"(?:[\w.\-@]+[ \t]+)?" + _ARG_VALUE + r"(?=[ \t]*(?:\n|$))",
     ),
     # `curl --oauth2-bearer TOKEN`
     "oauth2_bearer": _forms("--oauth2-bearer", tail=r"(?:[ \t]+|=)" + _ARG_VALUE),

@@ -59,6 +59,7 @@ def test_a_corpus_holding_a_version_7_credential_reads_under_version_7(planted: 
         "xfreerdp /u:me /v:win.internal (it prompts for /p:)",
         # prose and other commands that share a word
         "AUTH header missing\nthe server replied to AUTH TLS with 234",
+        'AUTH = "v2"\nAUTH : x9',
         "cypher-shell -a neo4j://graph:7687 -u neo4j; curl -a -o x https://h",
         "doppler secrets set NODE_ENV production; az keyvault secret set --vault-name v --name n --file f",
         "bundle config set --local path vendor/bundle; bundle config mirror.https://rubygems.org https://m.internal",
