@@ -66,7 +66,7 @@ SANITIZE_VERSION = "7"
 # directory, archive and queue tools or set in SQL and configuration (`VERSION_6_TRIGGERS`: `PASSWORD '`,
 # `mongo`, `sqlcmd`, ` -P`, `requirepass`, …) and a few more provider prefixes. Version 7: passwords and
 # tokens given to database shells, package registries, remote-management tools and secret stores
-# (`VERSION_7_TRIGGERS`: `cqlsh`, `twine upload`, `cargo login`, `http-basic.`, ` -a `, `ipmitool`, …).
+# (`VERSION_7_TRIGGERS`: `cqlsh`, `twine upload`, `cargo login`, `http-basic.`, `http -a `, `ipmitool`, …).
 BASE_SANITIZE_VERSION = "2"
 VERSION_TRIGGERS: tuple[tuple[str, str], ...] = (
     ("3", READ_NOTICE_LEAD),
