@@ -333,6 +333,10 @@ _ARG_VALUE = r"(?!\d*[<>])" + _value(r"""[^\s'"\-&|;()<>]""")
 _BARE_ARG = r"""(?!\d*[<>])(?P<t>[^\s'"\-&|;()<>]\S*)"""
 # `twine upload -u __token__ -p PASS`: a command's `-p`, as `mongo_password` reads it.
 _DASH_P = r"\b" + _ARGS + r"-p[ \t]+" + _ARG_VALUE
+# A pipe into a command, run directly or by a package runner (`| npx wrangler …`).
+_PIPE_TO = r"[ \t]*\|[ \t]*(?:(?:npx|bunx|pnpm[ \t]+dlx|yarn[ \t]+dlx)[ \t]+)?"
+# The name a piped value is stored under (`… | wrangler secret put API_KEY`).
+_SECRET_NAME = r"(?:[ \t]+-[\w\-=]+)*[ \t]+[A-Za-z_][\w\-]*(?![^\s|;&])"
 # The SNMP tools that take a community or v3 passphrases.
 _SNMP_TOOLS = ("walk", "get", "getnext", "set", "bulkwalk", "bulkget", "table", "trap")
 # One word of a command line, quoted or bare (`USER` in `http-basic.NAME USER PASS`).
@@ -463,8 +467,19 @@ VERSION_7_FORMS: dict[str, tuple[Form, ...]] = {
     # `dotnet user-secrets set "Section:ApiKey" VALUE` (every value there is a secret)
     "user_secret": _forms("user-secrets set", tail=r"[ \t]+" + _WORD + r"[ \t]+" + _ARG_VALUE),
     # a value echoed into a secret store: `echo -n VALUE | gcloud secrets versions add NAME
-    # --data-file=-`, `printf VALUE | docker secret create NAME -` (the store reads stdin: `-`)
+    # --data-file=-`, `printf VALUE | docker secret create NAME -` (the store reads stdin: `-`);
+    # `echo VALUE | [npx] wrangler secret put NAME`, `… | vercel env add NAME ENV`, `… | gh secret set
+    # NAME` (they read stdin for the value; `gh secret set` is version 5's trigger, so the pipe is part
+    # of this one's)
     "piped_secret": (
+        *(
+            (_ECHOED + _PIPE_TO, prefix, _SECRET_NAME)
+            for prefix in ("wrangler secret put", "vercel env add")
+        ),
+        *(
+            (_ECHOED + r"[ \t]*", pipe, _SECRET_NAME)
+            for pipe in ("| gh secret set", "|gh secret set")
+        ),
         (
             _ECHOED + r"[ \t]*\|[ \t]*",
             "gcloud secrets",

@@ -64,6 +64,7 @@ def test_a_corpus_holding_a_version_7_credential_reads_under_version_7(planted: 
         "doppler secrets set NODE_ENV production; az keyvault secret set --vault-name v --name n --file f",
         "bundle config set --local path vendor/bundle; bundle config mirror.https://rubygems.org https://m.internal",
         "echo done | gcloud secrets list; echo x | docker secret create --help",
+        "echo hi | gh secret set --help; echo done | wrangler secret put; cat key.txt | gh secret set KEY",
         "poetry config http-basic.private --unset; composer config http-basic.example.org",
         "neo4j-admin dbms set-initial-password --require-password-change",
         "expo login -u me -p --non-interactive",
@@ -97,6 +98,9 @@ def test_text_that_only_looks_like_a_version_7_credential_is_kept(text: str) -> 
         ("bw login me@acme.io Pl4nt7Bw --raw", "bw login me@acme.io [redacted:bitwarden_password] --raw"),
         ("printf Pl4nt7Dock | docker secret create db_pw -", "printf [redacted:piped_secret] | docker secret create db_pw -"),
         ("ovsx create-namespace acme -p Pl4nt7Ovsx", "ovsx create-namespace acme -p [redacted:marketplace_token]"),
+        ("echo Pl4nt7Wr | npx wrangler secret put API_KEY", "echo [redacted:piped_secret] | npx wrangler secret put API_KEY"),
+        ("echo -n Pl4nt7Vc | vercel env add STRIPE_KEY production", "echo -n [redacted:piped_secret] | vercel env add STRIPE_KEY production"),
+        ("echo 'Pl4nt7 Gh'|gh secret set TOKEN --repo a/b", "echo '[redacted:piped_secret]'|gh secret set TOKEN --repo a/b"),
     ],
 )  # fmt: skip
 def test_more_forms_of_the_version_7_kinds_are_redacted(text: str, expected: str) -> None:
