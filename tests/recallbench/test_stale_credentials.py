@@ -161,8 +161,9 @@ def test_a_memory_imported_under_an_older_version_counts_only_what_later_ones_ad
     assert done.exit_code == 0, done.output
     assert "redacted: 0 whole sessions, 1 chunks, 1 messages" in done.output
     assert later not in _texts(db)
-    redacted = "cargo login " * (kind == "cargo_token") + f"[redacted:{kind}]"  # the token alone
-    assert f"Deploy with {redacted} instead." in _texts(db)
+    # the credential alone is replaced (a command's password keeps its command)
+    shown = later.replace(later.rsplit(maxsplit=1)[-1], f"[redacted:{kind}]")
+    assert f"Deploy with {shown} instead." in _texts(db)
     assert invoke("doctor").stdout.splitlines()[-1].startswith("OK       credentials: ")
     # the memory says what it was redacted under, and status stops asking for the fix it had
     info, lines = _status()
