@@ -11,11 +11,11 @@ import sys
 import pytest
 
 from engine.sanitize import VERSION_TRIGGERS, VersionScan, redact
+from engine.secret_form_parts import Form
 from engine.secret_formats import (
     FORMS_BY_VERSION,
     VERSION_4_FORMS,
     VERSION_4_TRIGGERS,
-    Form,
     triggers,
 )
 from engine.secrets import _FORM_TOKENS, find_secrets

@@ -12,10 +12,10 @@ from engine.sanitize import SANITIZE_VERSION, VERSION_TRIGGERS, redact
 from engine.secret_formats import (
     LATEST_VERSION,
     VERSION_6_TRIGGERS,
-    VERSION_7_FORMS,
     VERSION_7_TRIGGERS,
     kinds_after,
 )
+from engine.secret_formats_v7 import VERSION_7_FORMS
 from engine.secrets import KINDS
 from tests.engine.planted import Planted
 from tests.engine.planted_v7 import PLANTED_V7

@@ -1,0 +1,29 @@
+"""The pieces every credential form of `engine.secret_formats` is built from: a form's shape, a value as
+a shell command gives it, the run of arguments before an option, an echoed value. Standard library only."""
+
+from __future__ import annotations
+
+ALNUM = "[A-Za-z0-9]"
+# A form: (head, prefix, tail): a regex, a literal, a regex.
+Form = tuple[str, str, str]
+
+
+def forms(*prefixes: str, tail: str, head: str = "") -> tuple[Form, ...]:
+    """One form per literal prefix, each with the same head and tail."""
+    return tuple((head, prefix, tail) for prefix in prefixes)
+
+
+def value(first: str) -> str:
+    """A value as a shell command gives it: quoted (the quotes kept out), or bare, starting with a
+    character of the class `first`."""
+    return rf"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>{first}\S*))"""
+
+
+VALUE = value(r"""[^\s'"]""")
+# What may stand between a command's name and the option that takes the password.
+ARGS = r"[^\n|;&]*?[ \t]"
+# `echo VALUE` or `printf VALUE` (with options), the value quoted or bare: what a pipe then feeds.
+ECHOED = (
+    r"(?:echo|printf)[ \t]+(?:-[a-zA-Z]+[ \t]+)?"
+    r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"|]+))"""
+)
