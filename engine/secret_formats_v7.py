@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from engine.secret_form_parts import ARGS, ECHOED, Form, forms, value
 
-# Version 7: found missing the same way (docs/transcripts.md): passwords and tokens given to database
-# shells, package registries' and marketplaces' command lines, remote-management tools and secret
-# stores, and HTTPie's, curl's and Redis's own spellings.
 # A value given to a command, as version 6's `_OPTION_VALUE` (never starting with `-`), but not a shell
-# operator or a redirection (`cargo login && cargo publish`, `bw unlock 2>/dev/null`: the tool asks).
-_ARG_VALUE = r"(?!\d*[<>])" + value(r"""[^\s'"\-&|;()<>]""")
+# operator or a redirection (`cargo login && cargo publish`, `bw unlock 2>/dev/null`: the tool asks):
+# what may not stand before it, and its first character when bare.
+_NOT_REDIRECTION = r"(?!\d*[<>])"
+_ARG_FIRST = r"""[^\s'"\-&|;()<>]"""
+_ARG_VALUE = _NOT_REDIRECTION + value(_ARG_FIRST)
 # The same, bare only (`"sonar.login=", …` is code).
-_BARE_ARG = r"""(?!\d*[<>])(?P<t>[^\s'"\-&|;()<>]\S*)"""
+_BARE_ARG = _NOT_REDIRECTION + rf"(?P<t>{_ARG_FIRST}\S*)"
 # `twine upload -u __token__ -p PASS`: a command's `-p`, as `mongo_password` reads it.
 _DASH_P = r"\b" + ARGS + r"-p[ \t]+" + _ARG_VALUE
 # A pipe into a command, run directly or by a package runner (`| npx wrangler …`).

@@ -51,7 +51,7 @@ def spelled(check: Callable[[str], bool]) -> Callable[[str], bool]:
 
 # Version 7's values that are no plain word either: those a command takes by its place (`cargo login
 # TOKEN`), and an SNMP community (`-c public` is the default, not a secret).
-_POSITIONAL_7 = (
+_NOT_A_WORD_7 = (
     "neo4j_initial_password",
     "nuget_api_key",
     "cargo_token",
@@ -102,5 +102,5 @@ FORM_VALID: dict[str, Callable[[str], bool]] = {
         ),
         not_a_word,
     ),
-    **{kind: spelled(not_a_word) for kind in _POSITIONAL_7},
+    **{kind: spelled(not_a_word) for kind in _NOT_A_WORD_7},
 }
