@@ -27,3 +27,11 @@ ECHOED = (
     r"(?:echo|printf)[ \t]+(?:-[a-zA-Z]+[ \t]+)?"
     r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"|]+))"""
 )
+# A value given to a command, as version 6's (never starting with `-`), but not a shell operator or a
+# redirection (`cargo login && cargo publish`, `bw unlock 2>/dev/null`: the tool asks): what may not
+# stand before it, and its first character when bare (versions 7 and later).
+NOT_REDIRECTION = r"(?!\d*[<>])"
+ARG_FIRST = r"""[^\s'"\-&|;()<>]"""
+ARG_VALUE = NOT_REDIRECTION + value(ARG_FIRST)
+# `twine upload -u __token__ -p PASS`: a command's `-p`, as `mongo_password` reads it.
+DASH_P = r"\b" + ARGS + r"-p[ \t]+" + ARG_VALUE

@@ -4,18 +4,19 @@ command lines, remote-management tools and secret stores. Standard library only.
 
 from __future__ import annotations
 
-from engine.secret_form_parts import ARGS, ECHOED, Form, forms, value
+from engine.secret_form_parts import (
+    ARG_FIRST,
+    ARG_VALUE,
+    ARGS,
+    DASH_P,
+    ECHOED,
+    NOT_REDIRECTION,
+    Form,
+    forms,
+)
 
-# A value given to a command, as version 6's `_OPTION_VALUE` (never starting with `-`), but not a shell
-# operator or a redirection (`cargo login && cargo publish`, `bw unlock 2>/dev/null`: the tool asks):
-# what may not stand before it, and its first character when bare.
-_NOT_REDIRECTION = r"(?!\d*[<>])"
-_ARG_FIRST = r"""[^\s'"\-&|;()<>]"""
-_ARG_VALUE = _NOT_REDIRECTION + value(_ARG_FIRST)
 # The same, bare only (`"sonar.login=", …` is code).
-_BARE_ARG = _NOT_REDIRECTION + rf"(?P<t>{_ARG_FIRST}\S*)"
-# `twine upload -u __token__ -p PASS`: a command's `-p`, as `mongo_password` reads it.
-_DASH_P = r"\b" + ARGS + r"-p[ \t]+" + _ARG_VALUE
+_BARE_ARG = NOT_REDIRECTION + rf"(?P<t>{ARG_FIRST}\S*)"
 # A pipe into a command, run directly or by a package runner (`| npx wrangler …`).
 _PIPE_TO = r"[ \t]*\|[ \t]*(?:(?:npx|bunx|pnpm[ \t]+dlx|yarn[ \t]+dlx)[ \t]+)?"
 # The name a piped value is stored under (`… | wrangler secret put API_KEY`).
@@ -27,14 +28,14 @@ _WORD = r"""(?:'[^'\n]+'|"[^"\n]+"|[^\s'"]+)"""
 
 VERSION_7_FORMS: dict[str, tuple[Form, ...]] = {
     # `cqlsh -u cassandra -p PASS host`
-    "cassandra_password": forms("cqlsh", tail=_DASH_P),
+    "cassandra_password": forms("cqlsh", tail=DASH_P),
     # `cypher-shell -u neo4j -p PASS`; `neo4j-admin [dbms] set-initial-password PASS`
-    "neo4j_password": forms("cypher-shell", tail=_DASH_P),
-    "neo4j_initial_password": forms("set-initial-password", tail=r"[ \t]+" + _ARG_VALUE),
+    "neo4j_password": forms("cypher-shell", tail=DASH_P),
+    "neo4j_initial_password": forms("set-initial-password", tail=r"[ \t]+" + ARG_VALUE),
     # `influx setup -u admin -p PASS -o org -b bucket`
-    "influx_password": forms("influx setup", tail=_DASH_P),
+    "influx_password": forms("influx setup", tail=DASH_P),
     # `twine upload -u __token__ -p PASS dist/*`
-    "twine_password": forms("twine upload", tail=_DASH_P),
+    "twine_password": forms("twine upload", tail=DASH_P),
     # `dotnet nuget add source URL -u me -p PASS`, `dotnet nuget push x.nupkg -k KEY`
     "nuget_password": (
         *forms(
@@ -42,20 +43,20 @@ VERSION_7_FORMS: dict[str, tuple[Form, ...]] = {
                 f"nuget {verb}"
                 for verb in ("add source", "update source", "sources add", "sources update")
             ),
-            tail=_DASH_P,
+            tail=DASH_P,
         ),
-        *forms("nuget push", tail=ARGS + r"-k[ \t]+" + _ARG_VALUE),
+        *forms("nuget push", tail=ARGS + r"-k[ \t]+" + ARG_VALUE),
     ),
     # `nuget setapikey KEY`
-    "nuget_api_key": forms("setapikey", tail=r"[ \t]+" + _ARG_VALUE),
+    "nuget_api_key": forms("setapikey", tail=r"[ \t]+" + ARG_VALUE),
     # `cargo login TOKEN`
-    "cargo_token": forms("cargo login", tail=r"[ \t]+" + _ARG_VALUE),
+    "cargo_token": forms("cargo login", tail=r"[ \t]+" + ARG_VALUE),
     # `poetry config http-basic.NAME USER PASS`, `composer config http-basic.HOST USER PASS`
     "http_basic_password": forms(
-        "http-basic.", tail=r"[\w.\-]{1,100}[ \t]+(?!-)" + _WORD + r"[ \t]+" + _ARG_VALUE
+        "http-basic.", tail=r"[\w.\-]{1,100}[ \t]+(?!-)" + _WORD + r"[ \t]+" + ARG_VALUE
     ),
     # `poetry config pypi-token.NAME TOKEN`
-    "pypi_token_setting": forms("pypi-token.", tail=r"[\w.\-]{1,100}[ \t]+" + _ARG_VALUE),
+    "pypi_token_setting": forms("pypi-token.", tail=r"[\w.\-]{1,100}[ \t]+" + ARG_VALUE),
     # `bundle config [set] [--global] HOST USER:PASS`
     "bundle_credentials": forms(
         "bundle config",
@@ -67,68 +68,68 @@ VERSION_7_FORMS: dict[str, tuple[Form, ...]] = {
         "npm config set",
         "yarn config set",
         tail=r"(?:[ \t]+-[\w\-]+)*[ \t]+(?:\S*:)?(?:_authToken|_auth|_password|npmAuthToken|npmAuthIdent)"
-        r"[ \t]+" + _ARG_VALUE,
+        r"[ \t]+" + ARG_VALUE,
     ),
     # `vsce publish -p TOKEN`, `ovsx publish --pat TOKEN` (the extension marketplaces)
     "marketplace_token": forms(
         "vsce publish",
         "ovsx publish",
         "ovsx create-namespace",
-        tail=ARGS + r"(?:-p|--pat)[ \t]+" + _ARG_VALUE,
+        tail=ARGS + r"(?:-p|--pat)[ \t]+" + ARG_VALUE,
     ),
     # `codecov -t TOKEN`, `codecovcli upload-process -t TOKEN`
-    "codecov_token": forms("codecov", tail=r"\w*\b" + ARGS + r"-t[ \t]+" + _ARG_VALUE),
+    "codecov_token": forms("codecov", tail=r"\w*\b" + ARGS + r"-t[ \t]+" + ARG_VALUE),
     # `-Dsonar.login=TOKEN`
     "sonar_login": forms("sonar.login=", head="(?:-D)?", tail=_BARE_ARG),
     # `expo login -u me -p PASS` (`-p --non-interactive`: it asks)
-    "expo_password": forms("expo login", tail=ARGS + r"-p(?:[ \t]+|=)" + _ARG_VALUE),
+    "expo_password": forms("expo login", tail=ARGS + r"-p(?:[ \t]+|=)" + ARG_VALUE),
     # HTTPie: `http -a me:PASS URL`, `https -a me:PASS URL`
     "httpie_password": forms("http -a ", "https -a ", tail=r"""["']?[^\s:'"`]*:(?P<t>[^\s'"`]+)"""),
     # `ipmitool -I lanplus -H host -U admin -P PASS power status`
-    "ipmi_password": forms("ipmitool", tail=r"\b" + ARGS + r"-P[ \t]+" + _ARG_VALUE),
+    "ipmi_password": forms("ipmitool", tail=r"\b" + ARGS + r"-P[ \t]+" + ARG_VALUE),
     # `xfreerdp /u:me /p:PASS /v:host`; `rdesktop -u me -p PASS host`
     "rdp_password": (
-        *forms("xfreerdp", "wlfreerdp", "sdl-freerdp", tail=r"\d?\b" + ARGS + r"/p:" + _ARG_VALUE),
-        *forms("rdesktop", tail=_DASH_P),
+        *forms("xfreerdp", "wlfreerdp", "sdl-freerdp", tail=r"\d?\b" + ARGS + r"/p:" + ARG_VALUE),
+        *forms("rdesktop", tail=DASH_P),
     ),
     # SNMPv3: `snmpwalk -v3 -l authPriv -u me -a SHA -A AUTHPASS -x AES -X PRIVPASS host` (a form per
     # option, so that both are found)
     "snmp_passphrase": tuple(
-        ("", f"snmp{tool}", r"\b" + ARGS + f"-{flag}[ \\t]+" + _ARG_VALUE)
+        ("", f"snmp{tool}", r"\b" + ARGS + f"-{flag}[ \\t]+" + ARG_VALUE)
         for flag in "AX"
         for tool in _SNMP_TOOLS
     ),
     # SNMPv1/v2c: `snmpwalk -v2c -c COMMUNITY host` (the community is the shared secret; `public`, a
     # plain word, is kept)
     "snmp_community": tuple(
-        ("", f"snmp{tool}", r"\b" + ARGS + r"-c[ \t]+" + _ARG_VALUE) for tool in _SNMP_TOOLS
+        ("", f"snmp{tool}", r"\b" + ARGS + r"-c[ \t]+" + ARG_VALUE) for tool in _SNMP_TOOLS
     ),
     # `mosquitto_passwd -b FILE USER PASS`
     "mosquitto_passwd": forms(
         "mosquitto_passwd",
-        tail=r"(?:[ \t]+-c)?[ \t]+-b(?:[ \t]+-c)?[ \t]+\S+[ \t]+\S+[ \t]+" + _ARG_VALUE,
+        tail=r"(?:[ \t]+-c)?[ \t]+-b(?:[ \t]+-c)?[ \t]+\S+[ \t]+\S+[ \t]+" + ARG_VALUE,
     ),
     # Redis's `AUTH [USER] PASS` typed at its prompt (`127.0.0.1:6379> AUTH PASS`) or a line's start
     # (a user is a name: `AUTH = "x9"` is code)
     "redis_auth": forms(
         "AUTH ",
         head=r"(?:(?<![^\n])|(?<=>))[ \t]*",
-        tail=r"(?:[\w.\-@]+[ \t]+)?" + _ARG_VALUE + r"(?=[ \t]*(?:\n|$))",
+        tail=r"(?:[\w.\-@]+[ \t]+)?" + ARG_VALUE + r"(?=[ \t]*(?:\n|$))",
     ),
     # `curl --oauth2-bearer TOKEN`
-    "oauth2_bearer": forms("--oauth2-bearer", tail=r"(?:[ \t]+|=)" + _ARG_VALUE),
+    "oauth2_bearer": forms("--oauth2-bearer", tail=r"(?:[ \t]+|=)" + ARG_VALUE),
     # `consul acl set-agent-token agent TOKEN`
-    "consul_token": forms("set-agent-token", tail=r"[ \t]+\S+[ \t]+" + _ARG_VALUE),
+    "consul_token": forms("set-agent-token", tail=r"[ \t]+\S+[ \t]+" + ARG_VALUE),
     # Bitwarden's CLI: `bw unlock PASS`, `bw login EMAIL PASS`
     "bitwarden_password": (
-        *forms("bw unlock", tail=r"[ \t]+" + _ARG_VALUE),
-        *forms("bw login", tail=r"[ \t]+(?!-)\S+[ \t]+" + _ARG_VALUE),
+        *forms("bw unlock", tail=r"[ \t]+" + ARG_VALUE),
+        *forms("bw login", tail=r"[ \t]+(?!-)\S+[ \t]+" + ARG_VALUE),
     ),
     # `ngrok config add-authtoken TOKEN`, `ngrok authtoken TOKEN`
-    "ngrok_token": forms("add-authtoken", "ngrok authtoken", tail=r"[ \t]+" + _ARG_VALUE),
+    "ngrok_token": forms("add-authtoken", "ngrok authtoken", tail=r"[ \t]+" + ARG_VALUE),
     # `doppler secrets set API_TOKEN VALUE` (`engine.secrets` checks that the name names a secret)
     "doppler_secret": forms(
-        "doppler secrets set", tail=r"[ \t]+(?P<key>[A-Za-z_]\w*)[ \t]+" + _ARG_VALUE
+        "doppler secrets set", tail=r"[ \t]+(?P<key>[A-Za-z_]\w*)[ \t]+" + ARG_VALUE
     ),
     # `aws ssm put-parameter --name db --type SecureString --value VALUE` (a `SecureString` only; a
     # value read from `file://` stays)
@@ -137,14 +138,12 @@ VERSION_7_FORMS: dict[str, tuple[Form, ...]] = {
         tail=r"(?=[^\n|;&]*?[ \t]--type(?:[ \t]+|=)SecureString\b)"
         + ARGS
         + r"--value(?:[ \t]+|=)(?!file://)"
-        + _ARG_VALUE,
+        + ARG_VALUE,
     ),
     # `az keyvault secret set --vault-name v --name db --value VALUE`
-    "keyvault_secret": forms(
-        "keyvault secret set", tail=ARGS + r"--value(?:[ \t]+|=)" + _ARG_VALUE
-    ),
+    "keyvault_secret": forms("keyvault secret set", tail=ARGS + r"--value(?:[ \t]+|=)" + ARG_VALUE),
     # `dotnet user-secrets set "Section:ApiKey" VALUE` (every value there is a secret)
-    "user_secret": forms("user-secrets set", tail=r"[ \t]+" + _WORD + r"[ \t]+" + _ARG_VALUE),
+    "user_secret": forms("user-secrets set", tail=r"[ \t]+" + _WORD + r"[ \t]+" + ARG_VALUE),
     # a value echoed into a secret store: `echo -n VALUE | gcloud secrets versions add NAME
     # --data-file=-`, `printf VALUE | docker secret create NAME -` (the store reads stdin: `-`);
     # `echo VALUE | [npx] wrangler secret put NAME`, `… | vercel env add NAME ENV`, `… | gh secret set
