@@ -54,7 +54,7 @@ from engine.transcript_files import StreamState
 
 # Bump when the same messages would sanitize to different text; corpus manifests record it. A bump
 # names, in VERSION_TRIGGERS, the text without which its rules change nothing.
-SANITIZE_VERSION = "7"
+SANITIZE_VERSION = "8"
 
 # The version each later rule came with, and the texts a transcript must hold for that rule to change
 # anything (any one of a version's texts). A corpus none of whose lines holds one reads under that
@@ -67,6 +67,9 @@ SANITIZE_VERSION = "7"
 # `mongo`, `sqlcmd`, ` -P`, `requirepass`, …) and a few more provider prefixes. Version 7: passwords and
 # tokens given to database shells, package registries, remote-management tools and secret stores
 # (`VERSION_7_TRIGGERS`: `cqlsh`, `twine upload`, `cargo login`, `http-basic.`, `http -a `, `ipmitool`, …).
+# Version 8: more database shells, registry clients, publishers, cloud, signing, keychain and Windows
+# tools, and values fed through a here-string, `printf '%s'` or a `.pgpass` line (`VERSION_8_TRIGGERS`:
+# `mysqladmin`, `isql`, `crane auth login`, `jarsigner`, `net user`, `<<<`, `printf`, `.pgpass`, …).
 BASE_SANITIZE_VERSION = "2"
 VERSION_TRIGGERS: tuple[tuple[str, str], ...] = (
     ("3", READ_NOTICE_LEAD),

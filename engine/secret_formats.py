@@ -1,10 +1,10 @@
-"""The credential formats that sanitizer versions 4 to 7 added, as data: for each kind, its forms.
+"""The credential formats that sanitizer versions 4 to 8 added, as data: for each kind, its forms.
 
 A form is (head, prefix, tail): a regex, a literal, a regex. Every match of a form holds its prefix, so
 the prefixes are the version's trigger texts (`engine.sanitize.VERSION_TRIGGERS`): a corpus that holds
-none of version 7's reads under version 7 exactly as under version 6, one that holds none of version
-6's or 7's as under version 5, and so on. Version 7's formats are in `engine.secret_formats_v7`, the
-pieces every form is built from in `engine.secret_form_parts`. Standard library only, so that the
+none of version 8's reads under version 8 exactly as under version 7, one that holds none of version
+7's or 8's as under version 6, and so on. Version 7's and 8's formats are in `engine.secret_formats_v7`
+and `engine.secret_formats_v8`, the pieces every form is built from in `engine.secret_form_parts`. Standard library only, so that the
 sanitizer names the triggers without importing detect-secrets; `engine.secrets` builds the rules.
 """
 
@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from engine.secret_form_parts import ALNUM, ARGS, ECHOED, VALUE, Form, forms, value
 from engine.secret_formats_v7 import VERSION_7_FORMS
+from engine.secret_formats_v8 import VERSION_8_FORMS
 
 # The newest sanitizer version with formats here.
-LATEST_VERSION = 7
+LATEST_VERSION = 8
 _DOPPLER_KEY = f"{ALNUM}{{40,44}}"
 # `docker login -u me -p PASS` (`--password PASS` is an assignment in every version): the value only.
 _LOGIN_PASSWORD = ARGS + r"-p(?:[ \t]+|=)?" + VALUE
@@ -337,6 +338,7 @@ COMMAND_PASSWORDS = (
     "wifi_password",
     "keyed_setting",
     *VERSION_7_FORMS,
+    *VERSION_8_FORMS,
 )
 
 # The forms whose tail is a lazy run up to the option (`_LOGIN_PASSWORD`, `ARGS`), and the characters
@@ -372,6 +374,23 @@ RUN_FORMS = dict.fromkeys(
         "snmp_community",
         "ssm_secure_value",
         "keyvault_secret",
+        "mysqladmin_password",
+        "mysqlsh_password",
+        "sybase_password",
+        "hana_password",
+        "couchbase_password",
+        "elastic_user_password",
+        "influx_user_password",
+        "registry_client_password",
+        "publish_password",
+        "cli_login_token",
+        "rclone_secret",
+        "supabase_password",
+        "altool_password",
+        "keychain_command_password",
+        "signing_password",
+        "windows_command_password",
+        "kubeadm_token",
     ),
     "\n|;&",
 )
@@ -382,6 +401,7 @@ FORMS_BY_VERSION: dict[int, dict[str, tuple[Form, ...]]] = {
     5: VERSION_5_FORMS,
     6: VERSION_6_FORMS,
     7: VERSION_7_FORMS,
+    8: VERSION_8_FORMS,
 }
 FORMS: dict[str, tuple[Form, ...]] = {
     kind: forms for added in FORMS_BY_VERSION.values() for kind, forms in added.items()
@@ -395,6 +415,7 @@ EXAMPLES: dict[int, str] = {
     5: "RubyGems, Dynatrace, Square, Okta, `aws configure set`, `os.environ[…] = …`, `<password>`",
     6: "SQL's `PASSWORD '…'`, `mongosh -p`, `sqlcmd -P`, `zip -P`, `requirepass`, Netlify, Render",
     7: "`cqlsh -p`, `twine upload -p`, `cargo login`, `poetry config http-basic`, `http -a`, `ipmitool -P`",
+    8: "`mysqladmin password`, `isql -P`, `crane auth login -p`, `jarsigner -storepass`, `net user`, `printf '%s' … |`",
 }
 
 
@@ -413,3 +434,4 @@ VERSION_4_TRIGGERS = triggers(4)
 VERSION_5_TRIGGERS = triggers(5)
 VERSION_6_TRIGGERS = triggers(6)
 VERSION_7_TRIGGERS = triggers(7)
+VERSION_8_TRIGGERS = triggers(8)

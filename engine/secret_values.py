@@ -65,6 +65,21 @@ _NOT_A_WORD_7 = (
     "snmp_community",
 )
 
+# Version 8's that a command takes by its place (`mysqladmin password NEW`, `net user NAME PASS`,
+# `rclone obscure PASS`), or that a name names (`set -x API_TOKEN VALUE`).
+_NOT_A_WORD_8 = (
+    "mysqladmin_password",
+    "db2_password",
+    "cloudflared_token",
+    "b2_application_key",
+    "rclone_obscured_password",
+    "minio_user_password",
+    "drush_password",
+    "shell_set_secret",
+    "windows_user_password",
+    "piped_devops_token",
+)
+
 _PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*$")
 
 
@@ -102,5 +117,5 @@ FORM_VALID: dict[str, Callable[[str], bool]] = {
         ),
         not_a_word,
     ),
-    **{kind: spelled(not_a_word) for kind in _NOT_A_WORD_7},
+    **{kind: spelled(not_a_word) for kind in (*_NOT_A_WORD_7, *_NOT_A_WORD_8)},
 }

@@ -12,6 +12,7 @@ import pytest
 
 from engine import secrets
 from engine.sanitize import redact
+from engine.secret_formats import KIND_VERSION
 
 # Every rule that finds its matches this way: (kind, pattern, head, stops).
 RUN_RULES = [
@@ -40,55 +41,88 @@ WORDS = [
     "snmpset", "snmpbulkwalk", "snmpbulkget", "snmptable", "snmptrap", "-A", "-X", "keyvault secret set",
     "--value", "&&", "2>x", "-c", "put-parameter", "--type SecureString", "--type String", "file://x",
 ]  # fmt: skip
+# Version 8's commands and options, with the words every command line has.
+WORDS_8 = [
+    "pw1", "'q p'", "$PW", "-u", "me", "|", ";", "&", "\n", " ", "\t", '"d q"', "=v", "&&", "2>x",
+    "-p", "-P", "-t", "-a", "password", "-storepass", "-keypass",
+    "mysqladmin", "mysqlsh", "--uri", "root:pw7@h", "isql", "tsql", "hdbsql", "couchbase-cli",
+    "elasticsearch-users", "influx user", "crane auth login", "oras login", "regctl registry login",
+    "cosign login", "az acr login", "uv publish", "hatch publish", "pdm publish", "glab auth login",
+    "doctl auth init", "rclone config create", "rclone config update", "secret_access_key", "pass",
+    "supabase", "altool", "@env:X", "security unlock-keychain", "security create-keychain",
+    "security import", "jarsigner", "signtool", "/p", "certutil", "psexec", "winrs", "-p:pw8",
+    "schtasks", "/rp", "pscp", "plink", "-pw", "kubeadm", "--token", "--token=x9",
+]  # fmt: skip
 
 
-def _texts() -> Iterator[str]:
+def _texts(words: list[str] = WORDS) -> Iterator[str]:
     rng = random.Random(20261205)
     for _ in range(1000):
-        yield " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 40)))
+        yield " ".join(rng.choice(words) for _ in range(rng.randint(1, 40)))
 
 
 def _found(matches: Iterator[re.Match[str]]) -> list[tuple[tuple[int, int], dict[str, str | None]]]:
     return [(m.span(), m.groupdict()) for m in matches]
 
 
-def test_the_rules_that_read_runs_are_twenty_nine_command_kinds_and_mysql() -> None:
+def test_the_rules_that_read_runs_are_forty_six_command_kinds_and_mysql() -> None:
     assert sorted({kind for kind, *_ in RUN_RULES}) == [
+        "altool_password",
         "cassandra_password",
+        "cli_login_token",
         "codecov_token",
         "command_password",
+        "couchbase_password",
+        "elastic_user_password",
         "expo_password",
         "gh_secret",
+        "hana_password",
         "influx_password",
+        "influx_user_password",
         "ipmi_password",
+        "keychain_command_password",
         "keychain_password",
         "keytool_password",
         "keyvault_secret",
+        "kubeadm_token",
         "ldap_password",
         "lftp_password",
         "login_password",
         "marketplace_token",
         "mongo_password",
         "mqtt_password",
+        "mysqladmin_password",
+        "mysqlsh_password",
         "neo4j_password",
         "nmcli_password",
         "nuget_password",
         "openssl_password",
+        "publish_password",
+        "rclone_secret",
         "rdp_password",
         "redis_password",
+        "registry_client_password",
         "registry_password",
+        "signing_password",
         "smb_password",
         "snmp_community",
         "snmp_passphrase",
         "sqlserver_password",
         "ssh_keygen_passphrase",
         "ssm_secure_value",
+        "supabase_password",
+        "sybase_password",
         "twine_password",
+        "windows_command_password",
     ]
     # version 5: registry 6 tools, login 3, one form each of the other five, and mysql's; version 6:
     # ldap 6 tools, openssl 3, mosquitto 3, sqlserver 2, keychain 2, one each of mongo, lftp, nmcli;
-    # version 7: snmp 8 tools times 3 options, nuget 5, rdp 4, marketplace 3, one each of the other 9
-    assert len(RUN_RULES) == 6 + 3 + 6 + (6 + 3 + 3 + 2 + 2 + 3) + (24 + 5 + 4 + 3 + 9)
+    # version 7: snmp 8 tools times 3 options, nuget 5, rdp 4, marketplace 3, one each of the other 9;
+    # version 8: registry clients 5, Windows tools 5, publishers 3, keychain 3, signing 3, Sybase 2,
+    # login tokens 2, rclone 2, one each of the other 9
+    assert len(RUN_RULES) == 6 + 3 + 6 + (6 + 3 + 3 + 2 + 2 + 3) + (24 + 5 + 4 + 3 + 9) + (
+        5 + 5 + 3 + 3 + 3 + 2 + 2 + 2 + 9
+    )
     for _, pattern, _, stops in RUN_RULES:
         # the run right after the head: a lazy class that excludes exactly the stops
         assert f"[^{'|;&' if stops != chr(10) else ''}" in pattern.pattern.replace("\\n", "")
@@ -98,9 +132,10 @@ def test_the_rules_that_read_runs_are_twenty_nine_command_kinds_and_mysql() -> N
 def test_runs_find_what_finditer_finds(
     rule: tuple[str, re.Pattern[str], re.Pattern[str], str],
 ) -> None:
-    _, pattern, head, stops = rule
+    kind, pattern, head, stops = rule
+    texts = _texts(WORDS_8 if KIND_VERSION.get(kind) == 8 else WORDS)
     # control: the texts hold matches of every rule, not only misses
-    assert matches_as_finditer(pattern, head, stops, _texts()) > 0
+    assert matches_as_finditer(pattern, head, stops, texts) > 0
 
 
 def matches_as_finditer(

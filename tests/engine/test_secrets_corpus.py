@@ -14,6 +14,7 @@ from tests.engine.planted import Planted
 from tests.engine.planted_v5 import PLANTED_V5
 from tests.engine.planted_v6 import PLANTED_V6
 from tests.engine.planted_v7 import PLANTED_V7
+from tests.engine.planted_v8 import PLANTED_V8
 
 __all__ = ["KINDS", "PLANTED", "Planted"]
 
@@ -435,17 +436,18 @@ PLANTED: tuple[Planted, ...] = (
         text="post to https://discord.com/api/webhooks/1234567890123456789/Pl4ntD1sc0rdH00kQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qw8Er6Ty4",
         cores=("Pl4ntD1sc0rdH00k",),
     ),
-    # Sanitizer versions 5 to 7 (`engine.secret_formats.VERSION_5_FORMS`, …).
+    # Sanitizer versions 5 to 8 (`engine.secret_formats.VERSION_5_FORMS`, …).
     *PLANTED_V5,
     *PLANTED_V6,
     *PLANTED_V7,
+    *PLANTED_V8,
 )
 
 KINDS = sorted({p.kind for p in PLANTED})
 
 
-def test_the_planted_corpus_holds_a_hundred_and_sixty_two_credentials() -> None:
-    assert len({p.label for p in PLANTED}) == len(PLANTED) == 162
+def test_the_planted_corpus_holds_a_hundred_and_ninety_four_credentials() -> None:
+    assert len({p.label for p in PLANTED}) == len(PLANTED) == 194
     # Every core belongs to exactly one text, so a leak names the credential it came from.
     assert [
         (p.label, core)

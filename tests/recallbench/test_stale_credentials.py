@@ -1,4 +1,4 @@
-"""A memory imported before sanitizer version 4, 5, 6 or 7 may hold a credential in a format a later version
+"""A memory imported before sanitizer version 4, 5, 6, 7 or 8 may hold a credential in a format a later version
 redacts: `status` says so, `doctor` counts the chunks, a rebuild or `forget --credentials` redacts them
 (docs/transcripts.md, "Versions")."""
 
@@ -23,19 +23,24 @@ GITHUB = "ghp_Pl4ntGhpT0k3nA1b2C3d4E5f6G7h8I9j0K1l2"  # redacted by every versio
 RUBYGEMS = "rubygems_c0ffee9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c"  # redacted from version 5
 NETLIFY = "nfp_Pl4ntN3tl1fyQw8Er6Ty4Ui2Op0As9Df7Gh5Jk"  # redacted from version 6
 CARGO = "cargo login cioPl4nt7CargoTok3n0a1b2c3d4e5f6a7b8"  # redacted from version 7
+MYSQLADMIN = "mysqladmin -u root password Pl4nt8MyAdm1nPw"  # redacted from version 8
 LINE = (
-    "imported under sanitizer version 3, before versions 4, 5, 6 and 7 began to redact 116 more "
+    "imported under sanitizer version 3, before versions 4, 5, 6, 7 and 8 began to redact 148 more "
     "credential formats"
 )
 LINE_4 = (
-    "imported under sanitizer version 4, before versions 5, 6 and 7 began to redact 91 more "
+    "imported under sanitizer version 4, before versions 5, 6, 7 and 8 began to redact 123 more "
     "credential formats"
 )
 LINE_5 = (
-    "imported under sanitizer version 5, before versions 6 and 7 began to redact 57 more credential "
+    "imported under sanitizer version 5, before versions 6, 7 and 8 began to redact 89 more "
+    "credential formats"
+)
+LINE_6 = (
+    "imported under sanitizer version 6, before versions 7 and 8 began to redact 64 more credential "
     "formats"
 )
-LINE_6 = "imported under sanitizer version 6, before version 7 began to redact 32 more credential formats"
+LINE_7 = "imported under sanitizer version 7, before version 8 began to redact 32 more credential formats"
 
 
 def invoke(*args: str) -> Result:
@@ -89,7 +94,7 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     doctor = invoke("doctor")
     assert doctor.exit_code == 1
     assert doctor.stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 7 redacts (doppler_token ×1, "
+        "PROBLEM  credentials: credentials in formats version 8 redacts (doppler_token ×1, "
         "groq_key ×1), in 1 chunk of 1 session (5e551011) imported under sanitizer version 3"
     )
     assert "`recallbench forget --credentials` redacts them in place" in doctor.stderr
@@ -100,10 +105,10 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     doctor = invoke("doctor")
     assert doctor.exit_code == 0, doctor.output
     assert doctor.stdout.splitlines()[-1] == (
-        "OK       credentials: none in a format the running sanitizer (version 7) redacts"
+        "OK       credentials: none in a format the running sanitizer (version 8) redacts"
     )
 
-    assert info["sanitize_version"] == "7"
+    assert info["sanitize_version"] == "8"
     assert not any("began to redact" in line for line in lines)
     with sqlite3.connect(db) as conn:
         assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials()
@@ -121,6 +126,13 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
         ("4", GROQ, RUBYGEMS, "rubygems_key", f"{LINE_4} (RubyGems, Dynatrace, Square, Okta,"),
         ("5", RUBYGEMS, NETLIFY, "netlify_token", f"{LINE_5} (SQL's `PASSWORD '…'`,"),
         ("6", NETLIFY, CARGO, "cargo_token", f"{LINE_6} (`cqlsh -p`, `twine upload -p`,"),
+        (
+            "7",
+            CARGO,
+            MYSQLADMIN,
+            "mysqladmin_password",
+            f"{LINE_7} (`mysqladmin password`, `isql -P`,",
+        ),
     ],
 )
 def test_a_memory_imported_under_an_older_version_counts_only_what_later_ones_added(
@@ -152,7 +164,7 @@ def test_a_memory_imported_under_an_older_version_counts_only_what_later_ones_ad
             chunks=1, kinds={kind: 1}, sessions=(SESSION,)
         )
     assert invoke("doctor").stdout.splitlines()[-1] == (
-        f"PROBLEM  credentials: credentials in formats version 7 redacts ({kind} ×1), in 1 "
+        f"PROBLEM  credentials: credentials in formats version 8 redacts ({kind} ×1), in 1 "
         f"chunk of 1 session (5e551011) imported under sanitizer version {version}"
     )
 
@@ -168,7 +180,7 @@ def test_a_memory_imported_under_an_older_version_counts_only_what_later_ones_ad
     # the memory says what it was redacted under, and status stops asking for the fix it had
     info, lines = _status()
     assert info["sanitize_version"] == version
-    assert info["credentials_version"] == "7"
+    assert info["credentials_version"] == "8"
     assert not any("began to redact" in shown for shown in lines)
     again = invoke("forget", "--credentials", "--dry-run")
     assert "  nothing: no stored text holds a credential" in again.output
@@ -177,22 +189,28 @@ def test_a_memory_imported_under_an_older_version_counts_only_what_later_ones_ad
 def test_the_note_names_a_redaction_in_place_under_an_older_version() -> None:
     assert stale_credentials_note("3", "4") == (
         "redacted in place under sanitizer version 4 (`forget --credentials`), before versions 5, "
-        "6 and 7 began to redact 91 more credential formats (RubyGems, Dynatrace, Square, Okta, `aws "
-        "configure set`, `os.environ[…] = …`, `<password>`, SQL's `PASSWORD '…'`, `mongosh -p`, "
+        "6, 7 and 8 began to redact 123 more credential formats (RubyGems, Dynatrace, Square, Okta, "
+        "`aws configure set`, `os.environ[…] = …`, `<password>`, SQL's `PASSWORD '…'`, `mongosh -p`, "
         "`sqlcmd -P`, `zip -P`, `requirepass`, Netlify, Render, `cqlsh -p`, `twine upload -p`, "
-        "`cargo login`, `poetry config http-basic`, `http -a`, `ipmitool -P`, …): `recallbench "
-        "doctor` checks "
-        "whether any is in the memory, "
-        "`recallbench forget --credentials` redacts them in place"
+        "`cargo login`, `poetry config http-basic`, `http -a`, `ipmitool -P`, `mysqladmin password`, "
+        "`isql -P`, `crane auth login -p`, `jarsigner -storepass`, `net user`, `printf '%s' … |`, …): "
+        "`recallbench doctor` checks whether any is in the memory, `recallbench forget "
+        "--credentials` redacts them in place"
     )
     assert str(stale_credentials_note("4", "4")).startswith(f"{LINE_4} (RubyGems,")  # no redaction
     assert str(stale_credentials_note("5", "5")).startswith(f"{LINE_5} (SQL's `PASSWORD")
     assert str(stale_credentials_note("6", "6")).startswith(f"{LINE_6} (`cqlsh -p`")
-    assert stale_credentials_note(None, "7") is None
-    assert stale_credentials_note("4", "7") is None
+    assert str(stale_credentials_note("7", "7")).startswith(f"{LINE_7} (`mysqladmin password`")
+    assert stale_credentials_note(None, "8") is None
+    assert stale_credentials_note("4", "8") is None
+    # control: a redaction under version 7 is not the latest any more
+    assert str(stale_credentials_note("4", "7")).startswith(
+        "redacted in place under sanitizer version 7 (`forget --credentials`), before version 8 "
+        "began to redact 32 more credential formats"
+    )
     assert str(stale_credentials_note(None, None)).startswith(
-        "imported under a sanitizer before version 3, before versions 4, 5, 6 and 7 began to redact "
-        "116 "
+        "imported under a sanitizer before version 3, before versions 4, 5, 6, 7 and 8 began to "
+        "redact 148 "
     )
 
 
@@ -206,7 +224,7 @@ def test_a_clean_check_names_what_ends_the_note(
     assert any(line.startswith(LINE_5) for line in lines)  # the note doctor's check answers
 
     assert invoke("doctor").stdout.splitlines()[-1] == (
-        "OK       credentials: none in a format the running sanitizer (version 7) redacts; "
+        "OK       credentials: none in a format the running sanitizer (version 8) redacts; "
         "`recallbench forget --credentials` records that, and `status` stops naming this check"
     )
     done = invoke("forget", "--credentials", "--confirm", "credentials")
@@ -217,21 +235,22 @@ def test_a_clean_check_names_what_ends_the_note(
     assert not any("began to redact" in line for line in lines)
     # control: once recorded, the check says no more than its verdict
     assert invoke("doctor").stdout.splitlines()[-1] == (
-        "OK       credentials: none in a format the running sanitizer (version 7) redacts"
+        "OK       credentials: none in a format the running sanitizer (version 8) redacts"
     )
 
 
-def test_a_memory_imported_under_version_7_counts_none(home: Path, tmp_path: Path) -> None:
+def test_a_memory_imported_under_version_8_counts_none(home: Path, tmp_path: Path) -> None:
     root = tmp_path / "t"
     write_jsonl(
         root / f"{SESSION}.jsonl",
         simple_session(
-            f"Why do {GROQ}, {RUBYGEMS} and {NETLIFY} fail?", answer=f"Run {CARGO} now."
+            f"Why do {GROQ}, {RUBYGEMS} and {NETLIFY} fail?",
+            answer=f"Run {CARGO} now, then {MYSQLADMIN} and retry.",
         ),
     )
     assert invoke("import", "--no-embed", str(root)).exit_code == 0
     info, lines = _status()
-    assert info["sanitize_version"] == "7"
+    assert info["sanitize_version"] == "8"
     assert not any("began to redact" in line for line in lines)
     with sqlite3.connect(home / "memory.db") as conn:
         assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials()
@@ -240,7 +259,10 @@ def test_a_memory_imported_under_version_7_counts_none(home: Path, tmp_path: Pat
     assert NETLIFY not in _texts(home / "memory.db")
     assert "[redacted:rubygems_key]" in _texts(home / "memory.db")  # control: it was there
     assert "[redacted:netlify_token]" in _texts(home / "memory.db")
-    assert "Run cargo login [redacted:cargo_token] now." in _texts(home / "memory.db")
+    assert (
+        "Run cargo login [redacted:cargo_token] now, then mysqladmin -u root password "
+        "[redacted:mysqladmin_password] and retry." in _texts(home / "memory.db")
+    )
     assert invoke("doctor").stdout.splitlines()[-1].startswith("OK       credentials: ")
 
 
@@ -264,7 +286,7 @@ def test_doctor_names_three_sessions_and_counts_the_rest(
 
     assert doctor.exit_code == 1
     assert doctor.stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 7 redacts (doppler_token ×2, "
+        "PROBLEM  credentials: credentials in formats version 8 redacts (doppler_token ×2, "
         "groq_key ×3), in 5 chunks of 5 sessions (aaaa0001, aaaa0002, aaaa0003 and 2 more) "
         "imported under a sanitizer before version 3"
     )

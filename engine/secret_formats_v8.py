@@ -1,0 +1,184 @@
+"""The credential formats sanitizer version 8 added (`engine.secret_formats` holds every version's and
+their triggers): passwords given to more database and search-engine shells, container registries and
+package publishers, cloud and storage command lines, code-signing and keychain tools, Windows' remote
+tools, and values fed to a command through a here-string, `printf '%s'` or a `.pgpass` line. Standard
+library only."""
+
+from __future__ import annotations
+
+from engine.secret_form_parts import ARG_VALUE, ARGS, DASH_P, ECHOED, Form, forms, value
+
+
+def _option(option: str) -> str:
+    """The tail of a command that takes its password after `option` (a regex: `-pw`, `/r?p`), anywhere
+    in its arguments."""
+    return r"\b" + ARGS + option + r"[ \t]+" + ARG_VALUE
+
+
+# One word of a command line that is no option (`USER` in `mc admin user add ALIAS USER PASS`).
+_NAME_ARG = r"[ \t]+(?![-/])\S+"
+# What reads a secret from stdin, after a pipe or before a here-string: `docker login
+# --password-stdin`, `gh auth login --with-token`, `sudo -S`, `passwd --stdin`, `chpasswd`, and
+# version 7's secret stores.
+_STDIN_READERS = (
+    r"(?:[^|\n;&<]*?[ \t](?:--password-stdin|--with-token|--data-file(?:=|[ \t]+)-(?![^\s|;&]))"
+    r"|(?:sudo[ \t]+)?(?:sudo[ \t]+-S|passwd[ \t]+--stdin|chpasswd)"
+    r"|(?:npx[ \t]+)?(?:wrangler[ \t]+secret[ \t]+put|vercel[ \t]+env[ \t]+add|gh[ \t]+secret[ \t]+set"
+    r"|docker[ \t]+secret[ \t]+create))"
+)
+# `printf`'s format that prints its argument as it is: `'%s'`, `"%s\n"`, `%s`.
+_PRINTF_FORMAT = r"""(?:'%s(?:\\n)?'|"%s(?:\\n)?"|%s(?:\\n)?)"""
+# A `.pgpass` line, `host:port:database:user:PASS`, echoed into the file (quoted or bare).
+_PGPASS_LINE = (
+    r"""(?:echo|printf)[ \t]+(?:-[a-zA-Z]+[ \t]+)?(?P<quote>["']?)"""
+    r"""(?:[^\s:'"]+:){4}(?P<t>[^\s'"]+)(?P=quote)[ \t]*>>?[ \t]*[^\s|;&]*?"""
+)
+
+VERSION_8_FORMS: dict[str, tuple[Form, ...]] = {
+    # `mysqladmin -u root -p password NEWPASS` (the new password, by its place after `password`)
+    "mysqladmin_password": forms("mysqladmin", tail=_option("password")),
+    # `mysqlsh root:PASS@localhost`, `mysqlsh --uri root:PASS@db:3306`
+    "mysqlsh_password": forms(
+        "mysqlsh",
+        tail=r"\b" + ARGS + r"""(?:--uri(?:=|[ \t]+))?["']?[\w.\-]+:(?P<t>[^\s@'"/]+)@""",
+    ),
+    # Sybase's and FreeTDS's `isql -U sa -P PASS`, `tsql -S h -U sa -P PASS`
+    "sybase_password": forms("isql", "tsql", tail=_option("-P")),
+    # `db2 connect to DB user NAME using PASS`
+    "db2_password": forms(
+        "db2 connect to",
+        tail=r"[ \t]+\S+[ \t]+(?i:user)[ \t]+\S+[ \t]+(?i:using)[ \t]+" + ARG_VALUE,
+    ),
+    # SAP HANA's `hdbsql -n host -u SYSTEM -p PASS`
+    "hana_password": forms("hdbsql", tail=DASH_P),
+    # `couchbase-cli bucket-list -c h -u Administrator -p PASS`
+    "couchbase_password": forms("couchbase-cli", tail=DASH_P),
+    # ArangoDB's shells: `arangosh --server.password PASS` (`--server.password=PASS` is an assignment
+    # in every version)
+    "arango_password": forms("--server.password", tail=r"[ \t]+" + ARG_VALUE),
+    # `elasticsearch-users useradd me -p PASS -r superuser`
+    "elastic_user_password": forms("elasticsearch-users", tail=DASH_P),
+    # `influx user create -n me -p PASS`
+    "influx_user_password": forms("influx user", tail=DASH_P),
+    # the registries' other clients: `crane auth login -u me -p PASS ghcr.io`, `oras login`,
+    # `regctl registry login`, `cosign login`, `az acr login -n reg -u me -p PASS`
+    "registry_client_password": forms(
+        "crane auth login",
+        "oras login",
+        "regctl registry login",
+        "cosign login",
+        "acr login",
+        tail=r"\b" + ARGS + r"-p(?:[ \t]+|=)" + ARG_VALUE,
+    ),
+    # `skopeo copy --src-creds me:PASS …`, `--dest-creds`, `podman pull --creds me:PASS …`
+    "registry_creds": forms(
+        "--creds",
+        "--src-creds",
+        "--dest-creds",
+        tail=r"""(?:[ \t]+|=)["']?[^\s:'"]+:""" + r"""(?P<t>[^\s'"]+)""",
+    ),
+    # package publishers: `uv publish -u __token__ -p PASS` (`-t TOKEN`), `hatch publish -a PASS`,
+    # `pdm publish -P PASS`
+    "publish_password": (
+        *forms("uv publish", tail=_option("-[pt]")),
+        *forms("hatch publish", tail=_option("-a")),
+        *forms("pdm publish", tail=_option("-P")),
+    ),
+    # `glab auth login -t TOKEN`, `doctl auth init -t TOKEN`
+    "cli_login_token": forms("glab auth login", "doctl auth init", tail=_option("-t")),
+    # `cloudflared service install TOKEN` (a tunnel's token)
+    "cloudflared_token": forms("cloudflared service install", tail=r"[ \t]+" + ARG_VALUE),
+    # Backblaze B2: `b2 authorize-account KEY_ID KEY`, `b2 account authorize KEY_ID KEY`
+    "b2_application_key": forms(
+        "authorize-account", "b2 account authorize", tail=_NAME_ARG + r"[ \t]+" + ARG_VALUE
+    ),
+    # `rclone config create NAME s3 … secret_access_key KEY`; `rclone obscure PASS`
+    "rclone_secret": forms(
+        "rclone config create",
+        "rclone config update",
+        tail=ARGS
+        + r"(?:secret_access_key|pass|password|client_secret|account_key|key|token)[ \t]+"
+        + ARG_VALUE,
+    ),
+    "rclone_obscured_password": forms("rclone obscure", tail=r"[ \t]+" + ARG_VALUE),
+    # MinIO's `mc admin user add ALIAS USER PASS`
+    "minio_user_password": forms(
+        "mc admin user add", tail=_NAME_ARG + _NAME_ARG + r"[ \t]+" + ARG_VALUE
+    ),
+    # `supabase db push -p PASS`, `supabase link --project-ref r -p PASS`
+    "supabase_password": forms("supabase", tail=DASH_P),
+    # `xcrun altool --upload-app -u me -p PASS` (not `@keychain:NAME` or `@env:NAME`, references)
+    "altool_password": forms("altool", tail=r"\b" + ARGS + r"-p[ \t]+(?!@)" + ARG_VALUE),
+    # macOS: `security unlock-keychain -p PASS`, `security create-keychain -p PASS k`,
+    # `security import cert.p12 -k k -P PASS`
+    "keychain_command_password": (
+        *forms("unlock-keychain", "create-keychain", tail=_option("-p")),
+        *forms("security import", tail=_option("-P")),
+    ),
+    # code signing: `jarsigner -storepass PASS app.jar alias` (`-keypass`), `signtool sign /f c.pfx
+    # /p PASS app.exe`, `certutil -p PASS -importpfx c.pfx`
+    "signing_password": (
+        *forms("jarsigner", tail=_option("-(?:storepass|keypass)")),
+        *forms("signtool", tail=_option("/p")),
+        *forms("certutil", tail=_option("-p")),
+    ),
+    # Windows: `net user NAME PASS /add` (`*` asks for it; the space after `user` keeps `dotnet
+    # user-secrets` out of the trigger)
+    "windows_user_password": forms("net user ", tail=r"[ \t]*(?![-/])\S+[ \t]+(?!/)" + ARG_VALUE),
+    # Windows: `psexec \\host -u admin -p PASS cmd`, `winrs -r:h -u:me
+    # -p:PASS cmd`, `schtasks /create … /ru me /rp PASS`; PuTTY's `pscp -pw PASS`, `plink -pw PASS`
+    "windows_command_password": (
+        *forms("psexec", tail=_option("-p")),
+        *forms("winrs", tail=r"\b" + ARGS + r"-p(?:assword)?:" + ARG_VALUE),
+        *forms("schtasks", tail=_option("/r?p")),
+        *forms("pscp", "plink", tail=_option("-pw")),
+    ),
+    # `unrar x -pPASS archive.rar` (`-p-` asks for none)
+    "unrar_password": forms(
+        "unrar", tail=r"\b(?:[ \t]+[\w\-=.]+){0,6}?[ \t]+-p(?P<t>[^\s'\"\-][^\s'\"]*)"
+    ),
+    # Drupal's `drush user:password NAME PASS` (`upwd`, `user-password`)
+    "drush_password": forms(
+        "drush user:password",
+        "drush user-password",
+        "drush upwd",
+        tail=_NAME_ARG + r"[ \t]+" + ARG_VALUE,
+    ),
+    # fish's `set -x NAME VALUE` (`-gx`, `-Ux`), csh's `setenv NAME VALUE` (`engine.secrets` checks that
+    # the name names a secret)
+    "shell_set_secret": forms(
+        "set -x ",
+        "set -gx ",
+        "set -Ux ",
+        "set -xg ",
+        "setenv ",
+        tail=r"[ \t]*(?P<key>[A-Za-z_]\w*)[ \t]+" + ARG_VALUE,
+    ),
+    # a here-string into what reads a secret from stdin: `gh auth login --with-token <<< TOKEN`,
+    # `docker login -u me --password-stdin <<< PASS`, `chpasswd <<< 'bob:PASS'`
+    "here_string_secret": (
+        (
+            r"(?:--password-stdin|--with-token|chpasswd|passwd[ \t]+--stdin|sudo[ \t]+-S)"
+            r"(?:[ \t]+[^\s<|;&]+){0,4}?[ \t]*",
+            "<<<",
+            r"[ \t]*" + ARG_VALUE,
+        ),
+    ),
+    # `kubeadm join host:6443 --token abcdef.0123456789abcdef` (a bootstrap token joins a node)
+    "kubeadm_token": forms("kubeadm", tail=r"\b" + ARGS + r"--token(?:[ \t]+|=)" + ARG_VALUE),
+    # `echo PAT | az devops login --organization URL` (it reads the token from stdin)
+    "piped_devops_token": ((ECHOED + r"[ \t]*\|[ \t]*(?:az[ \t]+)?", "devops login", ""),),
+    # `printf '%s' PASS | docker login --password-stdin` and the same into every other stdin reader
+    # (`echo PASS |` and `printf PASS |` are version 4's to 7's)
+    "printf_piped_secret": forms(
+        "printf",
+        tail=r"[ \t]+"
+        + _PRINTF_FORMAT
+        + r"[ \t]+"
+        + value(r"""[^\s'"|\-]""")
+        + r"[ \t]*\|[ \t]*"
+        + _STDIN_READERS,
+    ),
+    # `echo 'db.internal:5432:app:me:PASS' >> ~/.pgpass`
+    "pgpass_password": ((_PGPASS_LINE, ".pgpass", ""),),
+}

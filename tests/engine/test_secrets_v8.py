@@ -1,0 +1,108 @@
+"""Sanitizer version 8: passwords given to more database shells, registry clients, publishers, cloud,
+signing, keychain and Windows tools, and values fed to a command through a here-string, `printf '%s'`
+or a `.pgpass` line; their trigger texts keep a corpus without any of them under its older version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.sanitize import SANITIZE_VERSION, VERSION_TRIGGERS, redact
+from engine.secret_formats import (
+    FORMS_BY_VERSION,
+    LATEST_VERSION,
+    VERSION_8_TRIGGERS,
+    kinds_after,
+    triggers,
+)
+from engine.secret_formats_v8 import VERSION_8_FORMS
+from engine.secrets import KINDS
+from tests.engine.planted import Planted
+from tests.engine.planted_v8 import PLANTED_V8
+from tests.engine.test_secrets_v4 import assert_kept_beside, assert_prefixed, assert_reads_under
+
+NETLIFY = "nfp_Pl4ntN3tl1fyQw8Er6Ty4Ui2Op0As9Df7Gh5Jk"  # a version 6 format
+CARGO = "cargo login cio9Qw8Er6Ty4Ui2Op0As"  # a version 7 format
+
+
+def test_every_version_8_kind_is_planted_and_its_prefixes_are_triggers() -> None:
+    assert sorted({p.kind for p in PLANTED_V8}) == sorted(VERSION_8_FORMS)
+    assert len(VERSION_8_FORMS) == 32
+    assert len(VERSION_8_TRIGGERS) == 58
+    assert kinds_after(7) == tuple(VERSION_8_FORMS)
+    assert LATEST_VERSION == int(SANITIZE_VERSION) == 8
+    assert [t for v, t in VERSION_TRIGGERS if v == "8"] == list(VERSION_8_TRIGGERS)
+    for older in range(4, 8):
+        assert set(triggers(older)).isdisjoint(VERSION_8_TRIGGERS), older
+    assert FORMS_BY_VERSION[8] is VERSION_8_FORMS
+    assert_prefixed(VERSION_8_FORMS, VERSION_8_TRIGGERS)
+
+
+@pytest.mark.parametrize("planted", PLANTED_V8, ids=lambda p: p.label)
+def test_a_corpus_holding_a_version_8_credential_reads_under_version_8(planted: Planted) -> None:
+    assert redact(CARGO)[0] == "cargo login [redacted:cargo_token]"  # the older one is version 7's
+    assert_reads_under(planted, VERSION_8_FORMS, CARGO, ("7", "8"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # no command that reads a secret after the pipe or before the here-string
+        "printf '%s\\n' \"$line\" | sort; printf '%s' hello | wc -c; cat <<< hello; grep x <<< y",
+        # a name that names no secret, and bash's `set -x`
+        "set -x\nset -x PATH $HOME/bin $PATH; setenv EDITOR vim",
+        # no password there, a plain word where it would be, `*` (it asks), an option
+        "run net user to list the accounts; net user bob *; net user admin /active:yes",
+        "db2 connect to sample user db2inst1 using the password; echo done | az devops login",
+        "mysqladmin -u root -p status; unrar x -p -y backup.rar; rclone obscure -",
+        "jarsigner -verify app.jar; signtool sign /a /fd SHA256 app.exe; certutil -hashfile x SHA256",
+        "rclone config create remote s3 provider AWS env_auth true; mc admin user add myminio",
+        "uv publish --publish-url https://test.pypi.org/legacy/; kubeadm token create --print-join-command",
+        # a variable, or a reference to where the password is kept
+        'security unlock-keychain -p "$KEYCHAIN_PASSWORD" build.keychain; supabase db push -p $DB_PW',
+        'docker login -u me --password-stdin <<< "$TOKEN"; podman pull --creds $USER:$PASS quay.io/x',
+        "echo $PGHOST:5432:*:$PGUSER:$PGPASSWORD >> ~/.pgpass; cloudflared service install $TUNNEL",
+        "xcrun altool --upload-app -u me -p @keychain:AC_PASSWORD; kubeadm join h:6443 --token $T",
+        # a shell operator or a redirection where the value would be
+        "tsql -S db -U sa -P && echo ok; hdbsql -u SYSTEM -p 2>/dev/null",
+    ],
+)
+def test_text_that_only_looks_like_a_version_8_credential_is_kept(text: str) -> None:
+    assert_kept_beside(text, NETLIFY, "netlify_token")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("tsql -S db -U sa -P Pl4nt8Tsql", "tsql -S db -U sa -P [redacted:sybase_password]"),
+        ("mysqlsh root:Pl4nt8Sh@localhost", "mysqlsh root:[redacted:mysqlsh_password]@localhost"),
+        ("podman pull --creds=me:Pl4nt8Pod quay.io/x", "podman pull --creds=me:[redacted:registry_creds] quay.io/x"),
+        ("skopeo copy --dest-creds 'me:Pl4nt8Dst' a b", "skopeo copy --dest-creds 'me:[redacted:registry_creds]' a b"),
+        ("hatch publish -u __token__ -a Pl4nt8Hatch", "hatch publish -u __token__ -a [redacted:publish_password]"),
+        ("pdm publish -P Pl4nt8Pdm", "pdm publish -P [redacted:publish_password]"),
+        ("doctl auth init -t dop9Pl4nt8", "doctl auth init -t [redacted:cli_login_token]"),
+        ("b2 account authorize 0012ab K001Pl4nt8", "b2 account authorize 0012ab [redacted:b2_application_key]"),
+        ("security import cert.p12 -k k -P Pl4nt8Imp", "security import cert.p12 -k k -P [redacted:keychain_command_password]"),
+        ("signtool sign /f c.pfx /p Pl4nt8Sign app.exe", "signtool sign /f c.pfx /p [redacted:signing_password] app.exe"),
+        ("psexec \\\\h -u admin -p Pl4nt8Ps cmd", "psexec \\\\h -u admin -p [redacted:windows_command_password] cmd"),
+        ("winrs -r:h -u:admin -p:Pl4nt8Wr cmd", "winrs -r:h -u:admin -p:[redacted:windows_command_password] cmd"),
+        ("schtasks /create /tn x /ru me /rp Pl4nt8St /tr c", "schtasks /create /tn x /ru me /rp [redacted:windows_command_password] /tr c"),
+        ("drush upwd admin 'Pl4nt8 Dr'", "drush upwd admin '[redacted:drush_password]'"),
+        ("setenv DB_PASSWORD Pl4nt8Csh", "setenv DB_PASSWORD [redacted:shell_set_secret]"),
+        ("chpasswd <<< 'bob:Pl4nt8Ch'", "chpasswd <<< '[redacted:here_string_secret]'"),
+        ("printf %s Pl4nt8Pf | sudo -S apt update", "printf %s [redacted:printf_piped_secret] | sudo -S apt update"),
+        ("printf '%s' Pl4nt8Wr | npx wrangler secret put KEY", "printf '%s' [redacted:printf_piped_secret] | npx wrangler secret put KEY"),
+        ('echo "*:*:*:app:Pl4nt8Pg" > $HOME/.pgpass', 'echo "*:*:*:app:[redacted:pgpass_password]" > $HOME/.pgpass'),
+        # a value an earlier version's rule finds keeps that rule's kind
+        (f"set -gx NETLIFY_AUTH_TOKEN {NETLIFY}", "set -gx NETLIFY_AUTH_TOKEN [redacted:netlify_token]"),
+    ],
+)  # fmt: skip
+def test_more_forms_of_the_version_8_kinds_are_redacted(text: str, expected: str) -> None:
+    assert redact(text)[0] == expected
+
+
+def test_the_readme_counts_the_kinds_the_sanitizer_names() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert f"removes secrets ({len(KINDS)} kinds:" in readme
+    assert len(KINDS) == 192  # the kinds `[redacted:<kind>]` may name
