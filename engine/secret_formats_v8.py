@@ -1,8 +1,9 @@
 """The credential formats sanitizer version 8 added (`engine.secret_formats` holds every version's and
 their triggers): passwords given to more database and search-engine shells, container registries and
 package publishers, cloud and storage command lines, code-signing and keychain tools, Windows' remote
-tools, and values fed to a command through a here-string, `printf '%s'` or a `.pgpass` line. Standard
-library only."""
+tools; values fed to a command through a here-string, `printf '%s'` or a `.pgpass` line; passwords in
+configuration files and code (wp-config, Gradle, LDAP, keepalived, SQL, Django); session cookies and
+OpenVPN static keys. Standard library only."""
 
 from __future__ import annotations
 
@@ -33,6 +34,20 @@ _PGPASS_LINE = (
     r"""(?:echo|printf)[ \t]+(?:-[a-zA-Z]+[ \t]+)?(?P<quote>["']?)"""
     r"""(?:[^\s:'"]+:){4}(?P<t>[^\s'"]+)(?P=quote)[ \t]*>>?[ \t]*[^\s|;&]*?"""
 )
+
+# A quoted literal (the quotes kept out), and a quoted argument of a call.
+_QUOTED = r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)")"""
+_QUOTED_ARG = r"""(?:'[^'\n]*'|"[^"\n]*")"""
+# A directive at a line's start (a configuration file), and its value after a space, `=` or `:`.
+_DIRECTIVE_AT = r"(?<![^\n])[ \t]*"
+_DIRECTIVE_VALUE = r"(?:[ \t]*[=:][ \t]*|[ \t]+)" + ARG_VALUE
+# A cookie whose name says it holds a session or a token, and whose value is as long as a session id
+# (`sid=1` is a counter), after any others in the same header.
+_SESSION_COOKIE = (
+    r"""(?:[^\s=;'"]+=[^;\s'"]*;[ \t]*){0,30}?"""
+    r"""[^\s=;'"]*(?i:sess|sid|token|auth|jwt|remember|login)[^\s=;'"]*=(?P<t>[^;\s'"]{8,})"""
+)
+_OPENVPN_END = "-----END OpenVPN Static key V1-----"
 
 VERSION_8_FORMS: dict[str, tuple[Form, ...]] = {
     # `mysqladmin -u root -p password NEWPASS` (the new password, by its place after `password`)
@@ -181,4 +196,55 @@ VERSION_8_FORMS: dict[str, tuple[Form, ...]] = {
     ),
     # `echo 'db.internal:5432:app:me:PASS' >> ~/.pgpass`
     "pgpass_password": ((_PGPASS_LINE, ".pgpass", ""),),
+    # PHP's `define('DB_PASSWORD', 'PASS');` (wp-config.php; the name must name a secret)
+    "php_define_secret": forms(
+        "define('", "define( '", tail=r"(?P<key>[A-Za-z_]\w*)'[ \t]*,[ \t]*" + _QUOTED
+    ),
+    # Gradle's signing config: `storePassword 'PASS'`, `keyPassword "PASS"`
+    "gradle_signing_password": forms("storePassword", "keyPassword", tail=r"[ \t]+" + _QUOTED),
+    # a directory or VRRP password in a configuration file: nslcd's and pam_ldap's `bindpw PASS`,
+    # slapd.conf's `rootpw PASS`, LDIF's `olcRootPW: PASS`, sssd's `ldap_default_authtok = PASS`,
+    # keepalived's `auth_pass PASS` (a `{SSHA}` hash is kept)
+    "config_password": forms(
+        "bindpw",
+        "bind_pw",
+        "rootpw",
+        "olcRootPW",
+        "ldap_default_authtok",
+        "auth_pass",
+        head=_DIRECTIVE_AT,
+        tail=r":?" + _DIRECTIVE_VALUE,
+    ),
+    # MySQL's `SET PASSWORD FOR 'app'@'%' = 'PASS';` (`= PASSWORD('…')` is version 6's)
+    "sql_set_password": forms(
+        "SET PASSWORD FOR",
+        "set password for",
+        tail=r"""[ \t]+\S+[ \t]*=[ \t]*'(?P<t>[^'"\n]+)'""",
+    ),
+    # Django: `user.set_password('PASS')`, `create_superuser('admin', 'a@example.com', 'PASS')`
+    "django_password": (
+        *forms("set_password(", tail=r"[ \t]*" + _QUOTED + r"[ \t]*\)"),
+        *forms(
+            "create_superuser(",
+            tail=r"[ \t]*(?:username=)?"
+            + _QUOTED_ARG
+            + r"[ \t]*,[ \t]*(?:email=)?"
+            + _QUOTED_ARG
+            + r"[ \t]*,[ \t]*"
+            + _QUOTED,
+        ),
+    ),
+    # a session cookie in a header or given to curl: `Cookie: theme=dark; sessionid=VALUE`,
+    # `Set-Cookie: auth_token=VALUE; Path=/`, `curl --cookie 'sid=VALUE'`
+    "session_cookie": (
+        *forms(
+            "Cookie:", "cookie:", "Set-Cookie:", "set-cookie:", tail=r"[ \t]*" + _SESSION_COOKIE
+        ),
+        *forms("--cookie", tail=r"""(?:[ \t]+|=)["']?""" + _SESSION_COOKIE),
+    ),
+    # OpenVPN's `tls-auth` key: the lines between its BEGIN and END (unclosed: to the end)
+    "openvpn_static_key": forms(
+        "-----BEGIN OpenVPN Static key V1-----",
+        tail=rf"[ \t]*\n(?P<t>[\s\S]+?)(?:\n?{_OPENVPN_END}|\Z)",
+    ),
 }

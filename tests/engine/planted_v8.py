@@ -204,4 +204,46 @@ PLANTED_V8: tuple[Planted, ...] = (
         "echo 'db.internal:5432:orders:app:Pl4nt8PgpassPw' >> ~/.pgpass && chmod 600 ~/.pgpass",
         "Pl4nt8PgpassPw",
     ),
+    _planted(
+        "wp-config",
+        "php_define_secret",
+        "define( 'DB_PASSWORD', 'Pl4nt8WpDbPw' );",
+        "Pl4nt8WpDbPw",
+    ),
+    _planted(
+        "gradle-signing",
+        "gradle_signing_password",
+        "        storePassword 'Pl4nt8GradleStorePw'",
+        "Pl4nt8GradleStorePw",
+    ),
+    _planted(
+        "slapd-rootpw",
+        "config_password",
+        'suffix "dc=acme,dc=io"\nrootpw Pl4nt8SlapdRootPw\ndirectory /var/lib/ldap',
+        "Pl4nt8SlapdRootPw",
+    ),
+    _planted(
+        "mysql-set-password",
+        "sql_set_password",
+        "SET PASSWORD FOR 'app'@'%' = 'Pl4nt8SetPw';",
+        "Pl4nt8SetPw",
+    ),
+    _planted(
+        "django-superuser",
+        "django_password",
+        "User.objects.create_superuser('admin', 'admin@acme.io', 'Pl4nt8DjangoPw')",
+        "Pl4nt8DjangoPw",
+    ),
+    _planted(
+        "session-cookie",
+        "session_cookie",
+        "curl -H 'Cookie: theme=dark; sessionid=Pl4nt8SessionCookie9x' https://app.acme.io/api/me",
+        "Pl4nt8SessionCookie",
+    ),
+    _planted(
+        "openvpn-static-key",
+        "openvpn_static_key",
+        "<tls-auth>\n-----BEGIN OpenVPN Static key V1-----\nPl4nt8OvpnStaticKey0a1b2c3d4e5f6a7b\n8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f\n-----END OpenVPN Static key V1-----\n</tls-auth>",
+        "Pl4nt8OvpnStaticKey",
+    ),
 )

@@ -43,14 +43,16 @@ def assert_reads_under(
 ) -> None:
     """A corpus holding `planted` reads under the newer of `versions`, one holding only `older` (a
     credential of the version before) under the older, one holding neither under the base; the rule
-    finds the credential once, and the line it is on holds a prefix of its form."""
+    finds the credential once, and the line it is on (or the header line above it) holds a prefix of
+    its form."""
     text = planted.text
     assert version("nothing to see", text) == versions[1]
     assert version("nothing to see", older) == versions[0]  # control: the older format only
     assert version("nothing to see") == "2"  # control: no trigger, the base version
     found = [f for f in find_secrets(text) if f.kind == planted.kind]
     assert len(found) == 1
-    line_start = text.rfind("\n", 0, found[0].start) + 1
+    # the line it starts on, or the line above for a block whose body follows its header line
+    line_start = text.rfind("\n", 0, max(text.rfind("\n", 0, found[0].start), 0)) + 1
     line_end = text.find("\n", found[0].end) % (len(text) + 1)
     prefixes = [prefix for _, prefix, _ in forms_of[planted.kind]]
     assert any(prefix in text[line_start:line_end] for prefix in prefixes)

@@ -1,6 +1,8 @@
 """Sanitizer version 8: passwords given to more database shells, registry clients, publishers, cloud,
-signing, keychain and Windows tools, and values fed to a command through a here-string, `printf '%s'`
-or a `.pgpass` line; their trigger texts keep a corpus without any of them under its older version."""
+signing, keychain and Windows tools, values fed to a command through a here-string, `printf '%s'` or a
+`.pgpass` line, passwords in configuration files and code (wp-config, Gradle, LDAP, keepalived, SQL,
+Django), session cookies and OpenVPN static keys; their trigger texts keep a corpus without any of
+them under its older version."""
 
 from __future__ import annotations
 
@@ -28,8 +30,8 @@ CARGO = "cargo login cio9Qw8Er6Ty4Ui2Op0As"  # a version 7 format
 
 def test_every_version_8_kind_is_planted_and_its_prefixes_are_triggers() -> None:
     assert sorted({p.kind for p in PLANTED_V8}) == sorted(VERSION_8_FORMS)
-    assert len(VERSION_8_FORMS) == 32
-    assert len(VERSION_8_TRIGGERS) == 58
+    assert len(VERSION_8_FORMS) == 39
+    assert len(VERSION_8_TRIGGERS) == 78
     assert kinds_after(7) == tuple(VERSION_8_FORMS)
     assert LATEST_VERSION == int(SANITIZE_VERSION) == 8
     assert [t for v, t in VERSION_TRIGGERS if v == "8"] == list(VERSION_8_TRIGGERS)
@@ -66,6 +68,12 @@ def test_a_corpus_holding_a_version_8_credential_reads_under_version_8(planted: 
         "xcrun altool --upload-app -u me -p @keychain:AC_PASSWORD; kubeadm join h:6443 --token $T",
         # a shell operator or a redirection where the value would be
         "tsql -S db -U sa -P && echo ok; hdbsql -u SYSTEM -p 2>/dev/null",
+        # settings that read the password from elsewhere, a hash, a name that names no secret
+        "storePassword System.getenv('STORE_PW'); keyPassword \"${keyPw}\"; user.set_password(pw)",
+        "rootpw {SSHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=\nthe bindpw option; define( 'WP_DEBUG', 'true' );",
+        # cookies that hold no session, or a value too short to be a session id
+        "Cookie: theme=dark; lang=en\nSet-Cookie: sid=1; Path=/\nthe Set-Cookie: header sets it",
+        "SET PASSWORD FOR app = PASSWORD($1); -----BEGIN OpenVPN Static key V1----- is its header",
     ],
 )
 def test_text_that_only_looks_like_a_version_8_credential_is_kept(text: str) -> None:
@@ -94,6 +102,20 @@ def test_text_that_only_looks_like_a_version_8_credential_is_kept(text: str) -> 
         ("printf %s Pl4nt8Pf | sudo -S apt update", "printf %s [redacted:printf_piped_secret] | sudo -S apt update"),
         ("printf '%s' Pl4nt8Wr | npx wrangler secret put KEY", "printf '%s' [redacted:printf_piped_secret] | npx wrangler secret put KEY"),
         ('echo "*:*:*:app:Pl4nt8Pg" > $HOME/.pgpass', 'echo "*:*:*:app:[redacted:pgpass_password]" > $HOME/.pgpass'),
+        ("bindpw\tPl4nt8Bind", "bindpw\t[redacted:config_password]"),
+        ("  olcRootPW: Pl4nt8Olc", "  olcRootPW: [redacted:config_password]"),
+        ("    auth_pass 8Pl4nt", "    auth_pass [redacted:config_password]"),
+        ("keyPassword \"Pl4nt8Key\"", "keyPassword \"[redacted:gradle_signing_password]\""),
+        ("u.set_password('Pl4nt8Dj')", "u.set_password('[redacted:django_password]')"),
+        ("set password for 'a'@'%' = 'Pl4nt8Sp';", "set password for 'a'@'%' = '[redacted:sql_set_password]';"),
+        ("define('AUTH_KEY', 'Pl4nt8 Salt!')", "define('AUTH_KEY', '[redacted:php_define_secret]')"),
+        ("Cookie: sid=1; sessionid=Pl4nt8Sess; a=b", "Cookie: sid=1; sessionid=[redacted:session_cookie]; a=b"),
+        ("Set-Cookie: auth_token=Pl4nt8Auth; Path=/", "Set-Cookie: auth_token=[redacted:session_cookie]; Path=/"),
+        ("curl --cookie \"session=Pl4nt8Curl\" h", "curl --cookie \"session=[redacted:session_cookie]\" h"),
+        (
+            "-----BEGIN OpenVPN Static key V1-----\n0a1b2c3d\n4e5f6a7b",
+            "-----BEGIN OpenVPN Static key V1-----\n[redacted:openvpn_static_key]",
+        ),
         # a value an earlier version's rule finds keeps that rule's kind
         (f"set -gx NETLIFY_AUTH_TOKEN {NETLIFY}", "set -gx NETLIFY_AUTH_TOKEN [redacted:netlify_token]"),
     ],
@@ -105,4 +127,4 @@ def test_more_forms_of_the_version_8_kinds_are_redacted(text: str, expected: str
 def test_the_readme_counts_the_kinds_the_sanitizer_names() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert f"removes secrets ({len(KINDS)} kinds:" in readme
-    assert len(KINDS) == 192  # the kinds `[redacted:<kind>]` may name
+    assert len(KINDS) == 199  # the kinds `[redacted:<kind>]` may name
