@@ -419,10 +419,18 @@ EXAMPLES: dict[int, str] = {
 }
 
 
+# The texts without which a version's change to a rule that is no form changes nothing. Version 8:
+# `mysql`'s password (`engine.secrets._PASSWORD_COMMAND`) is read up to a shell operator, no longer to
+# the line's end (`mysql db < x.sql && patch -p1`: `-p1` is patch's).
+RULE_TRIGGERS: dict[int, tuple[str, ...]] = {8: ("mysql", "mariadb")}
+
+
 def triggers(version: int) -> tuple[str, ...]:
-    """The texts without which no rule of `version` can match: its forms' prefixes."""
+    """The texts without which no rule of `version` can match, or match otherwise than before: its
+    forms' prefixes, and its `RULE_TRIGGERS`."""
     forms = FORMS_BY_VERSION[version].values()
-    return tuple(dict.fromkeys(prefix for group in forms for _, prefix, _ in group))
+    prefixes = (prefix for group in forms for _, prefix, _ in group)
+    return tuple(dict.fromkeys((*prefixes, *RULE_TRIGGERS.get(version, ()))))
 
 
 def kinds_after(version: int) -> tuple[str, ...]:

@@ -472,21 +472,44 @@ def _group_spans(
     check: Callable[[str], bool],
     head: re.Pattern[str] | None = None,
     stops: str | re.Pattern[str] = "",
+    keep: Callable[[re.Match[str], str], bool] = lambda match, value: True,
 ) -> _Spans:
-    """The span of the one named group that matched, when `check` accepts its text (`head` and
-    `stops`: as for `_matches`)."""
+    """The span of the one named group that matched, when `check` accepts its text and `keep` the
+    match with it (`head` and `stops`: as for `_matches`)."""
 
     def spans(view: str) -> Iterator[tuple[int, int]]:
         for match in _matches(pattern, view, head, stops):
             name = next(n for n, v in match.groupdict().items() if v is not None)
             value = match.group(name)
-            if check(value):
+            if check(value) and keep(match, value):
                 start, end = match.span(name)
                 if value[:1] in "\"'":
                     start, end = start + 1, end - 1  # `-p"pa ss"`: keep the quotes
                 yield start, end
 
     return spans
+
+
+def _own_option(match: re.Match[str], value: str) -> bool:
+    """A `-pVALUE` after a shell operator is another command's option (`mysql db < x.sql && patch -p1`,
+    `; cp -pr`, `| tar -pxf`) unless it is as long as a password (6 characters or more: a `;` inside
+    `-e "use db; select 1" -pS3cret` is SQL's): within the last `mysql` command before it any value
+    counts (`mysql -h db | tee x; mysql -pS3c2`)."""
+    if match.group("t") is None:
+        return True  # sshpass
+    before = match.string[match.start() : match.start("t")]
+    return len(value) >= 6 or not _last_command_has_operator(before)
+
+
+def _last_command_has_operator(text: str) -> bool:
+    """Whether a shell operator follows the last `mysql` (or `mariadb`) word of `text`, or `text`'s start
+    when it holds none."""
+    heads = list(_MYSQL_WORD.finditer(text))
+    return _SHELL_OPERATOR.search(text, heads[-1].end() if heads else 0) is not None
+
+
+_MYSQL_WORD = re.compile(r"\b(?:mysql\w*|mariadb\w*)\b")
+_SHELL_OPERATOR = re.compile(r"[|;&]")
 
 
 def _url_password(value: str) -> bool:
@@ -518,7 +541,7 @@ _DETECTORS: tuple[tuple[str, _Spans], ...] = (
     ("user_password", _group_spans(_CURL_USER, literal)),
     (
         "command_password",
-        _group_spans(_PASSWORD_COMMAND, literal, _PASSWORD_COMMAND_HEAD, "\n"),
+        _group_spans(_PASSWORD_COMMAND, literal, _PASSWORD_COMMAND_HEAD, "\n", _own_option),
     ),
     ("netrc_password", _group_spans(_NETRC, literal)),
     ("env_secret", assignments),

@@ -55,7 +55,7 @@ PLANTED_V6: tuple[Planted, ...] = (
     Planted(
         label="sql-identified-by",
         kind="sql_password",
-        text="mysql> create user 'app'@'%' identified by 'Pl4ntMySqlUs3rPw';",
+        text="MariaDB [shop]> create user 'app'@'%' identified by 'Pl4ntMySqlUs3rPw';",
         cores=("Pl4ntMySqlUs3rPw",),
     ),
     Planted(

@@ -14,6 +14,7 @@ from engine.sanitize import SANITIZE_VERSION, VERSION_TRIGGERS, redact
 from engine.secret_formats import (
     FORMS_BY_VERSION,
     LATEST_VERSION,
+    RULE_TRIGGERS,
     VERSION_8_TRIGGERS,
     kinds_after,
     triggers,
@@ -22,7 +23,12 @@ from engine.secret_formats_v8 import VERSION_8_FORMS
 from engine.secrets import KINDS
 from tests.engine.planted import Planted
 from tests.engine.planted_v8 import PLANTED_V8
-from tests.engine.test_secrets_v4 import assert_kept_beside, assert_prefixed, assert_reads_under
+from tests.engine.test_secrets_v4 import (
+    assert_kept_beside,
+    assert_prefixed,
+    assert_reads_under,
+    version,
+)
 
 NETLIFY = "nfp_Pl4ntN3tl1fyQw8Er6Ty4Ui2Op0As9Df7Gh5Jk"  # a version 6 format
 CARGO = "cargo login cio9Qw8Er6Ty4Ui2Op0As"  # a version 7 format
@@ -31,7 +37,8 @@ CARGO = "cargo login cio9Qw8Er6Ty4Ui2Op0As"  # a version 7 format
 def test_every_version_8_kind_is_planted_and_its_prefixes_are_triggers() -> None:
     assert sorted({p.kind for p in PLANTED_V8}) == sorted(VERSION_8_FORMS)
     assert len(VERSION_8_FORMS) == 39
-    assert len(VERSION_8_TRIGGERS) == 78
+    assert len(VERSION_8_TRIGGERS) == 80  # the forms' 78 prefixes and RULE_TRIGGERS' two
+    assert VERSION_8_TRIGGERS[-2:] == RULE_TRIGGERS[8] == ("mysql", "mariadb")
     assert kinds_after(7) == tuple(VERSION_8_FORMS)
     assert LATEST_VERSION == int(SANITIZE_VERSION) == 8
     assert [t for v, t in VERSION_TRIGGERS if v == "8"] == list(VERSION_8_TRIGGERS)
@@ -121,6 +128,40 @@ def test_text_that_only_looks_like_a_version_8_credential_is_kept(text: str) -> 
     ],
 )  # fmt: skip
 def test_more_forms_of_the_version_8_kinds_are_redacted(text: str, expected: str) -> None:
+    assert redact(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # another command's option after a shell operator: `patch -p1`, `cp -pr`, `tar -pxvf`
+        "mysql -u root shop < schema.sql && patch -p1 < fix.diff",
+        'mysql -u root -e "show tables"; cp -pr backup/ /srv/',
+        "mysqldump shop | gzip > shop.gz; tar -pxvf old.tar",
+    ],
+)
+def test_a_short_option_after_a_shell_operator_is_no_mysql_password(text: str) -> None:
+    assert version(text) == "8"  # `mysql` is version 8's trigger for this change
+    assert_kept_beside(text, NETLIFY, "netlify_token")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # within mysql's own command any value counts; after an operator, one as long as a password
+        ("mysql -uroot -pab shop", "mysql -uroot -p[redacted:command_password] shop"),
+        (
+            "mysql -h db | tee x.log; mysql -u app -pS3c2 shop",
+            "mysql -h db | tee x.log; mysql -u app -p[redacted:command_password] shop",
+        ),
+        (
+            'mysql -u root -e "use shop; select 1" -pPl4nt8Sql',
+            'mysql -u root -e "use shop; select 1" -p[redacted:command_password]',
+        ),
+        ("mariadb -u r; ls; mariadb-dump -pab x", "mariadb -u r; ls; mariadb-dump -p[redacted:command_password] x"),
+    ],
+)  # fmt: skip
+def test_a_mysql_password_is_still_found(text: str, expected: str) -> None:
     assert redact(text)[0] == expected
 
 
