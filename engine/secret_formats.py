@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from engine.secret_form_parts import ALNUM, ARGS, ECHOED, VALUE, Form, forms, value
 from engine.secret_formats_v7 import VERSION_7_FORMS
-from engine.secret_formats_v8 import VERSION_8_FORMS
+from engine.secret_formats_v8 import VERSION_8_COMMANDS, VERSION_8_FORMS
 
 # The newest sanitizer version with formats here.
 LATEST_VERSION = 8
@@ -338,7 +338,7 @@ COMMAND_PASSWORDS = (
     "wifi_password",
     "keyed_setting",
     *VERSION_7_FORMS,
-    *VERSION_8_FORMS,
+    *VERSION_8_COMMANDS,
 )
 
 # The forms whose tail is a lazy run up to the option (`_LOGIN_PASSWORD`, `ARGS`), and the characters

@@ -49,7 +49,9 @@ _SESSION_COOKIE = (
 )
 _OPENVPN_END = "-----END OpenVPN Static key V1-----"
 
-VERSION_8_FORMS: dict[str, tuple[Form, ...]] = {
+# A password or token given to a command or set in a file (`COMMAND_PASSWORDS`: a match is exactly its
+# group, and a variable or a placeholder there is kept).
+VERSION_8_COMMANDS: dict[str, tuple[Form, ...]] = {
     # `mysqladmin -u root -p password NEWPASS` (the new password, by its place after `password`)
     "mysqladmin_password": forms("mysqladmin", tail=_option("password")),
     # `mysqlsh root:PASS@localhost`, `mysqlsh --uri root:PASS@db:3306`
@@ -248,3 +250,33 @@ VERSION_8_FORMS: dict[str, tuple[Form, ...]] = {
         tail=rf"[ \t]*\n(?P<t>[\s\S]+?)(?:\n?{_OPENVPN_END}|\Z)",
     ),
 }
+
+# Tokens of providers with a literal prefix, as version 4's to 6's (a match widens over the token's
+# characters; each needs letters and digits).
+VERSION_8_TOKENS: dict[str, tuple[Form, ...]] = {
+    # Slack's refresh and configuration tokens: `xoxe-1-…`
+    "slack_refresh_token": forms("xoxe-", tail=r"\d-[A-Za-z0-9\-]{40,}"),
+    # Tavily `tvly-[dev-|prod-]` and 32 characters
+    "tavily_key": forms("tvly-", tail=r"(?:dev-|prod-)?[A-Za-z0-9]{32}(?![A-Za-z0-9])"),
+    "jina_key": forms("jina_", tail=r"[A-Za-z0-9_\-]{40,}"),
+    "nvidia_key": forms("nvapi-", tail=r"[A-Za-z0-9_\-]{60,}"),
+    "cerebras_key": forms("csk-", tail=r"[A-Za-z0-9]{40,}"),
+    "vercel_blob_token": forms("vercel_blob_rw_", tail=r"[A-Za-z0-9]{16}_[A-Za-z0-9]{30}"),
+    "mongodb_atlas_secret": forms("mdb_sa_sk_", tail=r"[A-Za-z0-9_\-]{30,}"),
+    "e2b_key": forms("e2b_", tail=r"[a-f0-9]{40}(?![a-f0-9])"),
+    "browserbase_key": forms("bb_live_", tail=r"[A-Za-z0-9_\-]{20,}"),
+    "pinecone_key": forms("pcsk_", tail=r"[A-Za-z0-9]{4,8}_[A-Za-z0-9]{40,}"),
+    "neon_key": forms("napi_", tail=r"[A-Za-z0-9]{60,}"),
+    "circleci_token": forms("CCIPAT_", tail=r"[A-Za-z0-9]{20,24}_[a-f0-9]{40}"),
+    # JFrog: a reference token (`reftkn:01:` in base64) and an API key
+    "jfrog_token": (
+        *forms("cmVmdGtuOjAxOj", tail=r"[A-Za-z0-9+/]{40,}={0,2}"),
+        *forms("AKCp", tail=r"[A-Za-z0-9]{60,}"),
+    ),
+    # SonarQube's user, project and global analysis tokens
+    "sonarqube_token": forms("squ_", "sqp_", "sqa_", tail=r"[a-f0-9]{40}(?![a-f0-9])"),
+    # GitLab's feature-flag client token (its other prefixes are detect-secrets')
+    "gitlab_feature_flag_token": forms("glffct-", tail=r"[A-Za-z0-9_\-]{20}(?![A-Za-z0-9_\-])"),
+}
+
+VERSION_8_FORMS: dict[str, tuple[Form, ...]] = {**VERSION_8_COMMANDS, **VERSION_8_TOKENS}

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 
 from engine.secret_formats import COMMAND_PASSWORDS, KIND_VERSION
+from engine.secret_formats_v8 import VERSION_8_TOKENS
 
 
 def has_digit(token: str) -> bool:
@@ -118,4 +119,6 @@ FORM_VALID: dict[str, Callable[[str], bool]] = {
         not_a_word,
     ),
     **{kind: spelled(not_a_word) for kind in (*_NOT_A_WORD_7, *_NOT_A_WORD_8)},
+    # version 8's provider tokens
+    **dict.fromkeys(VERSION_8_TOKENS, has_letter_and_digit),
 }

@@ -364,6 +364,7 @@ _FORM_CHARS = {
     "mapbox_token": _TOKEN_CHARS + ".",
     "typeform_token": _TOKEN_CHARS + ".=",
     "frameio_token": _TOKEN_CHARS + "=",
+    "jfrog_token": _BASE64_CHARS,
     **dict.fromkeys(COMMAND_PASSWORDS, ""),
 }
 _FORM_TOKENS = {kind: _prefixed(kind) for kind in FORMS}
