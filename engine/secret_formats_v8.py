@@ -3,7 +3,8 @@ their triggers): passwords given to more database and search-engine shells, cont
 package publishers, cloud and storage command lines, code-signing and keychain tools, Windows' remote
 tools; values fed to a command through a here-string, `printf '%s'` or a `.pgpass` line; passwords in
 configuration files and code (wp-config, Gradle, LDAP, keepalived, SQL, Django); session cookies and
-OpenVPN static keys. Standard library only."""
+OpenVPN static keys (`VERSION_8_COMMANDS`); and 15 more providers' tokens by their literal prefix
+(`VERSION_8_TOKENS`). Standard library only."""
 
 from __future__ import annotations
 
