@@ -11,3 +11,8 @@ class Planted:
     kind: str  # the `[redacted:<kind>]` it must become
     text: str  # the credential in its usual surroundings
     cores: tuple[str, ...]  # parts of the credential that must not survive anywhere
+
+
+def planted(label: str, kind: str, text: str, core: str) -> Planted:
+    """A credential with one core (the later versions' planted corpora)."""
+    return Planted(label=label, kind=kind, text=text, cores=(core,))
