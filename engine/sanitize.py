@@ -69,8 +69,9 @@ SANITIZE_VERSION = "8"
 # (`VERSION_7_TRIGGERS`: `cqlsh`, `twine upload`, `cargo login`, `http-basic.`, `http -a `, `ipmitool`, …).
 # Version 8: more database shells, registry clients, publishers, cloud, signing, keychain and Windows
 # tools, values fed through a here-string, `printf '%s'` or a `.pgpass` line, passwords in
-# configuration files and code, session cookies, 15 more providers' tokens (`VERSION_8_TRIGGERS`: `mysqladmin`, `isql`, `crane
-# auth login`, `jarsigner`, `net user `, `<<<`, `printf`, `.pgpass`, `rootpw`, `Cookie:`, …).
+# configuration files and code, session cookies, 15 more providers' tokens, and `mysql`'s rule narrowed
+# (`VERSION_8_TRIGGERS`: `mysqladmin`, `isql`, `crane auth login`, `jarsigner`, `net user `, `<<<`,
+# `printf`, `.pgpass`, `rootpw`, `Cookie:`, `tvly-`, `mysql`, …).
 BASE_SANITIZE_VERSION = "2"
 VERSION_TRIGGERS: tuple[tuple[str, str], ...] = (
     ("3", READ_NOTICE_LEAD),

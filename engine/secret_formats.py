@@ -3,9 +3,10 @@
 A form is (head, prefix, tail): a regex, a literal, a regex. Every match of a form holds its prefix, so
 the prefixes are the version's trigger texts (`engine.sanitize.VERSION_TRIGGERS`): a corpus that holds
 none of version 8's reads under version 8 exactly as under version 7, one that holds none of version
-7's or 8's as under version 6, and so on. Version 7's and 8's formats are in `engine.secret_formats_v7`
-and `engine.secret_formats_v8`, the pieces every form is built from in `engine.secret_form_parts`. Standard library only, so that the
-sanitizer names the triggers without importing detect-secrets; `engine.secrets` builds the rules.
+7's or 8's as under version 6, and so on. Version 7's and 8's formats are in
+`engine.secret_formats_v7` and `engine.secret_formats_v8`, the pieces every form is built from in
+`engine.secret_form_parts`. Standard library only, so that the sanitizer names the triggers without
+importing detect-secrets; `engine.secrets` builds the rules.
 """
 
 from __future__ import annotations
@@ -415,13 +416,17 @@ EXAMPLES: dict[int, str] = {
     5: "RubyGems, Dynatrace, Square, Okta, `aws configure set`, `os.environ[…] = …`, `<password>`",
     6: "SQL's `PASSWORD '…'`, `mongosh -p`, `sqlcmd -P`, `zip -P`, `requirepass`, Netlify, Render",
     7: "`cqlsh -p`, `twine upload -p`, `cargo login`, `poetry config http-basic`, `http -a`, `ipmitool -P`",
-    8: "`mysqladmin password`, `isql -P`, `crane auth login -p`, `jarsigner -storepass`, `net user`, `printf '%s' … |`",
+    8: (
+        "`mysqladmin password`, `isql -P`, `crane auth login -p`, `jarsigner -storepass`, `net user`, "
+        "`printf '%s' … |`"
+    ),
 }
 
 
 # The texts without which a version's change to a rule that is no form changes nothing. Version 8:
-# `mysql`'s password (`engine.secrets._PASSWORD_COMMAND`) is read up to a shell operator, no longer to
-# the line's end (`mysql db < x.sql && patch -p1`: `-p1` is patch's).
+# `mysql`'s password (`engine.secrets._PASSWORD_COMMAND`) found after a shell operator that follows the
+# last `mysql` word counts only when it has 6 characters or more (`mysql db < x.sql && patch -p1`: `-p1`
+# is patch's).
 RULE_TRIGGERS: dict[int, tuple[str, ...]] = {8: ("mysql", "mariadb")}
 
 
