@@ -245,6 +245,11 @@ VERSION_8_COMMANDS: dict[str, tuple[Form, ...]] = {
         ),
         *forms("--cookie", tail=r"""(?:[ \t]+|=)["']?""" + _SESSION_COOKIE),
     ),
+    # curl's `-u :TOKEN`, `--user :TOKEN` (no user name: the password or token alone; `-u :` alone
+    # negotiates)
+    "curl_token_password": forms(
+        "-u :", "--user :", "--user=:", "-u ':", "--user ':", tail=r"(?P<t>[^\s'\"]+)"
+    ),
     # OpenVPN's `tls-auth` key: the lines between its BEGIN and END (unclosed: to the end)
     "openvpn_static_key": forms(
         "-----BEGIN OpenVPN Static key V1-----",

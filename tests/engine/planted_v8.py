@@ -241,6 +241,12 @@ PLANTED_V8: tuple[Planted, ...] = (
         "<tls-auth>\n-----BEGIN OpenVPN Static key V1-----\nPl4nt8OvpnStaticKey0a1b2c3d4e5f6a7b\n8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f\n-----END OpenVPN Static key V1-----\n</tls-auth>",
         "Pl4nt8OvpnStaticKey",
     ),
+    planted(
+        "curl-empty-user",
+        "curl_token_password",
+        "curl -sS -u :Pl4nt8CurlTokenPw https://api.acme.io/v1/health",
+        "Pl4nt8CurlTokenPw",
+    ),
     # provider tokens
     planted(
         "slack-refresh",

@@ -36,8 +36,8 @@ CARGO = "cargo login cio9Qw8Er6Ty4Ui2Op0As"  # a version 7 format
 
 def test_every_version_8_kind_is_planted_and_its_prefixes_are_triggers() -> None:
     assert sorted({p.kind for p in PLANTED_V8}) == sorted(VERSION_8_FORMS)
-    assert len(VERSION_8_FORMS) == 54
-    assert len(VERSION_8_TRIGGERS) == 98  # the forms' 96 prefixes and RULE_TRIGGERS' two
+    assert len(VERSION_8_FORMS) == 55
+    assert len(VERSION_8_TRIGGERS) == 103  # the forms' 101 prefixes and RULE_TRIGGERS' two
     assert VERSION_8_TRIGGERS[-2:] == RULE_TRIGGERS[8] == ("mysql", "mariadb")
     assert kinds_after(7) == tuple(VERSION_8_FORMS)
     assert LATEST_VERSION == int(SANITIZE_VERSION) == 8
@@ -85,6 +85,8 @@ def test_a_corpus_holding_a_version_8_credential_reads_under_version_8(planted: 
         "e2b_sandbox_timeout; squ_ is SonarQube's user-token prefix; xoxe-1-short; tvly-dev-key",
         "napi_version = 8; jina_reader; pcsk_abcd_short; csk-cache-dir; AKCp is JFrog's key prefix",
         "CCIPAT_x_y; vercel_blob_rw_ prefix; glffct-short; e2b_0123456789abcdef (16 hex digits)",
+        # curl with no user and no password (it negotiates), or a variable
+        "curl --negotiate -u : https://intranet; curl -u :$API_TOKEN https://api",
     ],
 )
 def test_text_that_only_looks_like_a_version_8_credential_is_kept(text: str) -> None:
@@ -172,4 +174,4 @@ def test_a_mysql_password_is_still_found(text: str, expected: str) -> None:
 def test_the_readme_counts_the_kinds_the_sanitizer_names() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert f"removes secrets ({len(KINDS)} kinds:" in readme
-    assert len(KINDS) == 214  # the kinds `[redacted:<kind>]` may name
+    assert len(KINDS) == 215  # the kinds `[redacted:<kind>]` may name
