@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from engine.function_words import FUNCTION_WORDS
 from engine.secret_formats import COMMAND_PASSWORDS, KIND_VERSION
 from engine.secret_formats_v8 import VERSION_8_TOKENS
 
@@ -37,6 +38,13 @@ def not_a_word(value: str) -> bool:
     bare = value.strip(_AROUND)
     plain = bare.isalpha() and (bare.islower() or bare.istitle())
     return written_out(bare) and not plain and bare != "*"
+
+
+def not_prose(value: str) -> bool:
+    """Written out, and no function word of English (`for`, `the`, `to`: the words around an option
+    a sentence names)."""
+    bare = value.strip(_AROUND)
+    return written_out(bare) and bare.lower() not in _PROSE_WORDS
 
 
 _AROUND = "\"'`.,;:()…"  # quotes and punctuation around a documented password's place
@@ -81,6 +89,31 @@ _NOT_A_WORD_8 = (
     "piped_devops_token",
 )
 
+# The function words (`engine.function_words`, three letters or more) and the two-letter ones.
+_PROSE_WORDS = FUNCTION_WORDS | frozenset(
+    [
+        "a",
+        "an",
+        "as",
+        "at",
+        "be",
+        "by",
+        "do",
+        "if",
+        "in",
+        "is",
+        "it",
+        "no",
+        "of",
+        "on",
+        "or",
+        "so",
+        "to",
+        "up",
+        "we",
+    ]
+)
+
 _PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*$")
 
 
@@ -105,7 +138,10 @@ FORM_VALID: dict[str, Callable[[str], bool]] = {
     # version 6's and later: no placeholder either (docs/transcripts.md)
     **{kind: written_out for kind in COMMAND_PASSWORDS if KIND_VERSION[kind] >= 6},
     # version 7's: a letter or a digit too (`-A ***` is a masked one)
-    **{kind: spelled(written_out) for kind in COMMAND_PASSWORDS if KIND_VERSION[kind] >= 7},
+    **{kind: spelled(written_out) for kind in COMMAND_PASSWORDS if KIND_VERSION[kind] == 7},
+    # version 8's: and no function word either (prose that names the option: "isql takes -P for the
+    # password")
+    **{kind: spelled(not_prose) for kind in COMMAND_PASSWORDS if KIND_VERSION[kind] >= 8},
     # a value a command takes by its place, not after an option: not a plain word (prose that names
     # the command: "rabbitmqctl add_user to create one")
     **dict.fromkeys(

@@ -85,6 +85,8 @@ def test_a_corpus_holding_a_version_8_credential_reads_under_version_8(planted: 
         "e2b_sandbox_timeout; squ_ is SonarQube's user-token prefix; xoxe-1-short; tvly-dev-key",
         "napi_version = 8; jina_reader; pcsk_abcd_short; csk-cache-dir; AKCp is JFrog's key prefix",
         "CCIPAT_x_y; vercel_blob_rw_ prefix; glffct-short; e2b_0123456789abcdef (16 hex digits)",
+        # prose that names an option: a function word where the value would be
+        "isql takes -P for the password; jarsigner -storepass is the keystore's; pscp -pw to pass it",
         # curl with no user and no password (it negotiates), or a variable
         "curl --negotiate -u : https://intranet; curl -u :$API_TOKEN https://api",
     ],
