@@ -36,6 +36,12 @@ _PGPASS_LINE = (
     r"""(?:[^\s:'"]+:){4}(?P<t>[^\s'"]+)(?P=quote)[ \t]*>>?[ \t]*[^\s|;&]*?"""
 )
 
+# `echo VALUE` or `printf VALUE` as `ECHOED`, the quoted value allowed to hold line ends (`echo -e
+# 'PASS\nPASS'`: the scanned text ends a line at each `\n`).
+_ECHOED_LINES = (
+    r"(?:echo|printf)[ \t]+(?:-[a-zA-Z]+[ \t]+)?"
+    r"""(?:'(?P<q>[^']{1,200})'|"(?P<d>[^"]{1,200})"|(?P<t>[^\s'"|]+))"""
+)
 # A quoted literal (the quotes kept out), and a quoted argument of a call.
 _QUOTED = r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)")"""
 _QUOTED_ARG = r"""(?:'[^'\n]*'|"[^"\n]*")"""
@@ -196,6 +202,13 @@ VERSION_8_COMMANDS: dict[str, tuple[Form, ...]] = {
         + value(r"""[^\s'"|\-]""")
         + r"[ \t]*\|[ \t]*"
         + _STDIN_READERS,
+    ),
+    # a new password echoed into `passwd` or `smbpasswd`: `echo -e 'PASS\nPASS' | passwd`, `printf
+    # 'PASS\nPASS\n' | sudo passwd bob`, `… | smbpasswd -s -a bob` (`passwd --stdin` and `chpasswd` are
+    # version 6's)
+    "passwd_piped": tuple(
+        (_ECHOED_LINES + r"[ \t]*", pipe, r"(?![\w\-])")
+        for pipe in ("| passwd", "|passwd", "| sudo passwd", "| smbpasswd", "|smbpasswd")
     ),
     # `echo 'db.internal:5432:app:me:PASS' >> ~/.pgpass`
     "pgpass_password": ((_PGPASS_LINE, ".pgpass", ""),),

@@ -247,6 +247,12 @@ PLANTED_V8: tuple[Planted, ...] = (
         "curl -sS -u :Pl4nt8CurlTokenPw https://api.acme.io/v1/health",
         "Pl4nt8CurlTokenPw",
     ),
+    planted(
+        "passwd-piped",
+        "passwd_piped",
+        "RUN echo -e 'Pl4nt8PasswdPw\\nPl4nt8PasswdPw' | passwd builder",
+        "Pl4nt8PasswdPw",
+    ),
     # provider tokens
     planted(
         "slack-refresh",

@@ -36,8 +36,8 @@ CARGO = "cargo login cio9Qw8Er6Ty4Ui2Op0As"  # a version 7 format
 
 def test_every_version_8_kind_is_planted_and_its_prefixes_are_triggers() -> None:
     assert sorted({p.kind for p in PLANTED_V8}) == sorted(VERSION_8_FORMS)
-    assert len(VERSION_8_FORMS) == 55
-    assert len(VERSION_8_TRIGGERS) == 103  # the forms' 101 prefixes and RULE_TRIGGERS' two
+    assert len(VERSION_8_FORMS) == 56
+    assert len(VERSION_8_TRIGGERS) == 108  # the forms' 106 prefixes and RULE_TRIGGERS' two
     assert VERSION_8_TRIGGERS[-2:] == RULE_TRIGGERS[8] == ("mysql", "mariadb")
     assert kinds_after(7) == tuple(VERSION_8_FORMS)
     assert LATEST_VERSION == int(SANITIZE_VERSION) == 8
@@ -87,6 +87,8 @@ def test_a_corpus_holding_a_version_8_credential_reads_under_version_8(planted: 
         "CCIPAT_x_y; vercel_blob_rw_ prefix; glffct-short; e2b_0123456789abcdef (16 hex digits)",
         # prose that names an option: a function word where the value would be
         "isql takes -P for the password; jarsigner -storepass is the keystore's; pscp -pw to pass it",
+        # nothing echoed into passwd but a variable, or another command of that name
+        'echo "$PW\\n$PW" | passwd; echo done | passwd-check; echo $PW | sudo passwd bob',
         # curl with no user and no password (it negotiates), or a variable
         "curl --negotiate -u : https://intranet; curl -u :$API_TOKEN https://api",
     ],
@@ -176,4 +178,4 @@ def test_a_mysql_password_is_still_found(text: str, expected: str) -> None:
 def test_the_readme_counts_the_kinds_the_sanitizer_names() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert f"removes secrets ({len(KINDS)} kinds:" in readme
-    assert len(KINDS) == 215  # the kinds `[redacted:<kind>]` may name
+    assert len(KINDS) == 216  # the kinds `[redacted:<kind>]` may name
