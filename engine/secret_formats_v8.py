@@ -48,12 +48,19 @@ _QUOTED_ARG = r"""(?:'[^'\n]*'|"[^"\n]*")"""
 # A directive at a line's start (a configuration file), and its value after a space, `=` or `:`.
 _DIRECTIVE_AT = r"(?<![^\n])[ \t]*"
 _DIRECTIVE_VALUE = r"(?:[ \t]*[=:][ \t]*|[ \t]+)" + ARG_VALUE
-# A cookie whose name says it holds a session or a token, and whose value is as long as a session id
-# (`sid=1` is a counter), after any others in the same header.
-_SESSION_COOKIE = (
-    r"""(?:[^\s=;'"]+=[^;\s'"]*;[ \t]*){0,30}?"""
-    r"""[^\s=;'"]*(?i:sess|sid|token|auth|jwt|remember|login)[^\s=;'"]*=(?P<t>[^;\s'"]{8,})"""
-)
+# Cookies in a header: any of them, one whose name says it holds a session or a token, and such a
+# one's value, as long as a session id (`sid=1` is a counter).
+_COOKIE_PAIRS = r"""(?:[^\s=;'"]+=[^;\s'"]*;[ \t]*){0,30}?"""
+_SESSION_NAME = r"""[^\s=;'"]*(?i:sess|sid|token|auth|jwt|remember|login)[^\s=;'"]*="""
+_SESSION_VALUE = r"""[^;\s'"]{8,}"""
+
+
+def _session_cookie(nth: int) -> str:
+    """The `nth` session cookie of a header (its value the group), after the cookies before it."""
+    before = (_COOKIE_PAIRS + _SESSION_NAME + _SESSION_VALUE + r";[ \t]*") * (nth - 1)
+    return before + _COOKIE_PAIRS + _SESSION_NAME + f"(?P<t>{_SESSION_VALUE})"
+
+
 _OPENVPN_END = "-----END OpenVPN Static key V1-----"
 
 # A password or token given to a command or set in a file (`COMMAND_PASSWORDS`: a match is exactly its
@@ -250,13 +257,21 @@ VERSION_8_COMMANDS: dict[str, tuple[Form, ...]] = {
             + _QUOTED,
         ),
     ),
-    # a session cookie in a header or given to curl: `Cookie: theme=dark; sessionid=VALUE`,
-    # `Set-Cookie: auth_token=VALUE; Path=/`, `curl --cookie 'sid=VALUE'`
-    "session_cookie": (
-        *forms(
-            "Cookie:", "cookie:", "Set-Cookie:", "set-cookie:", tail=r"[ \t]*" + _SESSION_COOKIE
-        ),
-        *forms("--cookie", tail=r"""(?:[ \t]+|=)["']?""" + _SESSION_COOKIE),
+    # the first three session cookies of a header or of curl's: `Cookie: theme=dark; sessionid=VALUE;
+    # remember_me=VALUE`, `Set-Cookie: auth_token=VALUE; Path=/`, `curl --cookie 'sid=VALUE'`
+    "session_cookie": tuple(
+        form
+        for nth in (1, 2, 3)
+        for form in (
+            *forms(
+                "Cookie:",
+                "cookie:",
+                "Set-Cookie:",
+                "set-cookie:",
+                tail=r"[ \t]*" + _session_cookie(nth),
+            ),
+            *forms("--cookie", tail=r"""(?:[ \t]+|=)["']?""" + _session_cookie(nth)),
+        )
     ),
     # curl's `-u :TOKEN`, `--user :TOKEN` (no user name: the password or token alone; `-u :` alone
     # negotiates)

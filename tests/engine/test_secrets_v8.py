@@ -127,6 +127,11 @@ def test_text_that_only_looks_like_a_version_8_credential_is_kept(text: str) -> 
         ("set password for 'a'@'%' = 'Pl4nt8Sp';", "set password for 'a'@'%' = '[redacted:sql_set_password]';"),
         ("define('AUTH_KEY', 'Pl4nt8 Salt!')", "define('AUTH_KEY', '[redacted:php_define_secret]')"),
         ("Cookie: sid=1; sessionid=Pl4nt8Sess; a=b", "Cookie: sid=1; sessionid=[redacted:session_cookie]; a=b"),
+        (
+            "Cookie: sessionid=Pl4nt8One; theme=dark; remember_me=Pl4nt8Two; sid=Pl4nt8Three; jwt=Pl4nt8Four",
+            "Cookie: sessionid=[redacted:session_cookie]; theme=dark; remember_me=[redacted:session_cookie]; "
+            "sid=[redacted:session_cookie]; jwt=Pl4nt8Four",
+        ),
         ("Set-Cookie: auth_token=Pl4nt8Auth; Path=/", "Set-Cookie: auth_token=[redacted:session_cookie]; Path=/"),
         ("curl --cookie \"session=Pl4nt8Curl\" h", "curl --cookie \"session=[redacted:session_cookie]\" h"),
         (
