@@ -22,11 +22,26 @@ def value(first: str) -> str:
 VALUE = value(r"""[^\s'"]""")
 # What may stand between a command's name and the option that takes the password.
 ARGS = r"[^\n|;&]*?[ \t]"
-# `echo VALUE` or `printf VALUE` (with options), the value quoted or bare: what a pipe then feeds.
-ECHOED = (
-    r"(?:echo|printf)[ \t]+(?:-[a-zA-Z]+[ \t]+)?"
-    r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)"|(?P<t>[^\s'"|]+))"""
-)
+
+
+def echoed(longest: int | None = None) -> str:
+    """`echo VALUE` or `printf VALUE` (with options), the value quoted or bare: what a pipe then feeds.
+    With `longest`, a quoted value may hold line ends, up to that many characters (`echo -e
+    'PASS\\nPASS'`: the scanned text ends a line at each `\\n`)."""
+    times = "+" if longest is None else f"{{1,{longest}}}"
+    ends = r"\n" if longest is None else ""
+    single, double = f"[^'{ends}]{times}", f'[^"{ends}]{times}'
+    return (
+        r"(?:echo|printf)[ \t]+(?:-[a-zA-Z]+[ \t]+)?"
+        rf"""(?:'(?P<q>{single})'|"(?P<d>{double})"|(?P<t>[^\s'"|]+))"""
+    )
+
+
+ECHOED = echoed()
+# A quoted literal, the quotes kept out; and a password in SQL, closed by `'`, without a `"` (a Python
+# string holding SQL, `"PASSWORD '", "…"`, is code, not a password).
+QUOTED = r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)")"""
+SQL_QUOTED = r"""(?P<t>[^'"\n]+)'"""
 # A value given to a command, as version 6's (never starting with `-`), but not a shell operator or a
 # redirection (`cargo login && cargo publish`, `bw unlock 2>/dev/null`: the tool asks): what may not
 # stand before it, and its first character when bare (versions 7 and later).

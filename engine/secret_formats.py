@@ -11,7 +11,17 @@ importing detect-secrets; `engine.secrets` builds the rules.
 
 from __future__ import annotations
 
-from engine.secret_form_parts import ALNUM, ARGS, ECHOED, VALUE, Form, forms, value
+from engine.secret_form_parts import (
+    ALNUM,
+    ARGS,
+    ECHOED,
+    QUOTED,
+    SQL_QUOTED,
+    VALUE,
+    Form,
+    forms,
+    value,
+)
 from engine.secret_formats_v7 import VERSION_7_FORMS
 from engine.secret_formats_v8 import VERSION_8_COMMANDS, VERSION_8_FORMS
 
@@ -22,7 +32,6 @@ _DOPPLER_KEY = f"{ALNUM}{{40,44}}"
 _LOGIN_PASSWORD = ARGS + r"-p(?:[ \t]+|=)?" + VALUE
 # A quoted name (`engine.secrets` checks that it names a secret) and a quoted value.
 _NAME = r"""(?P<quote>["'])(?P<key>[A-Za-z_][A-Za-z0-9_]*)(?P=quote)"""
-_QUOTED = r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)")"""
 # The last words of an XML element's name that hold a secret, as such names are spelled.
 _XML_SECRET_WORDS = tuple(
     spelling
@@ -134,14 +143,14 @@ VERSION_5_FORMS: dict[str, tuple[Form, ...]] = {
             "environ[",
             "ENV[",
             "env[",
-            tail=rf"[ \t]*{_NAME}[ \t]*\][ \t]*=(?!=)[ \t]*{_QUOTED}",
+            tail=rf"[ \t]*{_NAME}[ \t]*\][ \t]*=(?!=)[ \t]*{QUOTED}",
         ),
         *forms(
             "setenv(",
             "putenv(",
             "put_env(",
             "setdefault(",
-            tail=rf"[ \t]*{_NAME}[ \t]*,[ \t]*{_QUOTED}",
+            tail=rf"[ \t]*{_NAME}[ \t]*,[ \t]*{QUOTED}",
         ),
     ),
     # a value echoed into a command that reads a password from stdin: `echo PASS | sudo -S …`,
@@ -165,7 +174,7 @@ VERSION_5_FORMS: dict[str, tuple[Form, ...]] = {
         "BasicAuth(",
         "HTTPBasicAuth(",
         "HTTPDigestAuth(",
-        tail=r"""[ \t]*(?:'[^'\n]*'|"[^"\n]*"|[A-Za-z_][\w.]*)[ \t]*,[ \t]*""" + _QUOTED,
+        tail=r"""[ \t]*(?:'[^'\n]*'|"[^"\n]*"|[A-Za-z_][\w.]*)[ \t]*,[ \t]*""" + QUOTED,
     ),
     # an ODBC connection string's `Pwd=…;` (a path after `PWD=` is the shell's working directory)
     "odbc_password": forms("Pwd=", "PWD=", "pwd=", tail=r"""(?P<t>[^;\s'"]+)"""),
@@ -184,9 +193,6 @@ VERSION_5_FORMS: dict[str, tuple[Form, ...]] = {
 # A value given to a command: as `VALUE`, but a bare one never starts with `-` (`-p --next-option`:
 # the tool asks for the password).
 _OPTION_VALUE = value(r"""[^\s'"\-]""")
-# A password in SQL: between `'`s, without a `"` (a Python string holding SQL, `"PASSWORD '", "…"`,
-# is code, not a password).
-_SQL_QUOTED = r"""(?P<t>[^'"\n]+)'"""
 # What stands before a lower-case `password '…'` or `identified by '…'` in a statement: `WITH`, `LOGIN`,
 # `[UN]ENCRYPTED`, or `ROLE`/`USER` and a name.
 _SQL_USER = r"(?i:role|user)[ \t]+\S+[ \t]+"
@@ -205,9 +211,9 @@ VERSION_6_FORMS: dict[str, tuple[Form, ...]] = {
     # (in capitals as written; in lower case only in a statement's shape, for prose says "identified by
     # 'name'")
     "sql_password": (
-        *forms("PASSWORD '", "IDENTIFIED BY '", "PASSWORD('", "password('", tail=_SQL_QUOTED),
-        *forms("password '", "Password '", head=_SQL_PASSWORD_AT, tail=_SQL_QUOTED),
-        *forms("identified by '", head=_SQL_USER, tail=_SQL_QUOTED),
+        *forms("PASSWORD '", "IDENTIFIED BY '", "PASSWORD('", "password('", tail=SQL_QUOTED),
+        *forms("password '", "Password '", head=_SQL_PASSWORD_AT, tail=SQL_QUOTED),
+        *forms("identified by '", head=_SQL_USER, tail=SQL_QUOTED),
     ),
     # `sqlcmd -S db -U sa -P PASS`, `bcp … -P PASS` (SQL Server's tools)
     "sqlserver_password": (
@@ -298,7 +304,7 @@ VERSION_6_FORMS: dict[str, tuple[Form, ...]] = {
     # .NET's `<add key="DbPassword" value="PASS" />` (`engine.secrets` checks that the key names a
     # secret); `netlify env:set API_TOKEN VALUE`; Windows' `setx API_TOKEN VALUE`
     "keyed_setting": (
-        ("", "<add key=", rf"{_NAME}[ \t]+value=[ \t]*{_QUOTED}"),
+        ("", "<add key=", rf"{_NAME}[ \t]+value=[ \t]*{QUOTED}"),
         ("", "env:set", r"[ \t]+(?P<key>[A-Za-z_]\w*)[ \t]+" + _OPTION_VALUE),
         ("", "setx ", r"[ \t]*(?P<key>[A-Za-z_]\w*)[ \t]+" + _OPTION_VALUE),
     ),

@@ -8,7 +8,18 @@ OpenVPN static keys (`VERSION_8_COMMANDS`); and 15 more providers' tokens by the
 
 from __future__ import annotations
 
-from engine.secret_form_parts import ARG_VALUE, ARGS, DASH_P, ECHOED, Form, forms, value
+from engine.secret_form_parts import (
+    ARG_VALUE,
+    ARGS,
+    DASH_P,
+    ECHOED,
+    QUOTED,
+    SQL_QUOTED,
+    Form,
+    echoed,
+    forms,
+    value,
+)
 
 
 def _option(option: str) -> str:
@@ -36,14 +47,7 @@ _PGPASS_LINE = (
     r"""(?:[^\s:'"]+:){4}(?P<t>[^\s'"]+)(?P=quote)[ \t]*>>?[ \t]*[^\s|;&]*?"""
 )
 
-# `echo VALUE` or `printf VALUE` as `ECHOED`, the quoted value allowed to hold line ends (`echo -e
-# 'PASS\nPASS'`: the scanned text ends a line at each `\n`).
-_ECHOED_LINES = (
-    r"(?:echo|printf)[ \t]+(?:-[a-zA-Z]+[ \t]+)?"
-    r"""(?:'(?P<q>[^']{1,200})'|"(?P<d>[^"]{1,200})"|(?P<t>[^\s'"|]+))"""
-)
-# A quoted literal (the quotes kept out), and a quoted argument of a call.
-_QUOTED = r"""(?:'(?P<q>[^'\n]+)'|"(?P<d>[^"\n]+)")"""
+# A quoted argument of a call.
 _QUOTED_ARG = r"""(?:'[^'\n]*'|"[^"\n]*")"""
 # A directive at a line's start (a configuration file), and its value after a space, `=` or `:`.
 _DIRECTIVE_AT = r"(?<![^\n])[ \t]*"
@@ -214,17 +218,17 @@ VERSION_8_COMMANDS: dict[str, tuple[Form, ...]] = {
     # 'PASS\nPASS\n' | sudo passwd bob`, `… | smbpasswd -s -a bob` (`passwd --stdin` and `chpasswd` are
     # version 6's)
     "passwd_piped": tuple(
-        (_ECHOED_LINES + r"[ \t]*", pipe, r"(?![\w\-])")
+        (echoed(longest=200) + r"[ \t]*", pipe, r"(?![\w\-])")
         for pipe in ("| passwd", "|passwd", "| sudo passwd", "| smbpasswd", "|smbpasswd")
     ),
     # `echo 'db.internal:5432:app:me:PASS' >> ~/.pgpass`
     "pgpass_password": ((_PGPASS_LINE, ".pgpass", ""),),
     # PHP's `define('DB_PASSWORD', 'PASS');` (wp-config.php; the name must name a secret)
     "php_define_secret": forms(
-        "define('", "define( '", tail=r"(?P<key>[A-Za-z_]\w*)'[ \t]*,[ \t]*" + _QUOTED
+        "define('", "define( '", tail=r"(?P<key>[A-Za-z_]\w*)'[ \t]*,[ \t]*" + QUOTED
     ),
     # Gradle's signing config: `storePassword 'PASS'`, `keyPassword "PASS"`
-    "gradle_signing_password": forms("storePassword", "keyPassword", tail=r"[ \t]+" + _QUOTED),
+    "gradle_signing_password": forms("storePassword", "keyPassword", tail=r"[ \t]+" + QUOTED),
     # a directory or VRRP password in a configuration file: nslcd's and pam_ldap's `bindpw PASS`,
     # slapd.conf's `rootpw PASS`, LDIF's `olcRootPW: PASS`, sssd's `ldap_default_authtok = PASS`,
     # keepalived's `auth_pass PASS` (a `{SSHA}` hash is kept)
@@ -242,11 +246,11 @@ VERSION_8_COMMANDS: dict[str, tuple[Form, ...]] = {
     "sql_set_password": forms(
         "SET PASSWORD FOR",
         "set password for",
-        tail=r"""[ \t]+\S+[ \t]*=[ \t]*'(?P<t>[^'"\n]+)'""",
+        tail=r"[ \t]+\S+[ \t]*=[ \t]*'" + SQL_QUOTED,
     ),
     # Django: `user.set_password('PASS')`, `create_superuser('admin', 'a@example.com', 'PASS')`
     "django_password": (
-        *forms("set_password(", tail=r"[ \t]*" + _QUOTED + r"[ \t]*\)"),
+        *forms("set_password(", tail=r"[ \t]*" + QUOTED + r"[ \t]*\)"),
         *forms(
             "create_superuser(",
             tail=r"[ \t]*(?:username=)?"
@@ -254,7 +258,7 @@ VERSION_8_COMMANDS: dict[str, tuple[Form, ...]] = {
             + r"[ \t]*,[ \t]*(?:email=)?"
             + _QUOTED_ARG
             + r"[ \t]*,[ \t]*"
-            + _QUOTED,
+            + QUOTED,
         ),
     ),
     # the first three session cookies of a header or of curl's: `Cookie: theme=dark; sessionid=VALUE;

@@ -464,7 +464,8 @@ _PASSWORD_COMMAND = re.compile(
     r"|\bsshpass[ \t]+-p[ \t]*(?P<s>\S+)"
 )
 # Where `_PASSWORD_COMMAND` can start: `mysql`'s is followed by a run to the end of the line (`_matches`).
-_PASSWORD_COMMAND_HEAD = re.compile(r"(?P<run>\b(?:mysql\w*|mariadb\w*)\b)|\bsshpass\b")
+_MYSQL_WORD = re.compile(r"\b(?:mysql\w*|mariadb\w*)\b")
+_PASSWORD_COMMAND_HEAD = re.compile(rf"(?P<run>{_MYSQL_WORD.pattern})|\bsshpass\b")
 _NETRC = re.compile(r"\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<t>\S+)")
 
 
@@ -509,7 +510,6 @@ def _last_command_has_operator(text: str) -> bool:
     return _SHELL_OPERATOR.search(text, heads[-1].end() if heads else 0) is not None
 
 
-_MYSQL_WORD = re.compile(r"\b(?:mysql\w*|mariadb\w*)\b")
 _SHELL_OPERATOR = re.compile(r"[|;&]")
 
 
