@@ -30,6 +30,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from engine.markers import (
     CONTEXT_CLOSE,
@@ -52,9 +53,12 @@ from engine.render import (
 from engine.secret_formats import FORMS_BY_VERSION, triggers
 from engine.transcript_files import StreamState
 
+if TYPE_CHECKING:  # detect-secrets loads with it: the sanitizer imports it only to redact
+    from engine.secrets import Finding
+
 # Bump when the same messages would sanitize to different text; corpus manifests record it. A bump
 # names, in VERSION_TRIGGERS, the text without which its rules change nothing.
-SANITIZE_VERSION = "8"
+SANITIZE_VERSION = "9"
 
 # The version each later rule came with, and the texts a transcript must hold for that rule to change
 # anything (any one of a version's texts). A corpus none of whose lines holds one reads under that
@@ -71,7 +75,9 @@ SANITIZE_VERSION = "8"
 # tools, values fed through a here-string, `printf '%s'` or a `.pgpass` line, passwords in
 # configuration files and code, session cookies, 15 more providers' tokens, and `mysql`'s rule narrowed
 # (`VERSION_8_TRIGGERS`: `mysqladmin`, `isql`, `crane auth login`, `jarsigner`, `net user `, `<<<`,
-# `printf`, `.pgpass`, `rootpw`, `Cookie:`, `tvly-`, `mysql`, …).
+# `printf`, `.pgpass`, `rootpw`, `Cookie:`, `tvly-`, `mysql`, …). Version 9: what a command that prints
+# a stored secret printed, below its result's header (`VERSION_9_TRIGGERS`: `op read`, `vault kv get`,
+# `get-secret-value`, `get secret`, `sops -d`, `.netrc`, …).
 BASE_SANITIZE_VERSION = "2"
 VERSION_TRIGGERS: tuple[tuple[str, str], ...] = (
     ("3", READ_NOTICE_LEAD),
@@ -211,10 +217,25 @@ def redact(text: str) -> tuple[str, Counter[str]]:
     # only reads (a one-shot `recallbench search`) never redacts.
     from engine.secrets import find_secrets
 
+    return _replaced(text, find_secrets(text))
+
+
+def redact_output(piece: str) -> tuple[str, Counter[str]]:
+    """A tool result as rendered (header, then body) with its body replaced by
+    `[redacted:<kind>]` when its call printed a stored secret (`engine.secret_formats_v9`: `op read`,
+    `vault kv get`, `cat ~/.netrc`, …). `redact` runs on a body without its header, so the import
+    applies this to each rendered result; on stored text, `redact` finds the same."""
+    from engine.secrets import find_outputs
+
+    return _replaced(piece, find_outputs(piece))
+
+
+def _replaced(text: str, findings: Sequence[Finding]) -> tuple[str, Counter[str]]:
+    """`text` with each finding replaced by `[redacted:<kind>]`, and how many of each kind."""
     counts: Counter[str] = Counter()
     pieces: list[str] = []
     last = 0
-    for finding in find_secrets(text):
+    for finding in findings:
         pieces.append(text[last : finding.start])
         pieces.append(f"[redacted:{finding.kind}]")
         counts[f"redacted:{finding.kind}"] += 1
@@ -340,6 +361,9 @@ def _clean_text(
             piece = tool_marker(block.name, clean_arg)
         else:
             piece = render_block(block, state, clean)
+            if isinstance(block, ToolResult):
+                piece, outputs = redact_output(piece)
+                counts.update(outputs)
         if piece.strip():
             pieces.append(piece)
     return "\n".join(pieces).strip()

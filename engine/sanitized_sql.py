@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from engine.markers import READ_NOTICE_LEAD
-from engine.secret_formats import FORMS_BY_VERSION, LATEST_VERSION, kinds_after, triggers
+from engine.secret_formats import FORMS_BY_VERSION, LATEST_VERSION, kinds_found_after, triggers
 
 # The `meta` row naming the sanitizer version of the memory's oldest text.
 VERSION_KEY = "sanitize_version"
@@ -116,7 +116,7 @@ def stale_credentials(conn: sqlite3.Connection) -> StaleCredentials:
 
     # every such credential holds one of the triggers (their literal prefixes): SQL narrows first
     needles = [t for v in FORMS_BY_VERSION if v > held for t in triggers(v)]
-    later = set(kinds_after(held))
+    later = set(kinds_found_after(held))
     where = " OR ".join("instr(text, ?) > 0" for _ in needles)
     rows = conn.execute(f"SELECT session_id, text FROM chunks WHERE {where}", needles)
     chunks, kinds, sessions = 0, Counter[str](), set()

@@ -1,10 +1,10 @@
-"""The credential formats that sanitizer versions 4 to 8 added, as data: for each kind, its forms.
+"""The credential formats that sanitizer versions 4 to 9 added, as data: for each kind, its forms.
 
 A form is (head, prefix, tail): a regex, a literal, a regex. Every match of a form holds its prefix, so
 the prefixes are the version's trigger texts (`engine.sanitize.VERSION_TRIGGERS`): a corpus that holds
-none of version 8's reads under version 8 exactly as under version 7, one that holds none of version
-7's or 8's as under version 6, and so on. Version 7's and 8's formats are in
-`engine.secret_formats_v7` and `engine.secret_formats_v8`, the pieces every form is built from in
+none of version 9's reads under version 9 exactly as under version 8, one that holds none of version
+8's or 9's as under version 7, and so on. Version 7's, 8's and 9's formats are in
+`engine.secret_formats_v7`, `engine.secret_formats_v8` and `engine.secret_formats_v9`, the pieces every form is built from in
 `engine.secret_form_parts`. Standard library only, so that the sanitizer names the triggers without
 importing detect-secrets; `engine.secrets` builds the rules.
 """
@@ -24,12 +24,20 @@ from engine.secret_form_parts import (
 )
 from engine.secret_formats_v7 import VERSION_7_FORMS
 from engine.secret_formats_v8 import VERSION_8_COMMANDS, VERSION_8_FORMS
+from engine.secret_formats_v9 import VERSION_9_FORMS
 
 # The newest sanitizer version with formats here.
-LATEST_VERSION = 8
+LATEST_VERSION = 9
 _DOPPLER_KEY = f"{ALNUM}{{40,44}}"
 # `docker login -u me -p PASS` (`--password PASS` is an assignment in every version): the value only.
 _LOGIN_PASSWORD = ARGS + r"-p(?:[ \t]+|=)?" + VALUE
+# `htpasswd`'s options, each group once (`-C 10`: a group and its number), never given back; a group
+# holding `b` (the password on the command line) or `n` (no file) among them; an argument no option.
+_HTPASSWD_OPTION = r"[ \t]+-[A-Za-z0-9]+(?:[ \t]+\d+(?=[ \t]))?"
+_HTPASSWD_OPTIONS = rf"(?>(?:{_HTPASSWD_OPTION})+)"
+_HTPASSWD_B = rf"(?=(?:{_HTPASSWD_OPTION})*?[ \t]+-[A-Za-z0-9]*b)"
+_HTPASSWD_N = rf"(?:{_HTPASSWD_OPTION})*?[ \t]+-[A-Za-z0-9]*n"
+_ARG = r"[ \t]+(?!-)\S+"
 # A quoted name (`engine.secrets` checks that it names a secret) and a quoted value.
 _NAME = r"""(?P<quote>["'])(?P<key>[A-Za-z_][A-Za-z0-9_]*)(?P=quote)"""
 # The last words of an XML element's name that hold a secret, as such names are spelled.
@@ -127,10 +135,20 @@ VERSION_5_FORMS: dict[str, tuple[Form, ...]] = {
     "smb_password": forms(
         "smbclient", tail=ARGS + r"""(?:-U|--user)(?:[ \t]+|=)["']?[^\s%"']+%(?P<t>[^\s"']+)"""
     ),
-    # `htpasswd -b FILE USER PASSWORD`, `htpasswd -nb USER PASSWORD` (no file)
+    # `htpasswd -b FILE USER PASSWORD`, `htpasswd -nb USER PASSWORD` (no file); the options in one
+    # group or several, bcrypt's cost after `-C` (version 9: `htpasswd -b -c FILE USER PASS` took the
+    # file for an option's and redacted USER)
     "htpasswd_password": (
-        ("", "htpasswd", r"[ \t]+-(?=[a-mo-zA-Z]*b)[a-mo-zA-Z]+[ \t]+\S+[ \t]+\S+[ \t]+" + VALUE),
-        ("", "htpasswd", r"[ \t]+-(?=[a-zA-Z]*b)(?=[a-zA-Z]*n)[a-zA-Z]+[ \t]+\S+[ \t]+" + VALUE),
+        (
+            "",
+            "htpasswd",
+            _HTPASSWD_B + rf"(?!{_HTPASSWD_N}){_HTPASSWD_OPTIONS}{_ARG}{_ARG}[ \t]+" + VALUE,
+        ),
+        (
+            "",
+            "htpasswd",
+            _HTPASSWD_B + rf"(?={_HTPASSWD_N}){_HTPASSWD_OPTIONS}{_ARG}[ \t]+" + VALUE,
+        ),
     ),
     "sshpass_password": forms("SSHPASS=", tail=VALUE),
     # `gh secret set NAME --body VALUE`
@@ -409,6 +427,7 @@ FORMS_BY_VERSION: dict[int, dict[str, tuple[Form, ...]]] = {
     6: VERSION_6_FORMS,
     7: VERSION_7_FORMS,
     8: VERSION_8_FORMS,
+    9: VERSION_9_FORMS,
 }
 FORMS: dict[str, tuple[Form, ...]] = {
     kind: forms for added in FORMS_BY_VERSION.values() for kind, forms in added.items()
@@ -426,14 +445,19 @@ EXAMPLES: dict[int, str] = {
         "`mysqladmin password`, `isql -P`, `crane auth login -p`, `jarsigner -storepass`, `net user`, "
         "`printf '%s' … |`"
     ),
+    9: "what `op read`, `vault kv get`, `aws secretsmanager get-secret-value`, `sops -d`, `cat ~/.netrc` print",
 }
 
 
 # The texts without which a version's change to a rule that is no form changes nothing. Version 8:
 # `mysql`'s password (`engine.secrets._PASSWORD_COMMAND`) found after a shell operator that follows the
 # last `mysql` word counts only when it has 6 characters or more (`mysql db < x.sql && patch -p1`: `-p1`
-# is patch's).
-RULE_TRIGGERS: dict[int, tuple[str, ...]] = {8: ("mysql", "mariadb")}
+# is patch's). Version 9: `htpasswd_password` reads the options in several groups (`htpasswd -b -c FILE
+# USER PASS`), where version 5's form read one.
+RULE_TRIGGERS: dict[int, tuple[str, ...]] = {8: ("mysql", "mariadb"), 9: ("htpasswd",)}
+# The older kinds whose rule a version changed so that it finds what it did not (a narrowed rule finds
+# nothing new, and is not named here).
+RULE_KINDS: dict[int, tuple[str, ...]] = {9: ("htpasswd_password",)}
 
 
 def triggers(version: int) -> tuple[str, ...]:
@@ -449,8 +473,16 @@ def kinds_after(version: int) -> tuple[str, ...]:
     return tuple(kind for kind, added in KIND_VERSION.items() if added > version)
 
 
+def kinds_found_after(version: int) -> tuple[str, ...]:
+    """The kinds a memory redacted under sanitizer `version` may still hold: those added after it, and
+    the older ones whose rule a later version widened (`RULE_KINDS`)."""
+    widened = (kind for v, kinds in RULE_KINDS.items() if v > version for kind in kinds)
+    return tuple(dict.fromkeys((*kinds_after(version), *widened)))
+
+
 VERSION_4_TRIGGERS = triggers(4)
 VERSION_5_TRIGGERS = triggers(5)
 VERSION_6_TRIGGERS = triggers(6)
 VERSION_7_TRIGGERS = triggers(7)
 VERSION_8_TRIGGERS = triggers(8)
+VERSION_9_TRIGGERS = triggers(9)

@@ -74,6 +74,7 @@ from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 from engine.secret_formats import COMMAND_PASSWORDS, FORMS, KIND_VERSION, RUN_FORMS
+from engine.secret_formats_v9 import OUTPUT_KINDS
 from engine.secret_keys import assignments, looks_random, names_secret
 from engine.secret_values import FORM_VALID, has_digit, has_letter_and_digit, literal
 
@@ -99,12 +100,33 @@ def find_secrets(text: str) -> list[Finding]:
     if not text:
         return []
     view = _ESCAPES.sub(_blank_escape, text)
-    found: list[tuple[int, int, int, str]] = []
-    for rank, (kind, spans) in enumerate(_DETECTORS):
-        for start, end in spans(view):
-            if start < end:
-                found.append((start, end, rank, kind))
-    found.sort(key=lambda f: (f[0], -f[1], f[2]))
+    return _merged(
+        (start, end, rank, kind)
+        for rank, (kind, spans) in enumerate(_DETECTORS)
+        for start, end in spans(view)
+        if start < end
+    )
+
+
+def find_outputs(text: str) -> list[Finding]:
+    """The bodies of tool results in `text` (rendered: header, then body) whose call printed a stored
+    secret (`engine.secret_formats_v9`), as `find_secrets` finds them among the rest."""
+    if "[" not in text:
+        return []
+    view = _ESCAPES.sub(_blank_escape, text)
+    return _merged(
+        (start, end, rank, kind)
+        for rank, (kind, spans) in enumerate(_DETECTORS)
+        if kind in _OUTPUTS
+        for start, end in spans(view)
+        if start < end
+    )
+
+
+def _merged(spans: Iterable[tuple[int, int, int, str]]) -> list[Finding]:
+    """Findings `(start, end, rank, kind)` made non-overlapping, sorted by start: one that starts
+    inside another is part of it (the longer, then the lower rank, keeps its kind)."""
+    found = sorted(spans, key=lambda f: (f[0], -f[1], f[2]))
     merged: list[Finding] = []
     for start, end, _, kind in found:
         if merged and start < merged[-1].end:
@@ -366,6 +388,7 @@ _FORM_CHARS = {
     "frameio_token": _TOKEN_CHARS + "=",
     "jfrog_token": _BASE64_CHARS,
     **dict.fromkeys(COMMAND_PASSWORDS, ""),
+    **dict.fromkeys(OUTPUT_KINDS, ""),
 }
 _FORM_TOKENS = {kind: _prefixed(kind) for kind in FORMS}
 
@@ -551,6 +574,8 @@ _DETECTORS: tuple[tuple[str, _Spans], ...] = (
     # (`twine upload -p pypi-…` is a PyPI token)
     *((kind, rule.spans) for kind, rule in _FORM_TOKENS.items() if KIND_VERSION[kind] >= 7),
 )
+
+_OUTPUTS = frozenset(OUTPUT_KINDS)
 
 # Every kind a finding may carry, for documentation and tests.
 KINDS = tuple(dict.fromkeys(kind for kind, _ in _DETECTORS))

@@ -16,3 +16,14 @@ class Planted:
 def planted(label: str, kind: str, text: str, core: str) -> Planted:
     """A credential with one core (the later versions' planted corpora)."""
     return Planted(label=label, kind=kind, text=text, cores=(core,))
+
+
+# Older versions' planted texts that also hold a later version's trigger, by label, and that version:
+# a corpus holding one reads under it (version 9 reads `htpasswd`'s options anew, and what `doppler
+# secrets` and a printed `.pgpass` show).
+READ_LATER: dict[str, str] = {
+    "htpasswd-file": "9",
+    "htpasswd-stdout": "9",
+    "doppler-secrets-set": "9",
+    "pgpass": "9",
+}
