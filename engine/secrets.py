@@ -30,7 +30,10 @@ or stored. The rules come from three places, tried in this order of precedence:
    `az`/`oc`/`cf login`, `smbclient -U`, `htpasswd -b`, `SSHPASS=`, `gh secret set --body`,
    `ssh-keygen -N`, `ConvertTo-SecureString`) or piped into one (`echo PASS | sudo -S`,
    `--password-stdin`, `--with-token`); `auth=(user, PASS)`, ODBC `Pwd=`; literals set into the
-   environment under a secret's name (`os.environ[…] = …`, `setenv(…)`); XML `<password>`.
+   environment under a secret's name (`os.environ[…] = …`, `setenv(…)`); XML `<password>`. Versions 6
+   to 8 added more of both (`engine.secret_formats_v7`, `engine.secret_formats_v8`); version 9 the
+   output of a call that prints a stored secret, below its tool result's header (`op read`, `vault kv
+   get`, `cat ~/.netrc`: `engine.secret_formats_v9`; `find_outputs` finds those alone).
 3. **Keyed assignments** (`engine.secret_keys`): a value assigned to a name that names a secret.
 
 A token match is widened to the whole token it sits in, so a 99-character Stripe key whose rule reads 24

@@ -4,8 +4,8 @@ An import cuts a text block to `MAX_MESSAGE_BYTES` plus `TRANSFORM_MARGIN` chara
 sanitizer reads it (`engine.render.precut_text_blocks`), so that is the longest text `redact` is given.
 Each row is one short unit repeated to that length without a space: the shapes that made a rule read
 the rest of the run once per copy (a run of keys, of URL heads, of weakly named values, of private
-key headers, of command names, of here-strings and pipes), and a plain line of prose and code for
-comparison. The target is that no such message costs more than `WORST_MESSAGE_S` to redact. `nox -s
+key headers, of command names, of here-strings and pipes, of tool results' headers), and a plain line
+of prose and code for comparison. The target is that no such message costs more than `WORST_MESSAGE_S` to redact. `nox -s
 perf` reports it with the rest; `python -m perf.sanitizer` measures it alone.
 """
 
@@ -43,6 +43,8 @@ UNITS: dict[str, str] = {
     "here-strings": "--with-token a <<<",
     "printf pipes": "printf %s x | ",
     "pgpass lines": "echo a:b:c:d:e > .pgpass",
+    "secret reads": "\n[Bash result: op read x]\ny",
+    "read headers": "\n[Bash result: sudo -E A=b k (k (get secret x ; printenv a.a.a.",
 }
 
 

@@ -4,6 +4,8 @@ recording that version (or, with `version=None`, recording nothing, as an import
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
+
 import pytest
 from click.testing import CliRunner, Result
 
@@ -13,12 +15,17 @@ from recallbench.cli import main
 
 
 def import_as_before(
-    monkeypatch: pytest.MonkeyPatch, *args: str, version: str | None = "3"
+    monkeypatch: pytest.MonkeyPatch,
+    *args: str,
+    version: str | None = "3",
+    rules: Mapping[str, Callable[[str], Iterable[tuple[int, int]]]] | None = None,
 ) -> Result:
-    """`recallbench import ARGS` under `version`'s rules (version 3's for None); the memory records
+    """`recallbench import ARGS` under `version`'s rules (version 3's for None), with `rules` standing
+    for the running ones of their kinds (a rule a later version changed, as it was); the memory records
     `version` (if any)."""
     later = set(kinds_after(int(version or sanitized_sql.READ_NOTICE_VERSION)))
-    older = tuple((k, f) for k, f in secrets._DETECTORS if k not in later)
+    was = rules or {}
+    older = tuple((k, was.get(k, f)) for k, f in secrets._DETECTORS if k not in later)
     with monkeypatch.context() as old:
         old.setattr(secrets, "_DETECTORS", older)
         old.setattr(

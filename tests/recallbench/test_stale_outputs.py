@@ -1,0 +1,135 @@
+"""A memory imported under sanitizer version 8 holds what `op read` printed, and the password of an
+`htpasswd -b -c` that version 5's form missed: `status` names version 9, `doctor` counts both, and
+`forget --credentials` redacts them in place as a fresh import would (docs/transcripts.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from engine import secrets
+from engine.secret_form_parts import VALUE
+from recallbench.cli import main
+from tests.engine.fixtures_transcripts import (
+    SESSION,
+    assistant_lines,
+    tool_result_line,
+    tool_use_block,
+    user_line,
+    write_jsonl,
+)
+from tests.recallbench.older_import import import_as_before
+
+READ = "op read op://ops/orders/password"
+SECRET = "Qm7xK2pLw9Rt4vNz8bHc"
+HTPASSWD = "htpasswd -b -c /etc/nginx/.htpasswd admin Hx8nLc3vBq6s"
+# Version 5's form as it was before version 9: the options in one group only.
+_V5_HTPASSWD = secrets._TokenRule(
+    patterns=(
+        re.compile(
+            r"(?<![A-Za-z0-9_\-])htpasswd[ \t]+-(?=[a-mo-zA-Z]*b)[a-mo-zA-Z]+[ \t]+\S+[ \t]+\S+[ \t]+"
+            + VALUE
+        ),
+    ),
+    chars="",
+)
+LINE_8 = (
+    "imported under sanitizer version 8, before version 9 began to redact 3 more credential formats"
+    " (what `op read`, `vault kv get`,"
+)
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def _write(root: Path) -> None:
+    write_jsonl(
+        root / f"{SESSION}.jsonl",
+        [
+            user_line("Why does the orders deploy fail?", uuid="u1"),
+            *assistant_lines(
+                [
+                    tool_use_block("t1", "Bash", {"command": READ}),
+                    tool_use_block("t2", "Bash", {"command": HTPASSWD}),
+                ],
+                message_id="m1",
+                uuids=["a1", "a2"],
+                parent="u1",
+            ),
+            tool_result_line("t1", SECRET, uuid="r1", parent="a2"),
+            tool_result_line("t2", "Adding password for user admin", uuid="r2", parent="r1"),
+        ],
+    )
+
+
+def _messages(db: Path) -> list[str]:
+    with sqlite3.connect(db) as conn:
+        return [str(r[0]) for r in conn.execute("SELECT text FROM messages ORDER BY ordinal")]
+
+
+def test_a_version_8_memory_is_named_counted_and_redacted_in_place(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(tmp_path / "t")
+    old = {"htpasswd_password": _V5_HTPASSWD.spans}
+    done = import_as_before(monkeypatch, "--no-embed", str(tmp_path / "t"), version="8", rules=old)
+    assert done.exit_code == 0, done.output
+    db = home / "memory.db"
+    before = _messages(db)
+    # what version 8 stored: the output whole, and the user redacted in the password's place (in the
+    # call's marker and in its result's header: doctor counts both)
+    assert f"[Bash result: {READ}]\n{SECRET}" in before
+    assert (
+        "[Bash: htpasswd -b -c /etc/nginx/.htpasswd [redacted:htpasswd_password] Hx8nLc3vBq6s]"
+        in ("\n".join(before))
+    )
+
+    status = invoke("status")
+    assert any(line.startswith(LINE_8) for line in status.stdout.splitlines())
+    doctor = invoke("doctor")
+    assert doctor.exit_code == 1
+    assert doctor.stdout.splitlines()[-1] == (
+        "PROBLEM  credentials: credentials in formats version 9 redacts (htpasswd_password ×2, "
+        "secret_store_output ×1), in 1 chunk of 1 session (5e551011) imported under sanitizer "
+        "version 8"
+    )
+
+    done = invoke("forget", "--credentials", "--confirm", "credentials")
+
+    assert done.exit_code == 0, done.output
+    assert "redacted: 0 whole sessions, 1 chunks, 3 messages, 1 stream states" in done.output
+    after = _messages(db)
+    assert SECRET not in "\n".join(after)
+    assert "Hx8nLc3vBq6s" not in "\n".join(after)
+    assert f"[Bash result: {READ}]\n[redacted:secret_store_output]" in after
+    # control: the other result, the prompt and the calls stay as they were
+    assert [m.split("\n")[-1] for m in after if m.startswith("[Bash result: htpasswd")] == [
+        "Adding password for user admin"
+    ]
+    assert after[0] == before[0] == "Why does the orders deploy fail?"
+    assert invoke("doctor").stdout.splitlines()[-1] == (
+        "OK       credentials: none in a format the running sanitizer (version 9) redacts"
+    )
+    assert json.loads(invoke("status", "--json").stdout)["credentials_version"] == "9"
+
+
+def test_a_fresh_import_stores_what_forget_leaves(home: Path, tmp_path: Path) -> None:
+    _write(tmp_path / "t")
+    assert invoke("import", "--no-embed", str(tmp_path / "t")).exit_code == 0
+    texts = _messages(home / "memory.db")
+    assert f"[Bash result: {READ}]\n[redacted:secret_store_output]" in texts
+    # the running rule keeps the user and redacts the password
+    assert (
+        "[Bash: htpasswd -b -c /etc/nginx/.htpasswd admin [redacted:htpasswd_password]]"
+        in "\n".join(texts)
+    )
+    assert SECRET not in "\n".join(texts)
+    assert invoke("doctor").stdout.splitlines()[-1] == (
+        "OK       credentials: none in a format the running sanitizer (version 9) redacts"
+    )
