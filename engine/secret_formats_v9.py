@@ -162,6 +162,26 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
         ),
         *forms("ansible-vault view", "ansible-vault decrypt", head=_COMMAND_AT, tail=_output()),
     ),
+    # A secret a command generates and prints: Phoenix's and Rails' `secret_key_base` (`mix
+    # phx.gen.secret`, `bin/rails secret`, `rake secret`), Django's `get_random_secret_key()`,
+    # `pwgen`'s passwords, a WireGuard private key (`wg genkey`, unless piped into `wg pubkey`).
+    "generated_secret": (
+        *forms("phx.gen.secret", head=_COMMAND_AT + r"mix[ \t]+", tail=_output()),
+        *forms(
+            "rails secret",
+            "rake secret",
+            head=_COMMAND_AT + r"(?:bundle[ \t]+exec[ \t]+)?(?:bin/)?",
+            tail=_output(),
+        ),
+        *forms(
+            "get_random_secret_key",
+            head=_COMMAND_AT
+            + rf"(?:{_WORD}*python[\d.]*|uv[ \t]+run|poetry[ \t]+run)\b[^\n]{{0,200}}?",
+            tail=_BODY,
+        ),
+        *forms("pwgen", head=_COMMAND_AT, tail=_output()),
+        *forms("wg genkey", head=_COMMAND_AT, tail=_output(unless=r"wg[ \t]+pubkey\b")),
+    ),
     # A credentials file printed or read whole: `cat ~/.netrc`, the Read tool on `.pgpass`.
     "credential_file": (
         *forms(

@@ -104,6 +104,15 @@ PLANTED_V9: tuple[Planted, ...] = (
         "Pl4nt9GpgPw",
     ),
     planted(
+        "phx-gen-secret",
+        "generated_secret",
+        _result(
+            "mix phx.gen.secret 64",
+            "Pl4nt9PhxGenSecretZx7Cv5Bn3Mk1Wd8Fg6Hj4Kl2Pz0Yt9Ur7Ie5Ow3Qs1Ax",
+        ),
+        "Pl4nt9PhxGenSecret",
+    ),
+    planted(
         "cat-netrc",
         "credential_file",
         _result(

@@ -40,9 +40,14 @@ TAVILY = "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"  # a version 8 format
 
 def test_every_version_9_kind_is_planted_and_its_prefixes_are_triggers() -> None:
     assert sorted({p.kind for p in PLANTED_V9}) == sorted(VERSION_9_FORMS)
-    assert OUTPUT_KINDS == ("secret_store_output", "decrypted_output", "credential_file")
+    assert OUTPUT_KINDS == (
+        "secret_store_output",
+        "decrypted_output",
+        "generated_secret",
+        "credential_file",
+    )
     assert tuple(VERSION_9_FORMS) == OUTPUT_KINDS
-    assert len(VERSION_9_TRIGGERS) == 43  # the forms' 42 prefixes and RULE_TRIGGERS' one
+    assert len(VERSION_9_TRIGGERS) == 49  # the forms' 48 prefixes and RULE_TRIGGERS' one
     assert VERSION_9_TRIGGERS[-1:] == RULE_TRIGGERS[9] == ("htpasswd",)
     assert kinds_after(8) == OUTPUT_KINDS
     assert (
@@ -64,7 +69,10 @@ def test_the_triggers_an_older_version_shares_are_those_its_planted_texts_name()
         ("doppler secrets", "doppler secrets set"),
         ("htpasswd", "htpasswd"),
     ]
-    assert [o for o in older for t in VERSION_9_TRIGGERS if o in t and o != t] == []
+    # an older trigger inside a version 9 one: a corpus holding it reads under 9 all the same
+    assert [(o, t) for o in older for t in VERSION_9_TRIGGERS if o in t and o != t] == [
+        ("secret_", "get_random_secret_key")
+    ]
     # so exactly the older planted texts holding one read under version 9 (`READ_LATER`)
     held = {p.label for p in PLANTED if p.kind not in VERSION_9_FORMS and version(p.text) == "9"}
     assert (
@@ -77,7 +85,7 @@ def test_the_triggers_an_older_version_shares_are_those_its_planted_texts_name()
 def test_the_readme_counts_the_kinds_the_sanitizer_names() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert f"removes secrets ({len(KINDS)} kinds:" in readme
-    assert len(KINDS) == 219  # the kinds `[redacted:<kind>]` may name
+    assert len(KINDS) == 220  # the kinds `[redacted:<kind>]` may name
 
 
 @pytest.mark.parametrize("planted", PLANTED_V9, ids=lambda p: p.label)
@@ -124,6 +132,15 @@ def _result(command: str, body: str) -> str:
         ("sops --decrypt --extract '[\"db\"]' secrets.yaml", "decrypted_output"),
         ("ansible-vault view group_vars/all/vault.yml", "decrypted_output"),
         ("age -d -i key.txt secrets.age", "decrypted_output"),
+        ("bundle exec rake secret", "generated_secret"),
+        ("bin/rails secret", "generated_secret"),
+        ("pwgen -s 24 1", "generated_secret"),
+        ("wg genkey", "generated_secret"),
+        (
+            "python -c 'from django.core.management.utils import get_random_secret_key as g; "
+            "print(g())'",
+            "generated_secret",
+        ),
         ("sudo cat /root/.pgpass", "credential_file"),
         ("cd /srv/app && head -5 _netrc", "credential_file"),
     ],
@@ -137,7 +154,7 @@ def test_more_forms_of_the_version_9_kinds_are_redacted(command: str, kind: str)
     assert redact_output(_result(command, body))[0] == _result(command, f"[redacted:{kind}]")
 
 
-_STORE, _DECRYPTED, _FILE = OUTPUT_KINDS
+_STORE, _DECRYPTED, _GENERATED, _FILE = OUTPUT_KINDS
 
 
 @pytest.mark.parametrize(
@@ -168,6 +185,8 @@ _STORE, _DECRYPTED, _FILE = OUTPUT_KINDS
         ("sops -d secrets.enc.yaml --output secrets.yaml", "sops -d secrets.enc.yaml", _DECRYPTED),
         ("gpg --decrypt -o out.txt in.gpg", "gpg --decrypt in.gpg", _DECRYPTED),
         ("ls -l ~/.netrc", "cat ~/.netrc", _FILE),
+        ("wg genkey | tee private.key | wg pubkey", "wg genkey", _GENERATED),
+        ("mix phx.routes", "mix phx.gen.secret", _GENERATED),
         # the command's name inside an argument: not where a command starts
         ("grep -rn 'op read' scripts/", "x=1; op read op://ops/db/pw", _STORE),
         ("echo 'run vault kv get first'", "echo first && vault kv get secret/app", _STORE),

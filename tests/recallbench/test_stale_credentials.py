@@ -25,27 +25,27 @@ NETLIFY = "nfp_Pl4ntN3tl1fyQw8Er6Ty4Ui2Op0As9Df7Gh5Jk"  # redacted from version 
 CARGO = "cargo login cioPl4nt7CargoTok3n0a1b2c3d4e5f6a7b8"  # redacted from version 7
 MYSQLADMIN = "mysqladmin -u root password Pl4nt8MyAdm1nPw"  # redacted from version 8
 LINE = (
-    "imported under sanitizer version 3, before versions 4, 5, 6, 7, 8 and 9 began to redact 175 "
+    "imported under sanitizer version 3, before versions 4, 5, 6, 7, 8 and 9 began to redact 176 "
     "more credential formats"
 )
 LINE_4 = (
-    "imported under sanitizer version 4, before versions 5, 6, 7, 8 and 9 began to redact 150 more "
+    "imported under sanitizer version 4, before versions 5, 6, 7, 8 and 9 began to redact 151 more "
     "credential formats"
 )
 LINE_5 = (
-    "imported under sanitizer version 5, before versions 6, 7, 8 and 9 began to redact 116 more "
+    "imported under sanitizer version 5, before versions 6, 7, 8 and 9 began to redact 117 more "
     "credential formats"
 )
 LINE_6 = (
-    "imported under sanitizer version 6, before versions 7, 8 and 9 began to redact 91 more "
+    "imported under sanitizer version 6, before versions 7, 8 and 9 began to redact 92 more "
     "credential formats"
 )
 LINE_7 = (
-    "imported under sanitizer version 7, before versions 8 and 9 began to redact 59 more credential "
+    "imported under sanitizer version 7, before versions 8 and 9 began to redact 60 more credential "
     "formats"
 )
 LINE_8 = (
-    "imported under sanitizer version 8, before version 9 began to redact 3 more credential formats"
+    "imported under sanitizer version 8, before version 9 began to redact 4 more credential formats"
 )
 
 
@@ -195,7 +195,7 @@ def test_a_memory_imported_under_an_older_version_counts_only_what_later_ones_ad
 def test_the_note_names_a_redaction_in_place_under_an_older_version() -> None:
     assert stale_credentials_note("3", "4") == (
         "redacted in place under sanitizer version 4 (`forget --credentials`), before versions 5, "
-        "6, 7, 8 and 9 began to redact 150 more credential formats (RubyGems, Dynatrace, Square, Okta, "
+        "6, 7, 8 and 9 began to redact 151 more credential formats (RubyGems, Dynatrace, Square, Okta, "
         "`aws configure set`, `os.environ[…] = …`, `<password>`, SQL's `PASSWORD '…'`, `mongosh -p`, "
         "`sqlcmd -P`, `zip -P`, `requirepass`, Netlify, Render, `cqlsh -p`, `twine upload -p`, "
         "`cargo login`, `poetry config http-basic`, `http -a`, `ipmitool -P`, `mysqladmin password`, "
@@ -215,11 +215,11 @@ def test_the_note_names_a_redaction_in_place_under_an_older_version() -> None:
     # control: a redaction under version 8 is not the latest any more
     assert str(stale_credentials_note("4", "8")).startswith(
         "redacted in place under sanitizer version 8 (`forget --credentials`), before version 9 "
-        "began to redact 3 more credential formats"
+        "began to redact 4 more credential formats"
     )
     assert str(stale_credentials_note(None, None)).startswith(
         "imported under a sanitizer before version 3, before versions 4, 5, 6, 7, 8 and 9 began "
-        "to redact 175 "
+        "to redact 176 "
     )
 
 

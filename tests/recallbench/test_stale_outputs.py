@@ -39,7 +39,7 @@ _V5_HTPASSWD = secrets._TokenRule(
     chars="",
 )
 LINE_8 = (
-    "imported under sanitizer version 8, before version 9 began to redact 3 more credential formats"
+    "imported under sanitizer version 8, before version 9 began to redact 4 more credential formats"
     " (what `op read`, `vault kv get`,"
 )
 
