@@ -114,8 +114,15 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
         *forms("get-login-password", head=_after("aws"), tail=_output()),
         # `aws configure get aws_secret_access_key`
         *forms("configure get", head=_after("aws"), tail=_NAMED),
-        # Azure Key Vault: `az keyvault secret show --name N --vault-name V`
-        *forms("keyvault secret show", head=_after("az"), tail=_output()),
+        # Azure: Key Vault's `az keyvault secret show --name N --vault-name V`, a storage account's
+        # keys, a container registry's passwords (each `"value"` in the JSON)
+        *forms(
+            "keyvault secret show",
+            "storage account keys list",
+            "acr credential show",
+            head=_after("az"),
+            tail=_output(),
+        ),
         # Kubernetes: `kubectl get secret NAME -o yaml|json|jsonpath=…` (not `-o name`)
         *forms(
             "get secret",
@@ -182,13 +189,16 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
         *forms("pwgen", head=_COMMAND_AT, tail=_output()),
         *forms("wg genkey", head=_COMMAND_AT, tail=_output(unless=r"wg[ \t]+pubkey\b")),
     ),
-    # A credentials file printed or read whole: `cat ~/.netrc`, the Read tool on `.pgpass`.
+    # A credentials file printed or read whole: `cat ~/.netrc`, the Read tool on `.pgpass`, PPP's
+    # `/etc/ppp/chap-secrets` and `pap-secrets`.
     "credential_file": (
         *forms(
             ".netrc",
             "_netrc",
             ".pgpass",
             "pgpass.conf",
+            "chap-secrets",
+            "pap-secrets",
             head=_COMMAND_AT + _PRINTERS,
             tail=_FILE_END + _BODY,
         ),
@@ -197,6 +207,8 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
             "_netrc",
             ".pgpass",
             "pgpass.conf",
+            "chap-secrets",
+            "pap-secrets",
             head=r"(?<![^\n])\[Read result: (?:[^\n]*/)?",
             tail=r"\]\n" + _LINES,
         ),

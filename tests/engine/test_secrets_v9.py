@@ -47,7 +47,7 @@ def test_every_version_9_kind_is_planted_and_its_prefixes_are_triggers() -> None
         "credential_file",
     )
     assert tuple(VERSION_9_FORMS) == OUTPUT_KINDS
-    assert len(VERSION_9_TRIGGERS) == 49  # the forms' 48 prefixes and RULE_TRIGGERS' one
+    assert len(VERSION_9_TRIGGERS) == 53  # the forms' 52 prefixes and RULE_TRIGGERS' one
     assert VERSION_9_TRIGGERS[-1:] == RULE_TRIGGERS[9] == ("htpasswd",)
     assert kinds_after(8) == OUTPUT_KINDS
     assert (
@@ -143,6 +143,9 @@ def _result(command: str, body: str) -> str:
         ),
         ("sudo cat /root/.pgpass", "credential_file"),
         ("cd /srv/app && head -5 _netrc", "credential_file"),
+        ("sudo cat /etc/ppp/chap-secrets", "credential_file"),
+        ("az storage account keys list -g rg -n orders", "secret_store_output"),
+        ("az acr credential show -n ordersacr", "secret_store_output"),
     ],
 )
 def test_more_forms_of_the_version_9_kinds_are_redacted(command: str, kind: str) -> None:
