@@ -3,9 +3,10 @@ their triggers): what a command that prints a stored secret printed. A tool resu
 the header naming its call (`engine.render.result_header`: `[Bash result: op read op://ops/db/pw]`);
 when that call reads a secret store (1Password, Bitwarden, pass, Vault, the clouds' secret managers,
 Kubernetes secrets, the macOS keychain, Doppler, Heroku's config, …), decrypts a file to the terminal
-(sops, ansible-vault, gpg, age), or prints a credentials file (`.netrc`, `.pgpass`), the whole body
-below the header is the secret: `op read` prints the password alone, with nothing a token rule could
-key on. Standard library only.
+(sops, ansible-vault, gpg, age), generates a secret (`mix phx.gen.secret`, `wg genkey`), or prints a
+credentials file (`.netrc`, `.pgpass`, PPP's `chap-secrets`), the whole body below the header is the
+secret: `op read` prints the password alone, with nothing a token rule could key on. Standard library
+only.
 
 Each form is the header (at a line's start), the command where a command starts in it, and the body
 up to the next tool result's header or the text's end (the group). The trigger texts are the commands'
