@@ -78,6 +78,8 @@ _TO_FILE = r"-o\b|--output\b|--out-file\b"
 # The programs that print a file.
 _PRINTERS = rf"(?:cat|bat|less|more|head|tail|nl|xxd|strings)(?:[ \t]+-{_WORD}+)*[ \t]+{_WORD}*?"
 _FILE_END = r"(?![\w.\-])"
+# The files that hold credentials and nothing a rule of their lines could key on.
+_CREDENTIAL_FILES = (".netrc", "_netrc", ".pgpass", "pgpass.conf", "chap-secrets", "pap-secrets")
 
 VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
     # A secret store's read: the body is the secret, or a table or JSON of secrets.
@@ -194,22 +196,12 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
     # `/etc/ppp/chap-secrets` and `pap-secrets`.
     "credential_file": (
         *forms(
-            ".netrc",
-            "_netrc",
-            ".pgpass",
-            "pgpass.conf",
-            "chap-secrets",
-            "pap-secrets",
+            *_CREDENTIAL_FILES,
             head=_COMMAND_AT + _PRINTERS,
             tail=_FILE_END + _BODY,
         ),
         *forms(
-            ".netrc",
-            "_netrc",
-            ".pgpass",
-            "pgpass.conf",
-            "chap-secrets",
-            "pap-secrets",
+            *_CREDENTIAL_FILES,
             head=r"(?<![^\n])\[Read result: (?:[^\n]*/)?",
             tail=r"\]\n" + _LINES,
         ),
