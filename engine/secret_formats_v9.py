@@ -156,6 +156,36 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
         *forms("config get", head=_COMMAND_AT + r"pulumi[ \t]+", tail=_NAMED),
         # a value named for a secret: `printenv API_TOKEN`, `terraform output -raw db_password`
         *forms("printenv", "terraform output", "tofu output", head=_COMMAND_AT, tail=_NAMED),
+        # more stores' command lines: Python's `keyring get SERVICE USER`, LastPass' `lpass show`,
+        # KeePassXC's `keepassxc-cli show` with its protected fields, `chamber read|export`,
+        # `berglas access`, `infisical secrets|export`, `dotenvx get|decrypt`, `conjur variable get`
+        *forms(
+            "keyring get",
+            head=_COMMAND_AT + rf"(?:{_WORD}*python[\d.]*[ \t]+-m[ \t]+)?",
+            tail=_output(),
+        ),
+        *forms(
+            "keepassxc-cli show",
+            head=_COMMAND_AT,
+            tail=_output(
+                needs=r"-s\b|--show-protected\b|(?:-a|--attributes)[ \t=]+['\"]?[Pp]assword"
+            ),
+        ),
+        *forms(
+            "lpass show",
+            "chamber read",
+            "chamber export",
+            "berglas access",
+            "infisical secrets",
+            "infisical export",
+            "dotenvx get",
+            "dotenvx decrypt",
+            "conjur variable get",
+            head=_COMMAND_AT,
+            tail=_output(),
+        ),
+        # a key management service's decryption: `aws kms decrypt …`, `gcloud kms decrypt …`
+        *forms("kms decrypt", head=_after("aws|gcloud"), tail=_output()),
     ),
     # A file decrypted to the terminal: `sops -d`, `ansible-vault view`, `gpg -d`, `age -d`.
     "decrypted_output": (
@@ -193,8 +223,10 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
         *forms("wg genkey", head=_COMMAND_AT, tail=_output(unless=r"wg[ \t]+pubkey\b")),
     ),
     # A credentials file printed or read whole: `cat ~/.netrc`, the Read tool on `.pgpass`, PPP's
-    # `/etc/ppp/chap-secrets` and `pap-secrets`.
+    # `/etc/ppp/chap-secrets` and `pap-secrets`; a secret Docker or Kubernetes mounts as a file
+    # (`cat /run/secrets/db_password`; the Read tool's header shows a path's last two parts only).
     "credential_file": (
+        *forms("/run/secrets/", head=_COMMAND_AT + _PRINTERS, tail=rf"{_WORD}+" + _BODY),
         *forms(
             *_CREDENTIAL_FILES,
             head=_COMMAND_AT + _PRINTERS,

@@ -47,7 +47,7 @@ def test_every_version_9_kind_is_planted_and_its_prefixes_are_triggers() -> None
         "credential_file",
     )
     assert tuple(VERSION_9_FORMS) == OUTPUT_KINDS
-    assert len(VERSION_9_TRIGGERS) == 53  # the forms' 52 prefixes and RULE_TRIGGERS' one
+    assert len(VERSION_9_TRIGGERS) == 66  # the forms' 65 prefixes and RULE_TRIGGERS' one
     assert VERSION_9_TRIGGERS[-1:] == RULE_TRIGGERS[9] == ("htpasswd",)
     assert kinds_after(8) == OUTPUT_KINDS
     assert (
@@ -146,6 +146,19 @@ def _result(command: str, body: str) -> str:
         ("sudo cat /etc/ppp/chap-secrets", "credential_file"),
         ("az storage account keys list -g rg -n orders", "secret_store_output"),
         ("az acr credential show -n ordersacr", "secret_store_output"),
+        ("python3 -m keyring get orders-db deploy", "secret_store_output"),
+        ("keepassxc-cli show -s ops.kdbx orders/db", "secret_store_output"),
+        ("lpass show --all orders-db", "secret_store_output"),
+        ("chamber export orders --format dotenv", "secret_store_output"),
+        ("berglas access sm://ops/orders-db", "secret_store_output"),
+        ("infisical secrets --env=prod", "secret_store_output"),
+        ("dotenvx get DB_PASSWORD -f .env.production", "secret_store_output"),
+        ("conjur variable get -i prod/db/password", "secret_store_output"),
+        (
+            "aws kms decrypt --ciphertext-blob fileb://c.bin --query Plaintext",
+            "secret_store_output",
+        ),
+        ("cat /var/run/secrets/db_password", "credential_file"),
     ],
 )
 def test_more_forms_of_the_version_9_kinds_are_redacted(command: str, kind: str) -> None:
@@ -189,6 +202,12 @@ _STORE, _DECRYPTED, _GENERATED, _FILE = OUTPUT_KINDS
         ("gpg --decrypt -o out.txt in.gpg", "gpg --decrypt in.gpg", _DECRYPTED),
         ("ls -l ~/.netrc", "cat ~/.netrc", _FILE),
         ("wg genkey | tee private.key | wg pubkey", "wg genkey", _GENERATED),
+        (
+            "keepassxc-cli show ops.kdbx orders/db",
+            "keepassxc-cli show -s ops.kdbx orders/db",
+            _STORE,
+        ),
+        ("ls /run/secrets/", "cat /run/secrets/db_password", _FILE),
         ("mix phx.routes", "mix phx.gen.secret", _GENERATED),
         # the command's name inside an argument: not where a command starts
         ("grep -rn 'op read' scripts/", "x=1; op read op://ops/db/pw", _STORE),
