@@ -100,15 +100,7 @@ class Finding:
 
 def find_secrets(text: str) -> list[Finding]:
     """Every credential in `text`: non-overlapping findings sorted by start."""
-    if not text:
-        return []
-    view = _ESCAPES.sub(_blank_escape, text)
-    return _merged(
-        (start, end, rank, kind)
-        for rank, (kind, spans) in enumerate(_DETECTORS)
-        for start, end in spans(view)
-        if start < end
-    )
+    return _find(text, _DETECTORS)
 
 
 def find_outputs(text: str) -> list[Finding]:
@@ -116,11 +108,17 @@ def find_outputs(text: str) -> list[Finding]:
     secret (`engine.secret_formats_v9`), as `find_secrets` finds them among the rest."""
     if "[" not in text:
         return []
+    return _find(text, tuple(d for d in _DETECTORS if d[0] in _OUTPUTS))
+
+
+def _find(text: str, detectors: Iterable[tuple[str, _Spans]]) -> list[Finding]:
+    """What `detectors` find in `text`'s scanned view, merged (`_merged`)."""
+    if not text:
+        return []
     view = _ESCAPES.sub(_blank_escape, text)
     return _merged(
         (start, end, rank, kind)
-        for rank, (kind, spans) in enumerate(_DETECTORS)
-        if kind in _OUTPUTS
+        for rank, (kind, spans) in enumerate(detectors)
         for start, end in spans(view)
         if start < end
     )
