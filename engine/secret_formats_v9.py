@@ -75,8 +75,11 @@ def _output(*, needs: str = "", unless: str = "") -> str:
 _NAMED = r"(?:[ \t]+-[\w\-=]+)*[ \t]+(?:[\w\-]+\.)*(?P<key>[A-Za-z_]\w*)" + _NAME_END + _BODY
 # Output written to a file instead of the terminal.
 _TO_FILE = r"-o\b|--output\b|--out-file\b"
-# The programs that print a file.
-_PRINTERS = rf"(?:cat|bat|less|more|head|tail|nl|xxd|strings)(?:[ \t]+-{_WORD}+)*[ \t]+{_WORD}*?"
+# The programs that print a file, and the path before the file's name (as `_REST`: at most 200
+# characters, so that a line of repeated paths costs its length, not its length squared).
+_PRINTERS = (
+    rf"(?:cat|bat|less|more|head|tail|nl|xxd|strings)(?:[ \t]+-{_WORD}+)*[ \t]+{_WORD}{{0,200}}?"
+)
 _FILE_END = r"(?![\w.\-])"
 # The files that hold credentials and nothing a rule of their lines could key on.
 _CREDENTIAL_FILES = (".netrc", "_netrc", ".pgpass", "pgpass.conf", "chap-secrets", "pap-secrets")
@@ -226,7 +229,7 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
     # `/etc/ppp/chap-secrets` and `pap-secrets`; a secret Docker or Kubernetes mounts as a file
     # (`cat /run/secrets/db_password`; the Read tool's header shows a path's last two parts only).
     "credential_file": (
-        *forms("/run/secrets/", head=_COMMAND_AT + _PRINTERS, tail=rf"{_WORD}+" + _BODY),
+        *forms("/run/secrets/", head=_COMMAND_AT + _PRINTERS, tail=rf"{_WORD}{{1,200}}" + _BODY),
         *forms(
             *_CREDENTIAL_FILES,
             head=_COMMAND_AT + _PRINTERS,

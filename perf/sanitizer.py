@@ -4,9 +4,10 @@ An import cuts a text block to `MAX_MESSAGE_BYTES` plus `TRANSFORM_MARGIN` chara
 sanitizer reads it (`engine.render.precut_text_blocks`), so that is the longest text `redact` is given.
 Each row is one short unit repeated to that length without a space: the shapes that made a rule read
 the rest of the run once per copy (a run of keys, of URL heads, of weakly named values, of private
-key headers, of command names, of here-strings and pipes, of tool results' headers), and a plain line
-of prose and code for comparison. The target is that no such message costs more than `WORST_MESSAGE_S` to redact. `nox -s
-perf` reports it with the rest; `python -m perf.sanitizer` measures it alone.
+key headers, of command names, of here-strings and pipes, of tool results' headers, of paths after
+one header), and a plain line of prose and code for comparison. The target is that no such message
+costs more than `WORST_MESSAGE_S` to redact. `nox -s perf` reports it with the rest; `python -m
+perf.sanitizer` measures it alone.
 """
 
 from __future__ import annotations
@@ -45,7 +46,10 @@ UNITS: dict[str, str] = {
     "pgpass lines": "echo a:b:c:d:e > .pgpass",
     "secret reads": "\n[Bash result: op read x]\ny",
     "read headers": "\n[Bash result: sudo -E A=b k (k (get secret x ; printenv a.a.a.",
+    "secret paths": "/run/secrets",
 }
+# What stands before a unit's first copy, where a shape needs it: one header over the whole run.
+HEADS: dict[str, str] = {"secret paths": "[Bash result: cat "}
 
 
 def measure_sanitizer(
@@ -54,7 +58,7 @@ def measure_sanitizer(
     """`redact` on each unit repeated to `chars` characters: the median of `rounds` runs."""
     rows: list[dict[str, Any]] = []
     for label, unit in UNITS.items():
-        text = (unit * (chars // len(unit) + 1))[:chars]
+        text = (HEADS.get(label, "") + unit * (chars // len(unit) + 1))[:chars]
         runs = []
         for _ in range(rounds):
             t0 = time.perf_counter()
