@@ -51,6 +51,10 @@ _TERMINAL_CONTROL = re.compile(
     r"|[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f]"
 )
 
+# A line that is a tool marker or a result header with an argument (`tool_marker`, `result_header`):
+# `[Bash: cmd]`, `[Bash result: cmd]`, `[Read error: a/b.py]`; the argument cut by `compact` ends in `…`.
+_MARKER_LINE = re.compile(r"^\[[A-Za-z]+(?: result| error)?:( )[^\n]*?(…?)\]$", re.MULTILINE)
+
 # Command wrappers (slash commands, local command output) are not typed prose.
 _COMMAND_WRAPPER_PREFIXES = (
     "<command-name>",
@@ -150,6 +154,22 @@ def result_header(block: ToolResult, state: StreamState) -> str:
         return f"[tool {word}]"
     arg = state.tool_commands.get(block.tool_use_id)
     return f"[{name} {word}: {arg}]" if arg else f"[{name} {word}]"
+
+
+def opened_markers(text: str, view: str) -> str:
+    """`view` (a same-length view of `text`) with each tool marker's and result header's argument on a
+    line of its own, as the command was when the import redacted it: the space before the argument and
+    the closing `]` are line ends, a cut's `…` a space (`[Bash: vault login s.x]` ->
+    `[Bash:⏎vault login s.x⏎`)."""
+    if "[" not in text:
+        return view
+    chars: list[str] | None = None
+    for line in _MARKER_LINE.finditer(text):
+        chars = chars if chars is not None else list(view)
+        chars[line.start(1)] = chars[line.end() - 1] = "\n"
+        if line.group(2):
+            chars[line.start(2)] = " "
+    return view if chars is None else "".join(chars)
 
 
 def compact(text: str, cap: int = MARKER_ARG_CAP) -> str:

@@ -76,6 +76,7 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from engine.render import opened_markers
 from engine.secret_formats import COMMAND_PASSWORDS, FORMS, KIND_VERSION, RUN_FORMS
 from engine.secret_formats_v9 import OUTPUT_KINDS
 from engine.secret_keys import assignments, looks_random, names_secret
@@ -112,16 +113,24 @@ def find_outputs(text: str) -> list[Finding]:
 
 
 def _find(text: str, detectors: Iterable[tuple[str, _Spans]]) -> list[Finding]:
-    """What `detectors` find in `text`'s scanned view, merged (`_merged`)."""
+    """What `detectors` find in `text`'s scanned view, merged (`_merged`). Stored text holds each tool
+    call's command in a marker and a result header (`[Bash: vault login s.x]`); but for the forms that
+    read a header (version 9's), the detectors see its argument on a line of its own, as an import
+    did, so that `doctor` and `forget --credentials` find there what a fresh import redacts. Redacting
+    twice is redacting once: `[redacted:lftp_password]` holds no `user:password`."""
     if not text:
         return []
     view = _ESCAPES.sub(_blank_escape, text)
-    return _merged(
+    opened = opened_markers(text, view)
+    found = [
         (start, end, rank, kind)
         for rank, (kind, spans) in enumerate(detectors)
-        for start, end in spans(view)
-        if start < end
-    )
+        for start, end in spans(view if kind in _OUTPUTS else opened)
+    ]
+    if "[redacted:" in text:  # one that starts inside a redaction starts after it
+        past = {i: m.end() for m in _REDACTED.finditer(text) for i in range(m.start() + 1, m.end())}
+        found = [(past.get(start, start), end, rank, kind) for start, end, rank, kind in found]
+    return _merged(f for f in found if f[0] < f[1])
 
 
 def _merged(spans: Iterable[tuple[int, int, int, str]]) -> list[Finding]:
@@ -144,6 +153,7 @@ def _merged(spans: Iterable[tuple[int, int, int, str]]) -> list[Finding]:
 # ---------------------------------------------------------------------------------------------------------
 
 _ESCAPES = re.compile(r"\\+[nrt]")
+_REDACTED = re.compile(r"\[redacted:[a-z0-9_]+\]")
 _TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 _BASE64_CHARS = _TOKEN_CHARS + "+/="
 _JWT_CHARS = _BASE64_CHARS + "."

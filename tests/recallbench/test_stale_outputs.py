@@ -108,6 +108,14 @@ def test_a_version_8_memory_is_named_counted_and_redacted_in_place(
     assert SECRET not in "\n".join(after)
     assert "Hx8nLc3vBq6s" not in "\n".join(after)
     assert f"[Bash result: {READ}]\n[redacted:secret_store_output]" in after
+    # the marker and the header keep the `]` that closes them, as a fresh import's do (read to the
+    # next space, the password took it before)
+    calls = "\n".join(after)
+    assert "/.htpasswd [redacted:htpasswd_password] [redacted:htpasswd_password]]\n" in calls
+    assert (
+        "[Bash result: htpasswd -b -c /etc/nginx/.htpasswd [redacted:htpasswd_password] "
+        "[redacted:htpasswd_password]]\nAdding password for user admin"
+    ) in after
     # control: the other result, the prompt and the calls stay as they were
     assert [m.split("\n")[-1] for m in after if m.startswith("[Bash result: htpasswd")] == [
         "Adding password for user admin"

@@ -1,0 +1,99 @@
+"""A memory imported under sanitizer version 5 holds `vault login TOKEN` as a command: in the call's
+marker and in its result's header, where version 6's form (the token where a command starts) has to
+find it on stored text. `doctor` counts both, `forget --credentials` redacts them in place as a fresh
+import would, the markers keeping their closing `]` (docs/transcripts.md)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from recallbench.cli import main
+from tests.engine.fixtures_transcripts import (
+    SESSION,
+    assistant_lines,
+    tool_result_line,
+    tool_use_block,
+    user_line,
+    write_jsonl,
+)
+from tests.recallbench.older_import import import_as_before
+
+TOKEN = "s.Hq8vLm3xKt7pNc2wRz5b"
+LOGIN = f"vault login {TOKEN}"
+CURL = "curl -u deploy:Wb4nQx8kLm2v https://ci.internal/api"  # redacted since version 3
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def _write(root: Path) -> None:
+    write_jsonl(
+        root / f"{SESSION}.jsonl",
+        [
+            user_line("Log in to Vault and call the CI API", uuid="u1"),
+            *assistant_lines(
+                [
+                    tool_use_block("t1", "Bash", {"command": LOGIN}),
+                    tool_use_block("t2", "Bash", {"command": CURL}),
+                ],
+                message_id="m1",
+                uuids=["a1", "a2"],
+                parent="u1",
+            ),
+            tool_result_line("t1", "Success! You are now authenticated.", uuid="r1", parent="a2"),
+            tool_result_line("t2", '{"ok": true}', uuid="r2", parent="r1"),
+        ],
+    )
+
+
+def _messages(db: Path) -> list[str]:
+    with sqlite3.connect(db) as conn:
+        return [str(r[0]) for r in conn.execute("SELECT text FROM messages ORDER BY ordinal")]
+
+
+def test_a_token_in_a_commands_marker_is_counted_and_redacted_in_place(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(tmp_path / "t")
+    done = import_as_before(monkeypatch, "--no-embed", str(tmp_path / "t"), version="5")
+    assert done.exit_code == 0, done.output
+    db = home / "memory.db"
+    before = _messages(db)
+    assert f"[Bash: {LOGIN}]" in before[1]
+    assert f"[Bash result: {LOGIN}]\nSuccess! You are now authenticated." in before
+    # control: the curl password, a format version 5 knew, was redacted then
+    assert "[Bash: curl -u deploy:[redacted:user_password] https://ci.internal/api]" in before[1]
+
+    doctor = invoke("doctor")
+    assert doctor.exit_code == 1
+    assert doctor.stdout.splitlines()[-1] == (
+        "PROBLEM  credentials: credentials in formats version 9 redacts (vault_login_token ×2), "
+        "in 1 chunk of 1 session (5e551011) imported under sanitizer version 5"
+    )
+
+    done = invoke("forget", "--credentials", "--confirm", "credentials")
+
+    assert done.exit_code == 0, done.output
+    after = _messages(db)
+    assert TOKEN not in "\n".join(after)
+    assert "[Bash: vault login [redacted:vault_login_token]]" in after[1]
+    assert (
+        "[Bash result: vault login [redacted:vault_login_token]]\n"
+        "Success! You are now authenticated."
+    ) in after
+    assert after[1].endswith(
+        "[Bash: curl -u deploy:[redacted:user_password] https://ci.internal/api]"
+    )
+    assert invoke("doctor").stdout.splitlines()[-1] == (
+        "OK       credentials: none in a format the running sanitizer (version 9) redacts"
+    )
+
+    # a fresh import of the same transcript stores the same messages
+    fresh = tmp_path / "fresh.db"
+    assert invoke("--db", str(fresh), "import", "--no-embed", str(tmp_path / "t")).exit_code == 0
+    assert _messages(fresh) == after
