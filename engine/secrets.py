@@ -114,10 +114,10 @@ def find_outputs(text: str) -> list[Finding]:
 
 def _find(text: str, detectors: Iterable[tuple[str, _Spans]]) -> list[Finding]:
     """What `detectors` find in `text`'s scanned view, merged (`_merged`). Stored text holds each tool
-    call's command in a marker and a result header (`[Bash: vault login s.x]`); but for the forms that
-    read a header (version 9's), the detectors see its argument on a line of its own, as an import
-    did, so that `doctor` and `forget --credentials` find there what a fresh import redacts. Redacting
-    twice is redacting once: `[redacted:lftp_password]` holds no `user:password`."""
+    call's command in a marker and a result header (`[Bash: vault login s.x]`): the detectors see its
+    argument on a line of its own, as the import saw the command (version 9's, which read a header,
+    see it as it is), so that `doctor` and `forget --credentials` find there what a fresh import
+    redacts. Redacting twice is redacting once: `[redacted:lftp_password]` holds no `user:password`."""
     if not text:
         return []
     view = _ESCAPES.sub(_blank_escape, text)
