@@ -110,7 +110,7 @@ def credentials_check(db: Path) -> Check:
     except STORE_ERRORS as exc:
         return _problem(name, f"not checked: {exc}")
     under = f"sanitizer version {held}" if held else "a sanitizer before version 3"
-    if stale.chunks:
+    if stale.kinds:
         kinds = ", ".join(f"{kind} ×{n}" for kind, n in stale.kinds.items())
         sessions = ", ".join(s[:8] for s in stale.sessions[:_SESSIONS_NAMED])
         more = len(stale.sessions) - _SESSIONS_NAMED

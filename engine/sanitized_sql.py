@@ -9,6 +9,7 @@ was cleaned by; a memory first imported before version 3, which began recording 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
@@ -105,7 +106,12 @@ class StaleCredentials:
 def stale_credentials(conn: sqlite3.Connection) -> StaleCredentials:
     """The chunks holding a credential in a format that a sanitizer version after the memory's
     (`credentials_version`) began to redact (none in a memory imported under the newest, which never
-    stores one, or one that `forget --credentials` redacted under it)."""
+    stores one, or one that `forget --credentials` redacted under it).
+
+    The rules read each stored message whole, as `forget --credentials` does: a message longer than a
+    chunk is cut between chunks where it has a space, and a cut between `vault login` and its token
+    leaves neither chunk holding the credential. The chunks counted are those that pack such a message.
+    """
     redacted = credentials_version(conn)
     held = BEFORE_RECORDED if redacted is None else int(redacted)
     if held >= LATEST_VERSION:
@@ -118,17 +124,31 @@ def stale_credentials(conn: sqlite3.Connection) -> StaleCredentials:
     needles = [t for v in FORMS_BY_VERSION if v > held for t in triggers(v)]
     later = set(kinds_found_after(held))
     where = " OR ".join("instr(text, ?) > 0" for _ in needles)
-    rows = conn.execute(f"SELECT session_id, text FROM chunks WHERE {where}", needles)
-    chunks, kinds, sessions = 0, Counter[str](), set()
-    for session_id, text in rows:
+    rows = conn.execute(
+        f"SELECT stream, uuid, session_id, text FROM messages WHERE {where}", needles
+    )
+    holding: dict[str, set[str]] = {}
+    kinds, sessions = Counter[str](), set()
+    for stream, uuid, session_id, text in rows:
         found = [f.kind for f in find_secrets(str(text)) if f.kind in later]
         if found:
-            chunks += 1
+            holding.setdefault(str(stream), set()).add(str(uuid))
             kinds.update(found)
             sessions.add(str(session_id))
     return StaleCredentials(
-        chunks=chunks, kinds=dict(sorted(kinds.items())), sessions=tuple(sorted(sessions))
+        chunks=_packing(conn, holding),
+        kinds=dict(sorted(kinds.items())),
+        sessions=tuple(sorted(sessions)),
     )
+
+
+def _packing(conn: sqlite3.Connection, holding: dict[str, set[str]]) -> int:
+    """How many chunks pack one of the messages `holding` names (stream -> uuids)."""
+    count = 0
+    for stream, uuids in holding.items():
+        rows = conn.execute("SELECT message_uuids FROM chunks WHERE stream = ?", (stream,))
+        count += sum(1 for (packed,) in rows if uuids.intersection(json.loads(packed)))
+    return count
 
 
 def imported_under(conn: sqlite3.Connection) -> int:

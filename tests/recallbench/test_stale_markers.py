@@ -15,6 +15,7 @@ from recallbench.cli import main
 from tests.engine.fixtures_transcripts import (
     SESSION,
     assistant_lines,
+    text_block,
     tool_result_line,
     tool_use_block,
     user_line,
@@ -97,3 +98,36 @@ def test_a_token_in_a_commands_marker_is_counted_and_redacted_in_place(
     fresh = tmp_path / "fresh.db"
     assert invoke("--db", str(fresh), "import", "--no-embed", str(tmp_path / "t")).exit_code == 0
     assert _messages(fresh) == after
+
+
+def test_a_token_that_a_chunks_cut_splits_is_counted_from_the_whole_message(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an answer of 980 characters: chunked at a space within 900, here the one after `vault login`
+    said = ("The deploy failed again because the token expired. " * 20)[:887] + " "
+    answer = f"{said}{LOGIN} and then rerun the deploy job to check that it works now."
+    write_jsonl(
+        tmp_path / "t" / f"{SESSION}.jsonl",
+        [
+            user_line("Why does the deploy fail?", uuid="u1"),
+            *assistant_lines([text_block(answer)], message_id="m1", uuids=["a1"], parent="u1"),
+        ],
+    )
+    done = import_as_before(monkeypatch, "--no-embed", str(tmp_path / "t"), version="5")
+    assert done.exit_code == 0, done.output
+    with sqlite3.connect(home / "memory.db") as conn:
+        texts = [str(r[0]) for r in conn.execute("SELECT text FROM chunks ORDER BY rowid")]
+    # control: the cut falls between the command and its token, so neither chunk holds both
+    assert texts[1].endswith(" vault login ")
+    assert texts[2].startswith(f"{TOKEN} and then")
+
+    doctor = invoke("doctor")
+
+    assert doctor.exit_code == 1
+    assert doctor.stdout.splitlines()[-1] == (
+        "PROBLEM  credentials: credentials in formats version 9 redacts (vault_login_token ×1), "
+        "in 2 chunks of 1 session (5e551011) imported under sanitizer version 5"
+    )
+    assert invoke("forget", "--credentials", "--confirm", "credentials").exit_code == 0
+    assert TOKEN not in "\n".join(_messages(home / "memory.db"))
+    assert invoke("doctor").exit_code == 0
