@@ -313,3 +313,22 @@ def simple_session(
             **env,
         ),
     ]
+
+
+def two_calls(prompt: str, first: tuple[str, str], second: tuple[str, str]) -> list[Line]:
+    """A prompt, then one assistant message of two Bash calls (`t1`, `t2`: each a (command, output)),
+    then their results in order. Line uuids are `u1`, `a1`, `a2`, `r1`, `r2`."""
+    return [
+        user_line(prompt, uuid="u1"),
+        *assistant_lines(
+            [
+                tool_use_block("t1", "Bash", {"command": first[0]}),
+                tool_use_block("t2", "Bash", {"command": second[0]}),
+            ],
+            message_id="m1",
+            uuids=["a1", "a2"],
+            parent="u1",
+        ),
+        tool_result_line("t1", first[1], uuid="r1", parent="a2"),
+        tool_result_line("t2", second[1], uuid="r2", parent="r1"),
+    ]

@@ -4,7 +4,9 @@ recording that version (or, with `version=None`, recording nothing, as an import
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
@@ -40,3 +42,9 @@ def import_as_before(
             ),
         )
         return CliRunner().invoke(main, ["import", *args], catch_exceptions=False)
+
+
+def stored_messages(db: Path) -> list[str]:
+    """The text of every message `db` stores, in stream order."""
+    with sqlite3.connect(db) as conn:
+        return [str(r[0]) for r in conn.execute("SELECT text FROM messages ORDER BY ordinal")]

@@ -16,12 +16,11 @@ from tests.engine.fixtures_transcripts import (
     SESSION,
     assistant_lines,
     text_block,
-    tool_result_line,
-    tool_use_block,
+    two_calls,
     user_line,
     write_jsonl,
 )
-from tests.recallbench.older_import import import_as_before
+from tests.recallbench.older_import import import_as_before, stored_messages
 
 TOKEN = "s.Hq8vLm3xKt7pNc2wRz5b"
 LOGIN = f"vault login {TOKEN}"
@@ -35,26 +34,12 @@ def invoke(*args: str) -> Result:
 def _write(root: Path) -> None:
     write_jsonl(
         root / f"{SESSION}.jsonl",
-        [
-            user_line("Log in to Vault and call the CI API", uuid="u1"),
-            *assistant_lines(
-                [
-                    tool_use_block("t1", "Bash", {"command": LOGIN}),
-                    tool_use_block("t2", "Bash", {"command": CURL}),
-                ],
-                message_id="m1",
-                uuids=["a1", "a2"],
-                parent="u1",
-            ),
-            tool_result_line("t1", "Success! You are now authenticated.", uuid="r1", parent="a2"),
-            tool_result_line("t2", '{"ok": true}', uuid="r2", parent="r1"),
-        ],
+        two_calls(
+            "Log in to Vault and call the CI API",
+            (LOGIN, "Success! You are now authenticated."),
+            (CURL, '{"ok": true}'),
+        ),
     )
-
-
-def _messages(db: Path) -> list[str]:
-    with sqlite3.connect(db) as conn:
-        return [str(r[0]) for r in conn.execute("SELECT text FROM messages ORDER BY ordinal")]
 
 
 def test_a_token_in_a_commands_marker_is_counted_and_redacted_in_place(
@@ -64,7 +49,7 @@ def test_a_token_in_a_commands_marker_is_counted_and_redacted_in_place(
     done = import_as_before(monkeypatch, "--no-embed", str(tmp_path / "t"), version="5")
     assert done.exit_code == 0, done.output
     db = home / "memory.db"
-    before = _messages(db)
+    before = stored_messages(db)
     assert f"[Bash: {LOGIN}]" in before[1]
     assert f"[Bash result: {LOGIN}]\nSuccess! You are now authenticated." in before
     # control: the curl password, a format version 5 knew, was redacted then
@@ -80,7 +65,7 @@ def test_a_token_in_a_commands_marker_is_counted_and_redacted_in_place(
     done = invoke("forget", "--credentials", "--confirm", "credentials")
 
     assert done.exit_code == 0, done.output
-    after = _messages(db)
+    after = stored_messages(db)
     assert TOKEN not in "\n".join(after)
     assert "[Bash: vault login [redacted:vault_login_token]]" in after[1]
     assert (
@@ -97,7 +82,7 @@ def test_a_token_in_a_commands_marker_is_counted_and_redacted_in_place(
     # a fresh import of the same transcript stores the same messages
     fresh = tmp_path / "fresh.db"
     assert invoke("--db", str(fresh), "import", "--no-embed", str(tmp_path / "t")).exit_code == 0
-    assert _messages(fresh) == after
+    assert stored_messages(fresh) == after
 
 
 def test_a_token_that_a_chunks_cut_splits_is_counted_from_the_whole_message(
@@ -129,5 +114,5 @@ def test_a_token_that_a_chunks_cut_splits_is_counted_from_the_whole_message(
         "in 2 chunks of 1 session (5e551011) imported under sanitizer version 5"
     )
     assert invoke("forget", "--credentials", "--confirm", "credentials").exit_code == 0
-    assert TOKEN not in "\n".join(_messages(home / "memory.db"))
+    assert TOKEN not in "\n".join(stored_messages(home / "memory.db"))
     assert invoke("doctor").exit_code == 0

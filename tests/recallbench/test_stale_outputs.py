@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -17,13 +16,10 @@ from engine.secret_form_parts import VALUE
 from recallbench.cli import main
 from tests.engine.fixtures_transcripts import (
     SESSION,
-    assistant_lines,
-    tool_result_line,
-    tool_use_block,
-    user_line,
+    two_calls,
     write_jsonl,
 )
-from tests.recallbench.older_import import import_as_before
+from tests.recallbench.older_import import import_as_before, stored_messages
 
 READ = "op read op://ops/orders/password"
 SECRET = "Qm7xK2pLw9Rt4vNz8bHc"
@@ -51,26 +47,12 @@ def invoke(*args: str) -> Result:
 def _write(root: Path) -> None:
     write_jsonl(
         root / f"{SESSION}.jsonl",
-        [
-            user_line("Why does the orders deploy fail?", uuid="u1"),
-            *assistant_lines(
-                [
-                    tool_use_block("t1", "Bash", {"command": READ}),
-                    tool_use_block("t2", "Bash", {"command": HTPASSWD}),
-                ],
-                message_id="m1",
-                uuids=["a1", "a2"],
-                parent="u1",
-            ),
-            tool_result_line("t1", SECRET, uuid="r1", parent="a2"),
-            tool_result_line("t2", "Adding password for user admin", uuid="r2", parent="r1"),
-        ],
+        two_calls(
+            "Why does the orders deploy fail?",
+            (READ, SECRET),
+            (HTPASSWD, "Adding password for user admin"),
+        ),
     )
-
-
-def _messages(db: Path) -> list[str]:
-    with sqlite3.connect(db) as conn:
-        return [str(r[0]) for r in conn.execute("SELECT text FROM messages ORDER BY ordinal")]
 
 
 def test_a_version_8_memory_is_named_counted_and_redacted_in_place(
@@ -81,7 +63,7 @@ def test_a_version_8_memory_is_named_counted_and_redacted_in_place(
     done = import_as_before(monkeypatch, "--no-embed", str(tmp_path / "t"), version="8", rules=old)
     assert done.exit_code == 0, done.output
     db = home / "memory.db"
-    before = _messages(db)
+    before = stored_messages(db)
     # what version 8 stored: the output whole, and the user redacted in the password's place (in the
     # call's marker and in its result's header: doctor counts both)
     assert f"[Bash result: {READ}]\n{SECRET}" in before
@@ -104,7 +86,7 @@ def test_a_version_8_memory_is_named_counted_and_redacted_in_place(
 
     assert done.exit_code == 0, done.output
     assert "redacted: 0 whole sessions, 1 chunks, 3 messages, 1 stream states" in done.output
-    after = _messages(db)
+    after = stored_messages(db)
     assert SECRET not in "\n".join(after)
     assert "Hx8nLc3vBq6s" not in "\n".join(after)
     assert f"[Bash result: {READ}]\n[redacted:secret_store_output]" in after
@@ -130,7 +112,7 @@ def test_a_version_8_memory_is_named_counted_and_redacted_in_place(
 def test_a_fresh_import_stores_what_forget_leaves(home: Path, tmp_path: Path) -> None:
     _write(tmp_path / "t")
     assert invoke("import", "--no-embed", str(tmp_path / "t")).exit_code == 0
-    texts = _messages(home / "memory.db")
+    texts = stored_messages(home / "memory.db")
     assert f"[Bash result: {READ}]\n[redacted:secret_store_output]" in texts
     # the running rule keeps the user and redacts the password
     assert (
