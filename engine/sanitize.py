@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # detect-secrets loads with it: the sanitizer imports it only
 
 # Bump when the same messages would sanitize to different text; corpus manifests record it. A bump
 # names, in VERSION_TRIGGERS, the text without which its rules change nothing.
-SANITIZE_VERSION = "9"
+SANITIZE_VERSION = "10"
 
 # The version each later rule came with, and the texts a transcript must hold for that rule to change
 # anything (any one of a version's texts). A corpus none of whose lines holds one reads under that
@@ -77,7 +77,9 @@ SANITIZE_VERSION = "9"
 # (`VERSION_8_TRIGGERS`: `mysqladmin`, `isql`, `crane auth login`, `jarsigner`, `net user `, `<<<`,
 # `printf`, `.pgpass`, `rootpw`, `Cookie:`, `tvly-`, `mysql`, …). Version 9: what a command that prints
 # a stored secret printed, below its result's header (`VERSION_9_TRIGGERS`: `op read`, `vault kv get`,
-# `get-secret-value`, `get secret`, `sops -d`, `.netrc`, …).
+# `get-secret-value`, `get secret`, `sops -d`, `.netrc`, …). Version 10: what a tool printed when asked
+# for its own session or API token (`VERSION_10_TRIGGERS`: `op signin`, `bw unlock`, `heroku auth:token`,
+# `fly auth token`, …).
 BASE_SANITIZE_VERSION = "2"
 VERSION_TRIGGERS: tuple[tuple[str, str], ...] = (
     ("3", READ_NOTICE_LEAD),

@@ -25,9 +25,10 @@ from engine.secret_form_parts import (
 from engine.secret_formats_v7 import VERSION_7_FORMS
 from engine.secret_formats_v8 import VERSION_8_COMMANDS, VERSION_8_FORMS
 from engine.secret_formats_v9 import VERSION_9_FORMS
+from engine.secret_formats_v10 import VERSION_10_FORMS
 
 # The newest sanitizer version with formats here.
-LATEST_VERSION = 9
+LATEST_VERSION = 10
 _DOPPLER_KEY = f"{ALNUM}{{40,44}}"
 # `docker login -u me -p PASS` (`--password PASS` is an assignment in every version): the value only.
 _LOGIN_PASSWORD = ARGS + r"-p(?:[ \t]+|=)?" + VALUE
@@ -428,6 +429,7 @@ FORMS_BY_VERSION: dict[int, dict[str, tuple[Form, ...]]] = {
     7: VERSION_7_FORMS,
     8: VERSION_8_FORMS,
     9: VERSION_9_FORMS,
+    10: VERSION_10_FORMS,
 }
 FORMS: dict[str, tuple[Form, ...]] = {
     kind: forms for added in FORMS_BY_VERSION.values() for kind, forms in added.items()
@@ -446,6 +448,7 @@ EXAMPLES: dict[int, str] = {
         "`printf '%s' … |`"
     ),
     9: "what `op read`, `vault kv get`, `aws secretsmanager get-secret-value`, `sops -d`, `cat ~/.netrc` print",
+    10: "what `op signin --raw`, `bw unlock`, `heroku auth:token`, `fly auth token` print",
 }
 
 
@@ -486,3 +489,4 @@ VERSION_6_TRIGGERS = triggers(6)
 VERSION_7_TRIGGERS = triggers(7)
 VERSION_8_TRIGGERS = triggers(8)
 VERSION_9_TRIGGERS = triggers(9)
+VERSION_10_TRIGGERS = triggers(10)

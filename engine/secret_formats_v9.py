@@ -35,7 +35,7 @@ _WRAPPERS = (
 )
 # Where a command starts in the header's command line: its start, or after a shell operator, `(`,
 # `{` or a backtick (then spaces or a line continuation), past its wrappers.
-_COMMAND_AT = _BASH_RESULT + rf"(?:[^\n]*?[{_STOPS}][ \t\\]*)?" + _WRAPPERS
+COMMAND_AT = _BASH_RESULT + rf"(?:[^\n]*?[{_STOPS}][ \t\\]*)?" + _WRAPPERS
 # The most characters of a header's command line after a command's name: `engine.render` cuts the
 # command a header shows to `MARKER_ARG_CAP` (120) characters and `…`; a longer line is no header, and
 # a line of repeated names costs its length times this, not its length squared.
@@ -45,7 +45,7 @@ _REST = r"[^\n]{0,200}"
 def _after(command: str) -> str:
     """A head for a prefix that follows `command`'s name and its global options (`kubectl -n prod get
     secret`, `aws --region eu-west-1 ssm get-parameter`)."""
-    return _COMMAND_AT + rf"(?:{command})\b[^\n{_STOPS}]*?[ \t]"
+    return COMMAND_AT + rf"(?:{command})\b[^\n{_STOPS}]*?[ \t]"
 
 
 # A line that is a tool result's header (`[Grep result: x]`, `[Read error: a/b.py]`, `[tool result]`).
@@ -53,13 +53,18 @@ _HEADER_LINE = r"\[(?:[\w.\-]+ (?:result|error)(?:: [^\n]*)?|tool (?:result|erro
 # The body: every line up to the next header, or to the end (none when a header follows at once);
 # after the rest of the header line.
 _NOT_HEADER = r"(?!" + _HEADER_LINE + r")"
-_LINES = rf"(?P<t>{_NOT_HEADER}[^\n]*(?:\n{_NOT_HEADER}[^\n]*)*)"
+# A body holds a character that is not a space (a result with no output is rendered as its header
+# alone; on stored text the next line may be another header, or a blank line and one).
+_LINES = (
+    rf"(?=(?:{_NOT_HEADER}[^\n]*\n)*?{_NOT_HEADER}[^\n]*\S)"
+    rf"(?P<t>{_NOT_HEADER}[^\n]*(?:\n{_NOT_HEADER}[^\n]*)*)"
+)
 _BODY = _REST + r"\]\n" + _LINES
 # What may follow the command's name: an argument, the header's end, or the next command.
 _NAME_END = r"(?=[ \t\];&|)`…])"
 
 
-def _output(*, needs: str = "", unless: str = "") -> str:
+def output(*, needs: str = "", unless: str = "") -> str:
     """The tail after a command's name: its arguments (holding `needs`, not holding `unless`, each a
     regex looked for in the rest of the command line), then the body it printed."""
     tail = _NAME_END
@@ -89,35 +94,35 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
     "secret_store_output": (
         # 1Password: `op read op://vault/item/field`, `op item get … --reveal` (or as JSON),
         # `op inject -i tpl` (the template filled in, to the terminal)
-        *forms("op read", head=_COMMAND_AT, tail=_output()),
+        *forms("op read", head=COMMAND_AT, tail=output()),
         *forms(
             "op item get",
-            head=_COMMAND_AT,
-            tail=_output(needs=r"--reveal\b|--otp\b|--format[ \t=]+json\b"),
+            head=COMMAND_AT,
+            tail=output(needs=r"--reveal\b|--otp\b|--format[ \t=]+json\b"),
         ),
-        *forms("op inject", head=_COMMAND_AT, tail=_output(unless=_TO_FILE)),
+        *forms("op inject", head=COMMAND_AT, tail=output(unless=_TO_FILE)),
         # Bitwarden: `bw get password|item|notes|totp NAME`
-        *forms("bw get", head=_COMMAND_AT, tail=r"[ \t]+(?:password|item|notes|totp)" + _output()),
+        *forms("bw get", head=COMMAND_AT, tail=r"[ \t]+(?:password|item|notes|totp)" + output()),
         # pass and gopass: `pass show NAME`, `pass generate NAME` (not to the clipboard)
         *forms(
             "pass show",
             "pass generate",
             "gopass show",
-            head=_COMMAND_AT,
-            tail=_output(unless=r"-c\b|--clip\b"),
+            head=COMMAND_AT,
+            tail=output(unless=r"-c\b|--clip\b"),
         ),
         # Vault: `vault kv get [-field=F] PATH`, `vault read database/creds/ROLE`
-        *forms("vault kv get", "vault read", head=_COMMAND_AT, tail=_output()),
+        *forms("vault kv get", "vault read", head=COMMAND_AT, tail=output()),
         # Google Cloud: `gcloud secrets versions access latest --secret=NAME`
-        *forms("secrets versions access", head=_after("gcloud"), tail=_output()),
+        *forms("secrets versions access", head=_after("gcloud"), tail=output()),
         # AWS: Secrets Manager, and SSM parameters decrypted
-        *forms("get-secret-value", head=_after("aws"), tail=_output()),
+        *forms("get-secret-value", head=_after("aws"), tail=output()),
         *forms(
             "get-parameter",
             head=_after("aws"),
-            tail=r"(?:s(?:-by-path)?)?" + _output(needs=r"--with-decryption\b"),
+            tail=r"(?:s(?:-by-path)?)?" + output(needs=r"--with-decryption\b"),
         ),
-        *forms("get-login-password", head=_after("aws"), tail=_output()),
+        *forms("get-login-password", head=_after("aws"), tail=output()),
         # `aws configure get aws_secret_access_key`
         *forms("configure get", head=_after("aws"), tail=_NAMED),
         # Azure: Key Vault's `az keyvault secret show --name N --vault-name V`, a storage account's
@@ -127,14 +132,14 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
             "storage account keys list",
             "acr credential show",
             head=_after("az"),
-            tail=_output(),
+            tail=output(),
         ),
         # Kubernetes: `kubectl get secret NAME -o yaml|json|jsonpath=…` (not `-o name`)
         *forms(
             "get secret",
             head=_after("kubectl|oc|k"),
             tail=r"s?(?:/\S+)?"
-            + _output(
+            + output(
                 needs=r"(?:-o[ \t]*|--output[ \t=]+)['\"]?"
                 r"(?:yaml|json|jsonpath|go-template|template|custom-columns)"
             ),
@@ -144,33 +149,33 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
             "find-generic-password",
             "find-internet-password",
             head=_after("security"),
-            tail=_output(needs=r"-[A-Za-z]*[wg]\b"),
+            tail=output(needs=r"-[A-Za-z]*[wg]\b"),
         ),
         # GNOME keyring: `secret-tool lookup ATTR VALUE`
-        *forms("secret-tool lookup", head=_COMMAND_AT, tail=_output()),
+        *forms("secret-tool lookup", head=COMMAND_AT, tail=output()),
         # Doppler's `secrets` commands print values (not `--only-names`); Heroku's `config`,
         # `config:get`, `config:set`; Railway's `variables`; Netlify's `env:get`, `env:list`
-        *forms("doppler secrets", head=_COMMAND_AT, tail=_output(unless=r"--only-names\b")),
-        *forms("heroku config", head=_COMMAND_AT, tail=r"(?::[a-z]+)?" + _output()),
-        *forms("railway variables", head=_COMMAND_AT, tail=_output()),
-        *forms("env:get", "env:list", head=_after("netlify|ntl"), tail=_output()),
+        *forms("doppler secrets", head=COMMAND_AT, tail=output(unless=r"--only-names\b")),
+        *forms("heroku config", head=COMMAND_AT, tail=r"(?::[a-z]+)?" + output()),
+        *forms("railway variables", head=COMMAND_AT, tail=output()),
+        *forms("env:get", "env:list", head=_after("netlify|ntl"), tail=output()),
         # Pulumi: anything `--show-secrets`, `pulumi config get NAME`
-        *forms("--show-secrets", head=_after("pulumi"), tail=_output()),
-        *forms("config get", head=_COMMAND_AT + r"pulumi[ \t]+", tail=_NAMED),
+        *forms("--show-secrets", head=_after("pulumi"), tail=output()),
+        *forms("config get", head=COMMAND_AT + r"pulumi[ \t]+", tail=_NAMED),
         # a value named for a secret: `printenv API_TOKEN`, `terraform output -raw db_password`
-        *forms("printenv", "terraform output", "tofu output", head=_COMMAND_AT, tail=_NAMED),
+        *forms("printenv", "terraform output", "tofu output", head=COMMAND_AT, tail=_NAMED),
         # more stores' command lines: Python's `keyring get SERVICE USER`, LastPass' `lpass show`,
         # KeePassXC's `keepassxc-cli show` with its protected fields, `chamber read|export`,
         # `berglas access`, `infisical secrets|export`, `dotenvx get|decrypt`, `conjur variable get`
         *forms(
             "keyring get",
-            head=_COMMAND_AT + rf"(?:{_WORD}*python[\d.]*[ \t]+-m[ \t]+)?",
-            tail=_output(),
+            head=COMMAND_AT + rf"(?:{_WORD}*python[\d.]*[ \t]+-m[ \t]+)?",
+            tail=output(),
         ),
         *forms(
             "keepassxc-cli show",
-            head=_COMMAND_AT,
-            tail=_output(
+            head=COMMAND_AT,
+            tail=output(
                 needs=r"-s\b|--show-protected\b|(?:-a|--attributes)[ \t=]+['\"]?[Pp]assword"
             ),
         ),
@@ -184,11 +189,11 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
             "dotenvx get",
             "dotenvx decrypt",
             "conjur variable get",
-            head=_COMMAND_AT,
-            tail=_output(),
+            head=COMMAND_AT,
+            tail=output(),
         ),
         # a key management service's decryption: `aws kms decrypt …`, `gcloud kms decrypt …`
-        *forms("kms decrypt", head=_after("aws|gcloud"), tail=_output()),
+        *forms("kms decrypt", head=_after("aws|gcloud"), tail=output()),
     ),
     # A file decrypted to the terminal: `sops -d`, `ansible-vault view`, `gpg -d`, `age -d`.
     "decrypted_output": (
@@ -200,39 +205,39 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
             "gpg --decrypt",
             "age -d",
             "age --decrypt",
-            head=_COMMAND_AT,
-            tail=_output(unless=_TO_FILE),
+            head=COMMAND_AT,
+            tail=output(unless=_TO_FILE),
         ),
-        *forms("ansible-vault view", "ansible-vault decrypt", head=_COMMAND_AT, tail=_output()),
+        *forms("ansible-vault view", "ansible-vault decrypt", head=COMMAND_AT, tail=output()),
     ),
     # A secret a command generates and prints: Phoenix's and Rails' `secret_key_base` (`mix
     # phx.gen.secret`, `bin/rails secret`, `rake secret`), Django's `get_random_secret_key()`,
     # `pwgen`'s passwords, a WireGuard private key (`wg genkey`, unless piped into `wg pubkey`).
     "generated_secret": (
-        *forms("phx.gen.secret", head=_COMMAND_AT + r"mix[ \t]+", tail=_output()),
+        *forms("phx.gen.secret", head=COMMAND_AT + r"mix[ \t]+", tail=output()),
         *forms(
             "rails secret",
             "rake secret",
-            head=_COMMAND_AT + r"(?:bundle[ \t]+exec[ \t]+)?(?:bin/)?",
-            tail=_output(),
+            head=COMMAND_AT + r"(?:bundle[ \t]+exec[ \t]+)?(?:bin/)?",
+            tail=output(),
         ),
         *forms(
             "get_random_secret_key",
-            head=_COMMAND_AT
+            head=COMMAND_AT
             + rf"(?:{_WORD}*python[\d.]*|uv[ \t]+run|poetry[ \t]+run)\b[^\n]{{0,200}}?",
             tail=_BODY,
         ),
-        *forms("pwgen", head=_COMMAND_AT, tail=_output()),
-        *forms("wg genkey", head=_COMMAND_AT, tail=_output(unless=r"wg[ \t]+pubkey\b")),
+        *forms("pwgen", head=COMMAND_AT, tail=output()),
+        *forms("wg genkey", head=COMMAND_AT, tail=output(unless=r"wg[ \t]+pubkey\b")),
     ),
     # A credentials file printed or read whole: `cat ~/.netrc`, the Read tool on `.pgpass`, PPP's
     # `/etc/ppp/chap-secrets` and `pap-secrets`; a secret Docker or Kubernetes mounts as a file
     # (`cat /run/secrets/db_password`; the Read tool's header shows a path's last two parts only).
     "credential_file": (
-        *forms("/run/secrets/", head=_COMMAND_AT + _PRINTERS, tail=rf"{_WORD}{{1,200}}" + _BODY),
+        *forms("/run/secrets/", head=COMMAND_AT + _PRINTERS, tail=rf"{_WORD}{{1,200}}" + _BODY),
         *forms(
             *_CREDENTIAL_FILES,
-            head=_COMMAND_AT + _PRINTERS,
+            head=COMMAND_AT + _PRINTERS,
             tail=_FILE_END + _BODY,
         ),
         *forms(

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from engine.function_words import FUNCTION_WORDS
 from engine.secret_formats import COMMAND_PASSWORDS, KIND_VERSION
 from engine.secret_formats_v8 import VERSION_8_TOKENS
-from engine.secret_formats_v9 import OUTPUT_KINDS
+from engine.secret_formats_v10 import TOOL_OUTPUT_KINDS
 
 
 def has_digit(token: str) -> bool:
@@ -161,6 +161,6 @@ FORM_VALID: dict[str, Callable[[str], bool]] = {
     **{kind: spelled(not_a_word) for kind in (*_NOT_A_WORD_7, *_NOT_A_WORD_8)},
     # version 8's provider tokens
     **dict.fromkeys(VERSION_8_TOKENS, has_letter_and_digit),
-    # version 9's tool outputs: not one that already is a redaction (its first line one marker)
-    **dict.fromkeys(OUTPUT_KINDS, lambda body: _REDACTED_LINE.match(body) is None),
+    # versions 9 and 10's tool outputs: not one that already is a redaction (its first line one marker)
+    **dict.fromkeys(TOOL_OUTPUT_KINDS, lambda body: _REDACTED_LINE.match(body) is None),
 }

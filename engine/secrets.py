@@ -33,7 +33,9 @@ or stored. The rules come from three places, tried in this order of precedence:
    environment under a secret's name (`os.environ[…] = …`, `setenv(…)`); XML `<password>`. Versions 6
    to 8 added more of both (`engine.secret_formats_v7`, `engine.secret_formats_v8`); version 9 the
    output of a call that prints a stored secret, below its tool result's header (`op read`, `vault kv
-   get`, `cat ~/.netrc`: `engine.secret_formats_v9`; `find_outputs` finds those alone).
+   get`, `cat ~/.netrc`: `engine.secret_formats_v9`; `find_outputs` finds those alone), and version 10
+   that of a call that prints a tool's own session or API token (`heroku auth:token`, `bw unlock`:
+   `engine.secret_formats_v10`).
 3. **Keyed assignments** (`engine.secret_keys`): a value assigned to a name that names a secret.
 
 A token match is widened to the whole token it sits in, so a 99-character Stripe key whose rule reads 24
@@ -78,7 +80,7 @@ from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 from engine.render import opened_markers
 from engine.secret_formats import COMMAND_PASSWORDS, FORMS, KIND_VERSION, RUN_FORMS
-from engine.secret_formats_v9 import OUTPUT_KINDS
+from engine.secret_formats_v10 import TOOL_OUTPUT_KINDS
 from engine.secret_keys import assignments, looks_random, names_secret
 from engine.secret_values import FORM_VALID, has_digit, has_letter_and_digit, literal
 
@@ -106,7 +108,8 @@ def find_secrets(text: str) -> list[Finding]:
 
 def find_outputs(text: str) -> list[Finding]:
     """The bodies of tool results in `text` (rendered: header, then body) whose call printed a stored
-    secret (`engine.secret_formats_v9`), as `find_secrets` finds them among the rest."""
+    secret or a tool's own token (`engine.secret_formats_v9`, `_v10`), as `find_secrets` finds them
+    among the rest."""
     if "[" not in text:
         return []
     return _find(text, tuple(d for d in _DETECTORS if d[0] in _OUTPUTS))
@@ -115,7 +118,7 @@ def find_outputs(text: str) -> list[Finding]:
 def _find(text: str, detectors: Iterable[tuple[str, _Spans]]) -> list[Finding]:
     """What `detectors` find in `text`'s scanned view, merged (`_merged`). Stored text holds each tool
     call's command in a marker and a result header (`[Bash: vault login s.x]`): the detectors see its
-    argument on a line of its own, as the import saw the command (version 9's, which read a header,
+    argument on a line of its own, as the import saw the command (versions 9 and 10's, which read a header,
     see it as it is), so that `doctor` and `forget --credentials` find there what a fresh import
     redacts. Redacting twice is redacting once: `[redacted:lftp_password]` holds no `user:password`."""
     if not text:
@@ -399,7 +402,7 @@ _FORM_CHARS = {
     "frameio_token": _TOKEN_CHARS + "=",
     "jfrog_token": _BASE64_CHARS,
     **dict.fromkeys(COMMAND_PASSWORDS, ""),
-    **dict.fromkeys(OUTPUT_KINDS, ""),
+    **dict.fromkeys(TOOL_OUTPUT_KINDS, ""),
 }
 _FORM_TOKENS = {kind: _prefixed(kind) for kind in FORMS}
 
@@ -586,7 +589,7 @@ _DETECTORS: tuple[tuple[str, _Spans], ...] = (
     *((kind, rule.spans) for kind, rule in _FORM_TOKENS.items() if KIND_VERSION[kind] >= 7),
 )
 
-_OUTPUTS = frozenset(OUTPUT_KINDS)
+_OUTPUTS = frozenset(TOOL_OUTPUT_KINDS)
 
 # Every kind a finding may carry, for documentation and tests.
 KINDS = tuple(dict.fromkeys(kind for kind, _ in _DETECTORS))

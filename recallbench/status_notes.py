@@ -124,9 +124,10 @@ def stale_credentials_note(held: object, redacted: object) -> str | None:
         else f"versions {', '.join(map(str, later[:-1]))} and {later[-1]}"
     )
     examples = ", ".join(EXAMPLES[v] for v in later)
+    added = len(kinds_after(version))
     return (
         f"{under}, before {versions} began to redact "
-        f"{len(kinds_after(version))} more credential formats ({examples}, …): "
+        f"{added} more credential format{'' if added == 1 else 's'} ({examples}, …): "
         "`recallbench doctor` checks whether any is in the memory, `recallbench forget "
         "--credentials` redacts them in place"
     )

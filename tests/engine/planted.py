@@ -20,10 +20,11 @@ def planted(label: str, kind: str, text: str, core: str) -> Planted:
 
 # Older versions' planted texts that also hold a later version's trigger, by label, and that version:
 # a corpus holding one reads under it (version 9 reads `htpasswd`'s options anew, and what `doppler
-# secrets` and a printed `.pgpass` show).
+# secrets` and a printed `.pgpass` show; version 10 what `bw unlock` prints).
 READ_LATER: dict[str, str] = {
     "htpasswd-file": "9",
     "htpasswd-stdout": "9",
     "doppler-secrets-set": "9",
     "pgpass": "9",
+    "bitwarden": "10",
 }

@@ -8,7 +8,8 @@ from __future__ import annotations
 from tests.engine.planted import Planted, planted
 
 
-def _result(command: str, body: str, tool: str = "Bash") -> str:
+def result(command: str, body: str, tool: str = "Bash") -> str:
+    """A tool result as stored: a line break, its header, then its body."""
     return f"\n[{tool} result: {command}]\n{body}"
 
 
@@ -16,19 +17,19 @@ PLANTED_V9: tuple[Planted, ...] = (
     planted(
         "op-read",
         "secret_store_output",
-        _result("op read op://ops/orders-db/password", "Pl4nt9OpReadPw"),
+        result("op read op://ops/orders-db/password", "Pl4nt9OpReadPw"),
         "Pl4nt9OpReadPw",
     ),
     planted(
         "bw-get-password",
         "secret_store_output",
-        _result("bw get password github.com", "Pl4nt9BwGetPw"),
+        result("bw get password github.com", "Pl4nt9BwGetPw"),
         "Pl4nt9BwGetPw",
     ),
     planted(
         "vault-kv-get",
         "secret_store_output",
-        _result(
+        result(
             "VAULT_ADDR=https://vault.internal:8200 vault kv get secret/orders",
             "====== Data ======\nKey         Value\n---         -----\nstripe_live Pl4nt9VaultKvPw",
         ),
@@ -37,13 +38,13 @@ PLANTED_V9: tuple[Planted, ...] = (
     planted(
         "gcloud-secrets-access",
         "secret_store_output",
-        _result("gcloud secrets versions access latest --secret=orders-db", "Pl4nt9GcloudPw"),
+        result("gcloud secrets versions access latest --secret=orders-db", "Pl4nt9GcloudPw"),
         "Pl4nt9GcloudPw",
     ),
     planted(
         "aws-secretsmanager",
         "secret_store_output",
-        _result(
+        result(
             "aws secretsmanager get-secret-value --secret-id prod/orders --query SecretString",
             '"{\\"dsn\\": \\"Pl4nt9AwsSmPw\\"}"',
         ),
@@ -52,7 +53,7 @@ PLANTED_V9: tuple[Planted, ...] = (
     planted(
         "aws-ssm-decrypted",
         "secret_store_output",
-        _result(
+        result(
             "aws --region eu-west-1 ssm get-parameter --name /prod/orders/dsn --with-decryption",
             '{"Parameter": {"Name": "/prod/orders/dsn", "Value": "Pl4nt9AwsSsmPw"}}',
         ),
@@ -61,7 +62,7 @@ PLANTED_V9: tuple[Planted, ...] = (
     planted(
         "kubectl-get-secret",
         "secret_store_output",
-        _result(
+        result(
             "kubectl -n prod get secret orders -o jsonpath='{.data.dsn}' | base64 -d",
             "Pl4nt9KubectlPw",
         ),
@@ -70,43 +71,43 @@ PLANTED_V9: tuple[Planted, ...] = (
     planted(
         "keychain-find",
         "secret_store_output",
-        _result("security find-generic-password -s orders-db -w", "Pl4nt9KeychainPw"),
+        result("security find-generic-password -s orders-db -w", "Pl4nt9KeychainPw"),
         "Pl4nt9KeychainPw",
     ),
     planted(
         "doppler-secrets",
         "secret_store_output",
-        _result("doppler secrets get ORDERS_DSN --plain", "Pl4nt9DopplerPw"),
+        result("doppler secrets get ORDERS_DSN --plain", "Pl4nt9DopplerPw"),
         "Pl4nt9DopplerPw",
     ),
     planted(
         "heroku-config",
         "secret_store_output",
-        _result("heroku config -a orders", "=== orders Config Vars\nSIGNING: Pl4nt9HerokuPw"),
+        result("heroku config -a orders", "=== orders Config Vars\nSIGNING: Pl4nt9HerokuPw"),
         "Pl4nt9HerokuPw",
     ),
     planted(
         "printenv",
         "secret_store_output",
-        _result("printenv ORDERS_API_TOKEN", "Pl4nt9PrintenvPw"),
+        result("printenv ORDERS_API_TOKEN", "Pl4nt9PrintenvPw"),
         "Pl4nt9PrintenvPw",
     ),
     planted(
         "sops-decrypt",
         "decrypted_output",
-        _result("sops -d secrets/orders.enc.yaml", "orders:\n  dsn: Pl4nt9SopsPw"),
+        result("sops -d secrets/orders.enc.yaml", "orders:\n  dsn: Pl4nt9SopsPw"),
         "Pl4nt9SopsPw",
     ),
     planted(
         "gpg-decrypt",
         "decrypted_output",
-        _result("gpg --decrypt --quiet ops/orders.txt.gpg", "admin Pl4nt9GpgPw"),
+        result("gpg --decrypt --quiet ops/orders.txt.gpg", "admin Pl4nt9GpgPw"),
         "Pl4nt9GpgPw",
     ),
     planted(
         "phx-gen-secret",
         "generated_secret",
-        _result(
+        result(
             "mix phx.gen.secret 64",
             "Pl4nt9PhxGenSecretZx7Cv5Bn3Mk1Wd8Fg6Hj4Kl2Pz0Yt9Ur7Ie5Ow3Qs1Ax",
         ),
@@ -115,7 +116,7 @@ PLANTED_V9: tuple[Planted, ...] = (
     planted(
         "cat-netrc",
         "credential_file",
-        _result(
+        result(
             "cat ~/.netrc",
             "machine api.orders.example\n  login deploy\n  password Pl4nt9NetrcPw",
         ),
@@ -124,7 +125,7 @@ PLANTED_V9: tuple[Planted, ...] = (
     planted(
         "read-pgpass",
         "credential_file",
-        _result("~/.pgpass", "     1→db.internal:5432:orders:app:Pl4nt9PgpassPw", tool="Read"),
+        result("~/.pgpass", "     1→db.internal:5432:orders:app:Pl4nt9PgpassPw", tool="Read"),
         "Pl4nt9PgpassPw",
     ),
 )

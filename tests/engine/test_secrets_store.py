@@ -110,14 +110,18 @@ def test_no_planted_credential_reaches_any_byte_under_the_home(
     ]
     assert leaked == []
     # Positive controls: every marker planted beside a credential is stored, in every place but the
-    # Write content (which is never stored: only the file's path is), and the look-alikes survive.
+    # Write content (which is never stored: only the file's path is), and the look-alikes survive;
+    # but the result of `echo MARKER export BW_SESSION=$(bw unlock PASS --raw)`, which printed the
+    # session key, is redacted whole (version 10), its marker with it.
     missing = [
         _marker(i, place)
         for i in range(len(PLANTED))
         for place in PLACES
         if _marker(i, place).encode() not in data
     ]
-    assert missing == []
+    assert missing == [
+        _marker(i, "result") for i, p in enumerate(PLANTED) if p.label == "bitwarden"
+    ]
     assert [s for s in SURVIVORS if s.encode() not in data] == []
     assert report.scrubbed[f"redacted:{PLANTED[0].kind}"] >= 4
 

@@ -35,7 +35,7 @@ _V5_HTPASSWD = secrets._TokenRule(
     chars="",
 )
 LINE_8 = (
-    "imported under sanitizer version 8, before version 9 began to redact 4 more credential formats"
+    "imported under sanitizer version 8, before versions 9 and 10 began to redact 5 more credential formats"
     " (what `op read`, `vault kv get`,"
 )
 
@@ -77,7 +77,7 @@ def test_a_version_8_memory_is_named_counted_and_redacted_in_place(
     doctor = invoke("doctor")
     assert doctor.exit_code == 1
     assert doctor.stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 9 redacts (htpasswd_password ×2, "
+        "PROBLEM  credentials: credentials in formats version 10 redacts (htpasswd_password ×2, "
         "secret_store_output ×1), in 1 chunk of 1 session (5e551011) imported under sanitizer "
         "version 8"
     )
@@ -104,9 +104,9 @@ def test_a_version_8_memory_is_named_counted_and_redacted_in_place(
     ]
     assert after[0] == before[0] == "Why does the orders deploy fail?"
     assert invoke("doctor").stdout.splitlines()[-1] == (
-        "OK       credentials: none in a format the running sanitizer (version 9) redacts"
+        "OK       credentials: none in a format the running sanitizer (version 10) redacts"
     )
-    assert json.loads(invoke("status", "--json").stdout)["credentials_version"] == "9"
+    assert json.loads(invoke("status", "--json").stdout)["credentials_version"] == "10"
 
 
 def test_a_fresh_import_stores_what_forget_leaves(home: Path, tmp_path: Path) -> None:
@@ -121,5 +121,42 @@ def test_a_fresh_import_stores_what_forget_leaves(home: Path, tmp_path: Path) ->
     )
     assert SECRET not in "\n".join(texts)
     assert invoke("doctor").stdout.splitlines()[-1] == (
-        "OK       credentials: none in a format the running sanitizer (version 9) redacts"
+        "OK       credentials: none in a format the running sanitizer (version 10) redacts"
     )
+
+
+def test_a_version_9_memory_holds_a_tools_own_token_until_forget_redacts_it(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = "f4b3c2d1-8e7a-4b6c-9d0e-1a2b3c4d5e6f"
+    check = ("bw unlock --check", "Vault is unlocked!")
+    write_jsonl(
+        tmp_path / "t" / f"{SESSION}.jsonl",
+        two_calls("Set HEROKU_API_KEY in CI", ("heroku auth:token", token), check),
+    )
+    done = import_as_before(monkeypatch, "--no-embed", str(tmp_path / "t"), version="9")
+    assert done.exit_code == 0, done.output
+    db = home / "memory.db"
+    assert f"[Bash result: heroku auth:token]\n{token}" in stored_messages(db)
+
+    status = invoke("status").stdout.splitlines()
+    assert any(
+        line.startswith(
+            "imported under sanitizer version 9, before version 10 began to redact 1 more "
+            "credential format (what `op signin --raw`, `bw unlock`, `heroku auth:token`,"
+        )
+        for line in status
+    )
+    assert invoke("doctor").stdout.splitlines()[-1] == (
+        "PROBLEM  credentials: credentials in formats version 10 redacts (auth_token_output ×1), "
+        "in 1 chunk of 1 session (5e551011) imported under sanitizer version 9"
+    )
+    assert invoke("forget", "--credentials", "--confirm", "credentials").exit_code == 0
+
+    after = stored_messages(db)
+    assert "[Bash result: heroku auth:token]\n[redacted:auth_token_output]" in after
+    assert token not in "\n".join(after)
+    assert "[Bash result: bw unlock --check]\nVault is unlocked!" in after  # control: kept
+    fresh = tmp_path / "fresh.db"
+    assert invoke("--db", str(fresh), "import", "--no-embed", str(tmp_path / "t")).exit_code == 0
+    assert stored_messages(fresh) == after
