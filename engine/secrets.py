@@ -103,7 +103,7 @@ class Finding:
 
 def find_secrets(text: str) -> list[Finding]:
     """Every credential in `text`: non-overlapping findings sorted by start."""
-    return _find(text, _DETECTORS)
+    return _find(text, _DETECTORS, opened=True)
 
 
 def find_outputs(text: str) -> list[Finding]:
@@ -112,23 +112,24 @@ def find_outputs(text: str) -> list[Finding]:
     among the rest."""
     if "[" not in text:
         return []
-    return _find(text, tuple(d for d in _DETECTORS if d[0] in _OUTPUTS))
+    return _find(text, tuple(d for d in _DETECTORS if d[0] in _OUTPUTS), opened=False)
 
 
-def _find(text: str, detectors: Iterable[tuple[str, _Spans]]) -> list[Finding]:
+def _find(text: str, detectors: Iterable[tuple[str, _Spans]], *, opened: bool) -> list[Finding]:
     """What `detectors` find in `text`'s scanned view, merged (`_merged`). Stored text holds each tool
     call's command in a marker and a result header (`[Bash: vault login s.x]`): the detectors see its
     argument on a line of its own, as the import saw the command (versions 9 and 10's, which read a header,
     see it as it is), so that `doctor` and `forget --credentials` find there what a fresh import
-    redacts. Redacting twice is redacting once: `[redacted:lftp_password]` holds no `user:password`."""
+    redacts (`opened`: some of `detectors` read that view). Redacting twice is redacting once:
+    `[redacted:lftp_password]` holds no `user:password`."""
     if not text:
         return []
     view = _ESCAPES.sub(_blank_escape, text)
-    opened = opened_markers(text, view)
+    marked = opened_markers(text, view) if opened else view
     found = [
         (start, end, rank, kind)
         for rank, (kind, spans) in enumerate(detectors)
-        for start, end in spans(view if kind in _OUTPUTS else opened)
+        for start, end in spans(view if kind in _OUTPUTS else marked)
     ]
     if "[redacted:" in text:  # one that starts inside a redaction starts after it
         past = {i: m.end() for m in _REDACTED.finditer(text) for i in range(m.start() + 1, m.end())}
