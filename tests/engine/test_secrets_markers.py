@@ -6,17 +6,15 @@ to the next space leaves the marker's `]`, a command's form matches at the argum
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 import pytest
 
 from engine import secrets
 from engine.render import opened_markers
-from engine.sanitize import redact, sanitize
-from engine.transcript_files import StreamState
-from engine.transcripts import parse_bytes
+from engine.sanitize import redact
 from tests.engine.test_secrets_corpus import PLANTED
+from tests.engine.test_secrets_v9 import sanitized
 
 PASSWORD = "Qm7xK2pLw9"
 VAULT = "vault login s.Pl4ntV4ultL3gacyT0ken01"
@@ -106,21 +104,7 @@ def test_redacting_twice_is_redacting_once() -> None:
 
 def _imported(command: str) -> list[str]:
     """The stored texts of one Bash call of `command` and its result, through the import's steps."""
-    env = {"sessionId": "s1", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/p"}
-    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": command}}
-    lines = [
-        {"type": "assistant", "uuid": "a1", **env, "message": {"id": "m1", "content": [call]}},
-        {
-            "type": "user",
-            "uuid": "u1",
-            **env,
-            "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
-        },
-    ]
-    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
-    state = StreamState()
-    parsed = parse_bytes(data, state=state, default_session_id="s1")
-    return [m.text for m in sanitize(parsed.messages, state, Counter())]
+    return sanitized(command, "ok", prompt=None)[0]
 
 
 ONE_LINE = [p for p in PLANTED if "\n" not in p.text and "\\n" not in p.text and len(p.text) <= 120]

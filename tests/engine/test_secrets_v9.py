@@ -256,14 +256,18 @@ def test_an_output_already_redacted_is_not_found_again() -> None:
     assert redact(mixed)[0] == _result("vault read db/creds/ro", "[redacted:secret_store_output]")
 
 
-def _sanitized(command: str, output: str) -> tuple[list[str], Counter[str]]:
+def sanitized(
+    command: str, output: str, prompt: str | None = "what is the orders password?"
+) -> tuple[list[str], Counter[str]]:
+    """The stored texts of `prompt` (if any), one Bash call of `command` and its result `output`,
+    through the import's steps (parsed, then sanitized), and what was scrubbed."""
     lines = [
-        user_line("what is the orders password?", uuid="u1"),
+        *([user_line(prompt, uuid="u1")] if prompt is not None else []),
         *assistant_lines(
             [tool_use_block("t1", "Bash", {"command": command})],
             message_id="m1",
             uuids=["a1"],
-            parent="u1",
+            parent="u1" if prompt is not None else None,
         ),
         tool_result_line("t1", output, uuid="r1", parent="a1"),
     ]
@@ -274,7 +278,7 @@ def _sanitized(command: str, output: str) -> tuple[list[str], Counter[str]]:
 
 
 def test_an_import_redacts_the_output_below_the_header_it_renders() -> None:
-    texts, counts = _sanitized("op read op://ops/orders/password", "Qm7xK2pLw9Rt4vNz")
+    texts, counts = sanitized("op read op://ops/orders/password", "Qm7xK2pLw9Rt4vNz")
     assert texts == [
         "what is the orders password?",
         "[Bash: op read op://ops/orders/password]",
@@ -282,7 +286,7 @@ def test_an_import_redacts_the_output_below_the_header_it_renders() -> None:
     ]
     assert counts == Counter({"redacted:secret_store_output": 1})
     # control: the same output of a command that reads no secret is stored as it is
-    texts, counts = _sanitized("op vault list", "Qm7xK2pLw9Rt4vNz")
+    texts, counts = sanitized("op vault list", "Qm7xK2pLw9Rt4vNz")
     assert texts[2] == "[Bash result: op vault list]\nQm7xK2pLw9Rt4vNz"
     assert counts == Counter()
 
