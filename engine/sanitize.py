@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # detect-secrets loads with it: the sanitizer imports it only
 
 # Bump when the same messages would sanitize to different text; corpus manifests record it. A bump
 # names, in VERSION_TRIGGERS, the text without which its rules change nothing.
-SANITIZE_VERSION = "10"
+SANITIZE_VERSION = "11"
 
 # The version each later rule came with, and the texts a transcript must hold for that rule to change
 # anything (any one of a version's texts). A corpus none of whose lines holds one reads under that
@@ -79,7 +79,8 @@ SANITIZE_VERSION = "10"
 # a stored secret printed, below its result's header (`VERSION_9_TRIGGERS`: `op read`, `vault kv get`,
 # `get-secret-value`, `get secret`, `sops -d`, `.netrc`, …). Version 10: what a tool printed when asked
 # for its own session or API token (`VERSION_10_TRIGGERS`: `op signin`, `bw unlock`, `heroku auth:token`,
-# `fly auth token`, …).
+# `fly auth token`, …). Version 11: what `echo` printed of a variable named for a secret
+# (`VERSION_11_TRIGGERS`: `echo $`, `echo "$`, `echo -n $`, …).
 BASE_SANITIZE_VERSION = "2"
 VERSION_TRIGGERS: tuple[tuple[str, str], ...] = (
     ("3", READ_NOTICE_LEAD),
@@ -168,8 +169,8 @@ class VersionScan:
 
     It is the newest version whose trigger text (`VERSION_TRIGGERS`) some line holds, and
     `BASE_SANITIZE_VERSION` when none does. The text is looked for in each line as written, and
-    again with its `\\u` and `\\/` escapes read, the only ways JSON can spell the trigger texts'
-    characters otherwise (none holds `"` or `\\`): a rule cannot fire on a corpus whose version is
+    again with its `\\u`, `\\/` and `\\"` escapes read, the only ways JSON can spell the trigger
+    texts' characters otherwise (none holds `\\`): a rule cannot fire on a corpus whose version is
     older than the rule's.
     """
 
@@ -188,13 +189,18 @@ class VersionScan:
 
 def _holds(line: bytes, lead: str) -> bool:
     """Whether `line` can hold `lead` once the parser decodes it. Errs towards yes: every `\\uXXXX`
-    is read as its character and every `\\/` as `/` (version 6's `1//0`, `/pass:`), even where the
-    backslash is itself escaped."""
+    is read as its character, every `\\/` as `/` (version 6's `1//0`, `/pass:`) and every `\\"` as
+    `"` (version 11's `echo "$`), even where the backslash is itself escaped."""
     if lead.encode() in line:
+        return True
+    quoted = '"' in lead
+    if quoted and lead.replace('"', '\\"').encode() in line:
         return True
     if b"\\u" not in line and b"\\/" not in line:
         return False
     text = line.decode("utf-8", errors="replace").replace("\\/", "/")
+    if quoted:
+        text = text.replace('\\"', '"')
     return lead in _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
 
 

@@ -26,9 +26,10 @@ from engine.secret_formats_v7 import VERSION_7_FORMS
 from engine.secret_formats_v8 import VERSION_8_COMMANDS, VERSION_8_FORMS
 from engine.secret_formats_v9 import VERSION_9_FORMS
 from engine.secret_formats_v10 import VERSION_10_FORMS
+from engine.secret_formats_v11 import VERSION_11_FORMS
 
 # The newest sanitizer version with formats here.
-LATEST_VERSION = 10
+LATEST_VERSION = 11
 _DOPPLER_KEY = f"{ALNUM}{{40,44}}"
 # `docker login -u me -p PASS` (`--password PASS` is an assignment in every version): the value only.
 _LOGIN_PASSWORD = ARGS + r"-p(?:[ \t]+|=)?" + VALUE
@@ -430,6 +431,7 @@ FORMS_BY_VERSION: dict[int, dict[str, tuple[Form, ...]]] = {
     8: VERSION_8_FORMS,
     9: VERSION_9_FORMS,
     10: VERSION_10_FORMS,
+    11: VERSION_11_FORMS,
 }
 FORMS: dict[str, tuple[Form, ...]] = {
     kind: forms for added in FORMS_BY_VERSION.values() for kind, forms in added.items()
@@ -449,6 +451,7 @@ EXAMPLES: dict[int, str] = {
     ),
     9: "what `op read`, `vault kv get`, `aws secretsmanager get-secret-value`, `sops -d`, `cat ~/.netrc` print",
     10: "what `op signin --raw`, `bw unlock`, `heroku auth:token`, `fly auth token` print",
+    11: "what `echo $GITHUB_TOKEN` prints",
 }
 
 
@@ -490,3 +493,4 @@ VERSION_7_TRIGGERS = triggers(7)
 VERSION_8_TRIGGERS = triggers(8)
 VERSION_9_TRIGGERS = triggers(9)
 VERSION_10_TRIGGERS = triggers(10)
+VERSION_11_TRIGGERS = triggers(11)

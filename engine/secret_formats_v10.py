@@ -14,7 +14,7 @@ names, in the tool call's line of the transcript: a corpus without any reads as 
 from __future__ import annotations
 
 from engine.secret_form_parts import Form, forms
-from engine.secret_formats_v9 import COMMAND_AT, OUTPUT_KINDS, output
+from engine.secret_formats_v9 import COMMAND_AT, output
 
 # What only checks or explains, and prints no token.
 _NO_TOKEN = r"--check\b|--help\b|-h\b"
@@ -40,7 +40,3 @@ VERSION_10_FORMS: dict[str, tuple[Form, ...]] = {
         ),
     ),
 }
-
-# Every version's kinds whose secret is a tool result's whole body (`engine.sanitize` applies them to
-# each result as rendered, header and body).
-TOOL_OUTPUT_KINDS = (*OUTPUT_KINDS, *VERSION_10_FORMS)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from engine.function_words import FUNCTION_WORDS
 from engine.secret_formats import COMMAND_PASSWORDS, KIND_VERSION
 from engine.secret_formats_v8 import VERSION_8_TOKENS
-from engine.secret_formats_v10 import TOOL_OUTPUT_KINDS
+from engine.secret_formats_v11 import TOOL_OUTPUT_KINDS
 
 
 def has_digit(token: str) -> bool:
@@ -119,6 +119,13 @@ _PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*$")
 # A body whose first line is one redaction marker: an output redacted whole, or a secret a token rule
 # found (`op read` of a GitHub token).
 _REDACTED_LINE = re.compile(r"\[redacted:[a-z0-9_]+\](?:\n|\Z)")
+# A body that is one path alone: what `echo $SSH_AUTH_SOCK` prints (a weak name's value that is a file).
+_LONE_PATH = re.compile(r"[ \t]*(?:~|\.{1,2})?/\S*\s*\Z")
+
+
+def not_redacted(body: str) -> bool:
+    """A tool output not already redacted (its first line is no marker)."""
+    return _REDACTED_LINE.match(body) is None
 
 
 FORM_VALID: dict[str, Callable[[str], bool]] = {
@@ -161,6 +168,8 @@ FORM_VALID: dict[str, Callable[[str], bool]] = {
     **{kind: spelled(not_a_word) for kind in (*_NOT_A_WORD_7, *_NOT_A_WORD_8)},
     # version 8's provider tokens
     **dict.fromkeys(VERSION_8_TOKENS, has_letter_and_digit),
-    # versions 9 and 10's tool outputs: not one that already is a redaction (its first line one marker)
-    **dict.fromkeys(TOOL_OUTPUT_KINDS, lambda body: _REDACTED_LINE.match(body) is None),
+    # versions 9 to 11's tool outputs: not one that already is a redaction (its first line one marker)
+    **dict.fromkeys(TOOL_OUTPUT_KINDS, not_redacted),
+    # version 11's echoed variable: not a path alone either
+    "secret_variable_output": lambda body: not_redacted(body) and _LONE_PATH.match(body) is None,
 }

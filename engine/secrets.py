@@ -80,7 +80,7 @@ from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 from engine.render import opened_markers
 from engine.secret_formats import COMMAND_PASSWORDS, FORMS, KIND_VERSION, RUN_FORMS
-from engine.secret_formats_v10 import TOOL_OUTPUT_KINDS
+from engine.secret_formats_v11 import TOOL_OUTPUT_KINDS
 from engine.secret_keys import assignments, looks_random, names_secret
 from engine.secret_values import FORM_VALID, has_digit, has_letter_and_digit, literal
 

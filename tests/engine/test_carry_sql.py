@@ -71,7 +71,7 @@ def test_a_gone_main_transcript_is_carried_and_its_session_spans_both_files(tmp_
     assert parsed_sql.version(new.conn) is None  # the old memory's: its text is in here now
     assert chunked_sql.version(new.conn) is None
     assert sanitized_sql.version(new.conn) == "4"
-    assert sanitized_sql.credentials_version(new.conn) == SANITIZE_VERSION == "10"
+    assert sanitized_sql.credentials_version(new.conn) == SANITIZE_VERSION == "11"
     hits = new.conn.execute(
         "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'zebra'"
     ).fetchone()

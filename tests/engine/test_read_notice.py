@@ -104,7 +104,7 @@ def test_drop_read_notice_takes_only_a_trailing_notice() -> None:
 
 
 def test_the_version_scan_finds_the_lead_as_written_and_through_unicode_escapes() -> None:
-    assert SANITIZE_VERSION == "10"
+    assert SANITIZE_VERSION == "11"
     assert BASE_SANITIZE_VERSION == "2"
 
     def version(*lines: bytes) -> str:

@@ -17,6 +17,7 @@ from tests.engine.planted_v7 import PLANTED_V7
 from tests.engine.planted_v8 import PLANTED_V8
 from tests.engine.planted_v9 import PLANTED_V9
 from tests.engine.planted_v10 import PLANTED_V10
+from tests.engine.planted_v11 import PLANTED_V11
 
 __all__ = ["KINDS", "PLANTED", "Planted"]
 
@@ -438,20 +439,21 @@ PLANTED: tuple[Planted, ...] = (
         text="post to https://discord.com/api/webhooks/1234567890123456789/Pl4ntD1sc0rdH00kQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qw8Er6Ty4",
         cores=("Pl4ntD1sc0rdH00k",),
     ),
-    # Sanitizer versions 5 to 10 (`engine.secret_formats.VERSION_5_FORMS`, …).
+    # Sanitizer versions 5 to 11 (`engine.secret_formats.VERSION_5_FORMS`, …).
     *PLANTED_V5,
     *PLANTED_V6,
     *PLANTED_V7,
     *PLANTED_V8,
     *PLANTED_V9,
     *PLANTED_V10,
+    *PLANTED_V11,
 )
 
 KINDS = sorted({p.kind for p in PLANTED})
 
 
-def test_the_planted_corpus_holds_two_hundred_and_thirty_nine_credentials() -> None:
-    assert len({p.label for p in PLANTED}) == len(PLANTED) == 239
+def test_the_planted_corpus_holds_two_hundred_and_forty_two_credentials() -> None:
+    assert len({p.label for p in PLANTED}) == len(PLANTED) == 242
     # Every core belongs to exactly one text, so a leak names the credential it came from.
     assert [
         (p.label, core)

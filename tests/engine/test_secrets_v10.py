@@ -19,7 +19,8 @@ from engine.secret_formats import (
     triggers,
 )
 from engine.secret_formats_v9 import OUTPUT_KINDS
-from engine.secret_formats_v10 import TOOL_OUTPUT_KINDS, VERSION_10_FORMS
+from engine.secret_formats_v10 import VERSION_10_FORMS
+from engine.secret_formats_v11 import TOOL_OUTPUT_KINDS
 from tests.engine.planted import READ_LATER, Planted
 from tests.engine.planted_v10 import PLANTED_V10
 from tests.engine.test_secrets_corpus import PLANTED
@@ -37,7 +38,7 @@ def test_every_version_10_kind_is_planted_and_its_prefixes_are_triggers() -> Non
     assert (
         sorted({p.kind for p in PLANTED_V10}) == sorted(VERSION_10_FORMS) == ["auth_token_output"]
     )
-    assert (*OUTPUT_KINDS, "auth_token_output") == TOOL_OUTPUT_KINDS
+    assert (*OUTPUT_KINDS, "auth_token_output", "secret_variable_output") == TOOL_OUTPUT_KINDS
     assert VERSION_10_TRIGGERS == (
         "op signin",
         "bw unlock",
@@ -47,10 +48,9 @@ def test_every_version_10_kind_is_planted_and_its_prefixes_are_triggers() -> Non
         "fly auth token",
         "flyctl auth token",
     )
-    assert kinds_after(9) == kinds_found_after(9) == ("auth_token_output",)
+    assert kinds_after(9) == kinds_found_after(9) == ("auth_token_output", *kinds_after(10))
     assert 10 not in RULE_KINDS
-    assert kinds_found_after(10) == ()
-    assert LATEST_VERSION == int(SANITIZE_VERSION) == 10
+    assert LATEST_VERSION == int(SANITIZE_VERSION) == 11
     assert [t for v, t in VERSION_TRIGGERS if v == "10"] == list(VERSION_10_TRIGGERS)
     assert_prefixed(VERSION_10_FORMS, VERSION_10_TRIGGERS)
 

@@ -26,7 +26,7 @@ def test_every_version_6_kind_is_planted_and_its_prefixes_are_triggers() -> None
     assert sorted({p.kind for p in PLANTED_V6}) == sorted(VERSION_6_FORMS)
     assert len(VERSION_6_FORMS) == 25
     assert kinds_after(5) == (*VERSION_6_FORMS, *kinds_after(6))
-    assert LATEST_VERSION == int(SANITIZE_VERSION) == 10
+    assert LATEST_VERSION == int(SANITIZE_VERSION) == 11
     assert [t for v, t in VERSION_TRIGGERS if v == "6"] == list(VERSION_6_TRIGGERS)
     assert set(VERSION_5_TRIGGERS).isdisjoint(VERSION_6_TRIGGERS)
     assert_prefixed(VERSION_6_FORMS, VERSION_6_TRIGGERS)

@@ -25,7 +25,7 @@ def test_every_version_7_kind_is_planted_and_its_prefixes_are_triggers() -> None
     assert sorted({p.kind for p in PLANTED_V7}) == sorted(VERSION_7_FORMS)
     assert len(VERSION_7_FORMS) == 32
     assert kinds_after(6) == (*VERSION_7_FORMS, *kinds_after(7))
-    assert LATEST_VERSION == int(SANITIZE_VERSION) == 10
+    assert LATEST_VERSION == int(SANITIZE_VERSION) == 11
     assert [t for v, t in VERSION_TRIGGERS if v == "7"] == list(VERSION_7_TRIGGERS)
     assert set(VERSION_6_TRIGGERS).isdisjoint(VERSION_7_TRIGGERS)
     assert_prefixed(VERSION_7_FORMS, VERSION_7_TRIGGERS)

@@ -37,7 +37,7 @@ def test_every_version_8_kind_is_planted_and_its_prefixes_are_triggers() -> None
     assert len(VERSION_8_TRIGGERS) == 108  # the forms' 106 prefixes and RULE_TRIGGERS' two
     assert VERSION_8_TRIGGERS[-2:] == RULE_TRIGGERS[8] == ("mysql", "mariadb")
     assert kinds_after(7) == (*VERSION_8_FORMS, *kinds_after(8))
-    assert LATEST_VERSION == int(SANITIZE_VERSION) == 10
+    assert LATEST_VERSION == int(SANITIZE_VERSION) == 11
     assert [t for v, t in VERSION_TRIGGERS if v == "8"] == list(VERSION_8_TRIGGERS)
     for older in range(4, 8):
         assert set(triggers(older)).isdisjoint(VERSION_8_TRIGGERS), older

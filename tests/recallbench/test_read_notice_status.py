@@ -83,8 +83,8 @@ def test_an_older_import_is_named_until_a_rebuild_removes_the_notice(
     )
     assert any(
         line.startswith(
-            "imported under a sanitizer before version 3, before versions 4, 5, 6, 7, 8, 9 and 10 "
-            "began to redact 177 more credential formats"
+            "imported under a sanitizer before version 3, before versions 4, 5, 6, 7, 8, 9, 10 and 11 "
+            "began to redact 178 more credential formats"
         )
         for line in lines
     )
@@ -100,7 +100,7 @@ def test_an_older_import_is_named_until_a_rebuild_removes_the_notice(
     assert invoke("rebuild", "--no-embed").exit_code == 0
     info, lines = _status()
 
-    assert info["sanitize_version"] == "10"
+    assert info["sanitize_version"] == "11"
     assert info["stale_read_notices"] == 0
     assert info["scrubbed"] == {"read_notice": 2}
     assert not any(line.startswith(LINE) for line in lines)
@@ -120,7 +120,7 @@ def test_a_new_memory_records_its_version_and_a_quote_of_the_notice_is_not_count
 
     info, lines = _status()
 
-    assert info["sanitize_version"] == "10"
+    assert info["sanitize_version"] == "11"
     assert info["stale_read_notices"] == 0
     assert sum(READ_NOTICE_LEAD in t for t in _chunk_texts(home / "memory.db")) == 1  # the quote
     assert not any(line.startswith(LINE) for line in lines)

@@ -25,26 +25,26 @@ NETLIFY = "nfp_Pl4ntN3tl1fyQw8Er6Ty4Ui2Op0As9Df7Gh5Jk"  # redacted from version 
 CARGO = "cargo login cioPl4nt7CargoTok3n0a1b2c3d4e5f6a7b8"  # redacted from version 7
 MYSQLADMIN = "mysqladmin -u root password Pl4nt8MyAdm1nPw"  # redacted from version 8
 LINE = (
-    "imported under sanitizer version 3, before versions 4, 5, 6, 7, 8, 9 and 10 began to redact 177 "
+    "imported under sanitizer version 3, before versions 4, 5, 6, 7, 8, 9, 10 and 11 began to redact 178 "
     "more credential formats"
 )
 LINE_4 = (
-    "imported under sanitizer version 4, before versions 5, 6, 7, 8, 9 and 10 began to redact 152 more "
+    "imported under sanitizer version 4, before versions 5, 6, 7, 8, 9, 10 and 11 began to redact 153 more "
     "credential formats"
 )
 LINE_5 = (
-    "imported under sanitizer version 5, before versions 6, 7, 8, 9 and 10 began to redact 118 more "
+    "imported under sanitizer version 5, before versions 6, 7, 8, 9, 10 and 11 began to redact 119 more "
     "credential formats"
 )
 LINE_6 = (
-    "imported under sanitizer version 6, before versions 7, 8, 9 and 10 began to redact 93 more "
+    "imported under sanitizer version 6, before versions 7, 8, 9, 10 and 11 began to redact 94 more "
     "credential formats"
 )
 LINE_7 = (
-    "imported under sanitizer version 7, before versions 8, 9 and 10 began to redact 61 more credential "
+    "imported under sanitizer version 7, before versions 8, 9, 10 and 11 began to redact 62 more credential "
     "formats"
 )
-LINE_8 = "imported under sanitizer version 8, before versions 9 and 10 began to redact 5 more credential formats"
+LINE_8 = "imported under sanitizer version 8, before versions 9, 10 and 11 began to redact 6 more credential formats"
 
 
 def invoke(*args: str) -> Result:
@@ -98,7 +98,7 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     doctor = invoke("doctor")
     assert doctor.exit_code == 1
     assert doctor.stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 10 redacts (doppler_token ×1, "
+        "PROBLEM  credentials: credentials in formats version 11 redacts (doppler_token ×1, "
         "groq_key ×1), in 1 chunk of 1 session (5e551011) imported under sanitizer version 3"
     )
     assert "`recallbench forget --credentials` redacts them in place" in doctor.stderr
@@ -109,10 +109,10 @@ def test_an_older_import_is_named_until_a_rebuild_redacts_the_credentials(
     doctor = invoke("doctor")
     assert doctor.exit_code == 0, doctor.output
     assert doctor.stdout.splitlines()[-1] == (
-        "OK       credentials: none in a format the running sanitizer (version 10) redacts"
+        "OK       credentials: none in a format the running sanitizer (version 11) redacts"
     )
 
-    assert info["sanitize_version"] == "10"
+    assert info["sanitize_version"] == "11"
     assert not any("began to redact" in line for line in lines)
     with sqlite3.connect(db) as conn:
         assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials()
@@ -168,7 +168,7 @@ def test_a_memory_imported_under_an_older_version_counts_only_what_later_ones_ad
             chunks=1, kinds={kind: 1}, sessions=(SESSION,)
         )
     assert invoke("doctor").stdout.splitlines()[-1] == (
-        f"PROBLEM  credentials: credentials in formats version 10 redacts ({kind} ×1), in 1 "
+        f"PROBLEM  credentials: credentials in formats version 11 redacts ({kind} ×1), in 1 "
         f"chunk of 1 session (5e551011) imported under sanitizer version {version}"
     )
 
@@ -184,7 +184,7 @@ def test_a_memory_imported_under_an_older_version_counts_only_what_later_ones_ad
     # the memory says what it was redacted under, and status stops asking for the fix it had
     info, lines = _status()
     assert info["sanitize_version"] == version
-    assert info["credentials_version"] == "10"
+    assert info["credentials_version"] == "11"
     assert not any("began to redact" in shown for shown in lines)
     again = invoke("forget", "--credentials", "--dry-run")
     assert "  nothing: no stored text holds a credential" in again.output
@@ -193,14 +193,14 @@ def test_a_memory_imported_under_an_older_version_counts_only_what_later_ones_ad
 def test_the_note_names_a_redaction_in_place_under_an_older_version() -> None:
     assert stale_credentials_note("3", "4") == (
         "redacted in place under sanitizer version 4 (`forget --credentials`), before versions 5, "
-        "6, 7, 8, 9 and 10 began to redact 152 more credential formats (RubyGems, Dynatrace, Square, Okta, "
+        "6, 7, 8, 9, 10 and 11 began to redact 153 more credential formats (RubyGems, Dynatrace, Square, Okta, "
         "`aws configure set`, `os.environ[…] = …`, `<password>`, SQL's `PASSWORD '…'`, `mongosh -p`, "
         "`sqlcmd -P`, `zip -P`, `requirepass`, Netlify, Render, `cqlsh -p`, `twine upload -p`, "
         "`cargo login`, `poetry config http-basic`, `http -a`, `ipmitool -P`, `mysqladmin password`, "
         "`isql -P`, `crane auth login -p`, `jarsigner -storepass`, `net user`, `printf '%s' … |`, "
         "what `op read`, `vault kv get`, `aws secretsmanager get-secret-value`, `sops -d`, "
         "`cat ~/.netrc` print, what `op signin --raw`, `bw unlock`, `heroku auth:token`, "
-        "`fly auth token` print, …): "
+        "`fly auth token` print, what `echo $GITHUB_TOKEN` prints, …): "
         "`recallbench doctor` checks whether any is in the memory, `recallbench forget "
         "--credentials` redacts them in place"
     )
@@ -210,19 +210,23 @@ def test_the_note_names_a_redaction_in_place_under_an_older_version() -> None:
     assert str(stale_credentials_note("7", "7")).startswith(f"{LINE_7} (`mysqladmin password`")
     assert str(stale_credentials_note("8", "8")).startswith(f"{LINE_8} (what `op read`")
     assert str(stale_credentials_note("9", "9")).startswith(
-        "imported under sanitizer version 9, before version 10 began to redact 1 more credential "
-        "format (what `op signin --raw`"
+        "imported under sanitizer version 9, before versions 10 and 11 began to redact 2 more "
+        "credential formats (what `op signin --raw`"
     )
-    assert stale_credentials_note(None, "10") is None
-    assert stale_credentials_note("4", "10") is None
+    assert str(stale_credentials_note("10", "10")).startswith(
+        "imported under sanitizer version 10, before version 11 began to redact 1 more credential "
+        "format (what `echo $GITHUB_TOKEN` prints, …)"
+    )
+    assert stale_credentials_note(None, "11") is None
+    assert stale_credentials_note("4", "11") is None
     # control: a redaction under version 9 is not the latest any more
     assert str(stale_credentials_note("4", "9")).startswith(
-        "redacted in place under sanitizer version 9 (`forget --credentials`), before version 10 "
-        "began to redact 1 more credential format ("
+        "redacted in place under sanitizer version 9 (`forget --credentials`), before versions 10 "
+        "and 11 began to redact 2 more credential formats ("
     )
     assert str(stale_credentials_note(None, None)).startswith(
-        "imported under a sanitizer before version 3, before versions 4, 5, 6, 7, 8, 9 and 10 "
-        "began to redact 177 "
+        "imported under a sanitizer before version 3, before versions 4, 5, 6, 7, 8, 9, 10 and 11 "
+        "began to redact 178 "
     )
 
 
@@ -236,7 +240,7 @@ def test_a_clean_check_names_what_ends_the_note(
     assert any(line.startswith(LINE_5) for line in lines)  # the note doctor's check answers
 
     assert invoke("doctor").stdout.splitlines()[-1] == (
-        "OK       credentials: none in a format the running sanitizer (version 10) redacts; "
+        "OK       credentials: none in a format the running sanitizer (version 11) redacts; "
         "`recallbench forget --credentials` records that, and `status` stops naming this check"
     )
     done = invoke("forget", "--credentials", "--confirm", "credentials")
@@ -247,7 +251,7 @@ def test_a_clean_check_names_what_ends_the_note(
     assert not any("began to redact" in line for line in lines)
     # control: once recorded, the check says no more than its verdict
     assert invoke("doctor").stdout.splitlines()[-1] == (
-        "OK       credentials: none in a format the running sanitizer (version 10) redacts"
+        "OK       credentials: none in a format the running sanitizer (version 11) redacts"
     )
 
 
@@ -262,7 +266,7 @@ def test_a_memory_imported_under_version_9_counts_none(home: Path, tmp_path: Pat
     )
     assert invoke("import", "--no-embed", str(root)).exit_code == 0
     info, lines = _status()
-    assert info["sanitize_version"] == "10"
+    assert info["sanitize_version"] == "11"
     assert not any("began to redact" in line for line in lines)
     with sqlite3.connect(home / "memory.db") as conn:
         assert sanitized_sql.stale_credentials(conn) == sanitized_sql.StaleCredentials()
@@ -298,7 +302,7 @@ def test_doctor_names_three_sessions_and_counts_the_rest(
 
     assert doctor.exit_code == 1
     assert doctor.stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 10 redacts (doppler_token ×2, "
+        "PROBLEM  credentials: credentials in formats version 11 redacts (doppler_token ×2, "
         "groq_key ×3), in 5 chunks of 5 sessions (aaaa0001, aaaa0002, aaaa0003 and 2 more) "
         "imported under a sanitizer before version 3"
     )

@@ -58,7 +58,7 @@ def test_a_token_in_a_commands_marker_is_counted_and_redacted_in_place(
     doctor = invoke("doctor")
     assert doctor.exit_code == 1
     assert doctor.stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 10 redacts (vault_login_token ×2), "
+        "PROBLEM  credentials: credentials in formats version 11 redacts (vault_login_token ×2), "
         "in 1 chunk of 1 session (5e551011) imported under sanitizer version 5"
     )
 
@@ -76,7 +76,7 @@ def test_a_token_in_a_commands_marker_is_counted_and_redacted_in_place(
         "[Bash: curl -u deploy:[redacted:user_password] https://ci.internal/api]"
     )
     assert invoke("doctor").stdout.splitlines()[-1] == (
-        "OK       credentials: none in a format the running sanitizer (version 10) redacts"
+        "OK       credentials: none in a format the running sanitizer (version 11) redacts"
     )
 
     # a fresh import of the same transcript stores the same messages
@@ -110,7 +110,7 @@ def test_a_token_that_a_chunks_cut_splits_is_counted_from_the_whole_message(
 
     assert doctor.exit_code == 1
     assert doctor.stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 10 redacts (vault_login_token ×1), "
+        "PROBLEM  credentials: credentials in formats version 11 redacts (vault_login_token ×1), "
         "in 2 chunks of 1 session (5e551011) imported under sanitizer version 5"
     )
     assert invoke("forget", "--credentials", "--confirm", "credentials").exit_code == 0

@@ -1,6 +1,7 @@
 """A memory imported under sanitizer version 8 holds what `op read` printed, and the password of an
 `htpasswd -b -c` that version 5's form missed: `status` names version 9, `doctor` counts both, and
-`forget --credentials` redacts them in place as a fresh import would (docs/transcripts.md)."""
+`forget --credentials` redacts them in place as a fresh import would (docs/transcripts.md). The same
+for what a tool printed of its own token (version 10) and what `echo "$DEPLOY_TOKEN"` printed (11)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ _V5_HTPASSWD = secrets._TokenRule(
     chars="",
 )
 LINE_8 = (
-    "imported under sanitizer version 8, before versions 9 and 10 began to redact 5 more credential formats"
+    "imported under sanitizer version 8, before versions 9, 10 and 11 began to redact 6 more credential formats"
     " (what `op read`, `vault kv get`,"
 )
 
@@ -77,7 +78,7 @@ def test_a_version_8_memory_is_named_counted_and_redacted_in_place(
     doctor = invoke("doctor")
     assert doctor.exit_code == 1
     assert doctor.stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 10 redacts (htpasswd_password ×2, "
+        "PROBLEM  credentials: credentials in formats version 11 redacts (htpasswd_password ×2, "
         "secret_store_output ×1), in 1 chunk of 1 session (5e551011) imported under sanitizer "
         "version 8"
     )
@@ -104,9 +105,9 @@ def test_a_version_8_memory_is_named_counted_and_redacted_in_place(
     ]
     assert after[0] == before[0] == "Why does the orders deploy fail?"
     assert invoke("doctor").stdout.splitlines()[-1] == (
-        "OK       credentials: none in a format the running sanitizer (version 10) redacts"
+        "OK       credentials: none in a format the running sanitizer (version 11) redacts"
     )
-    assert json.loads(invoke("status", "--json").stdout)["credentials_version"] == "10"
+    assert json.loads(invoke("status", "--json").stdout)["credentials_version"] == "11"
 
 
 def test_a_fresh_import_stores_what_forget_leaves(home: Path, tmp_path: Path) -> None:
@@ -121,7 +122,7 @@ def test_a_fresh_import_stores_what_forget_leaves(home: Path, tmp_path: Path) ->
     )
     assert SECRET not in "\n".join(texts)
     assert invoke("doctor").stdout.splitlines()[-1] == (
-        "OK       credentials: none in a format the running sanitizer (version 10) redacts"
+        "OK       credentials: none in a format the running sanitizer (version 11) redacts"
     )
 
 
@@ -142,13 +143,13 @@ def test_a_version_9_memory_holds_a_tools_own_token_until_forget_redacts_it(
     status = invoke("status").stdout.splitlines()
     assert any(
         line.startswith(
-            "imported under sanitizer version 9, before version 10 began to redact 1 more "
-            "credential format (what `op signin --raw`, `bw unlock`, `heroku auth:token`,"
+            "imported under sanitizer version 9, before versions 10 and 11 began to redact 2 more "
+            "credential formats (what `op signin --raw`, `bw unlock`, `heroku auth:token`,"
         )
         for line in status
     )
     assert invoke("doctor").stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 10 redacts (auth_token_output ×1), "
+        "PROBLEM  credentials: credentials in formats version 11 redacts (auth_token_output ×1), "
         "in 1 chunk of 1 session (5e551011) imported under sanitizer version 9"
     )
     assert invoke("forget", "--credentials", "--confirm", "credentials").exit_code == 0
@@ -157,6 +158,41 @@ def test_a_version_9_memory_holds_a_tools_own_token_until_forget_redacts_it(
     assert "[Bash result: heroku auth:token]\n[redacted:auth_token_output]" in after
     assert token not in "\n".join(after)
     assert "[Bash result: bw unlock --check]\nVault is unlocked!" in after  # control: kept
+    fresh = tmp_path / "fresh.db"
+    assert invoke("--db", str(fresh), "import", "--no-embed", str(tmp_path / "t")).exit_code == 0
+    assert stored_messages(fresh) == after
+
+
+def test_a_version_10_memory_holds_an_echoed_secret_until_forget_redacts_it(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = "Wq8vLm3xKt7pNc2wRz5bHs9dJf4gYk6e"
+    write_jsonl(
+        tmp_path / "t" / f"{SESSION}.jsonl",
+        two_calls(
+            "Is the deploy token set?", ('echo "$DEPLOY_TOKEN"', token), ("echo $HOME", "/home/dev")
+        ),
+    )
+    done = import_as_before(monkeypatch, "--no-embed", str(tmp_path / "t"), version="10")
+    assert done.exit_code == 0, done.output
+    db = home / "memory.db"
+    assert f'[Bash result: echo "$DEPLOY_TOKEN"]\n{token}' in stored_messages(db)
+
+    assert (
+        "imported under sanitizer version 10, before version 11 began to redact 1 more credential "
+        "format (what `echo $GITHUB_TOKEN` prints, …): `recallbench doctor` checks whether any is in "
+        "the memory, `recallbench forget --credentials` redacts them in place"
+    ) in invoke("status").stdout.splitlines()
+    assert invoke("doctor").stdout.splitlines()[-1] == (
+        "PROBLEM  credentials: credentials in formats version 11 redacts (secret_variable_output ×1), "
+        "in 1 chunk of 1 session (5e551011) imported under sanitizer version 10"
+    )
+    assert invoke("forget", "--credentials", "--confirm", "credentials").exit_code == 0
+
+    after = stored_messages(db)
+    assert '[Bash result: echo "$DEPLOY_TOKEN"]\n[redacted:secret_variable_output]' in after
+    assert token not in "\n".join(after)
+    assert "[Bash result: echo $HOME]\n/home/dev" in after  # control: kept
     fresh = tmp_path / "fresh.db"
     assert invoke("--db", str(fresh), "import", "--no-embed", str(tmp_path / "t")).exit_code == 0
     assert stored_messages(fresh) == after

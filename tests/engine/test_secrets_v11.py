@@ -1,0 +1,158 @@
+"""Sanitizer version 11: what `echo` printed of a variable named for a secret (`echo $GITHUB_TOKEN`,
+`echo "$API_KEY"`, `echo -n ${DB_PASSWORD}`); its trigger texts keep a corpus without any of them under
+version 10, and the version scan reads a JSON line's `\\"` as the quote of `echo "$`."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from engine.sanitize import SANITIZE_VERSION, VERSION_TRIGGERS, VersionScan, redact, redact_output
+from engine.secret_formats import (
+    LATEST_VERSION,
+    RULE_KINDS,
+    VERSION_11_TRIGGERS,
+    kinds_after,
+    kinds_found_after,
+    triggers,
+)
+from engine.secret_formats_v11 import VERSION_11_FORMS
+from tests.engine.fixtures_transcripts import assistant_lines, encode, tool_use_block
+from tests.engine.planted import Planted
+from tests.engine.planted_v11 import PLANTED_V11
+from tests.engine.test_secrets_corpus import PLANTED
+from tests.engine.test_secrets_v4 import assert_prefixed, assert_reads_under, version
+from tests.engine.test_secrets_v9 import sanitized
+
+TAVILY = "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"  # a version 8 format, in no version 11 text
+TOKEN = "Qm7xK2pLw9Rt4vNz8bHcXy3Wd5Fg7Hj9Kl1Mn3Bv5Cx"
+
+
+def _result(command: str, body: str) -> str:
+    return f"[Bash result: {command}]\n{body}"
+
+
+def test_every_version_11_kind_is_planted_and_its_prefixes_are_triggers() -> None:
+    assert (
+        sorted({p.kind for p in PLANTED_V11})
+        == sorted(VERSION_11_FORMS)
+        == ["secret_variable_output"]
+    )
+    assert VERSION_11_TRIGGERS == (
+        "echo $",
+        'echo "$',
+        "echo -n $",
+        'echo -n "$',
+        "echo -e $",
+        'echo -e "$',
+    )
+    assert kinds_after(10) == kinds_found_after(10) == ("secret_variable_output",)
+    assert 11 not in RULE_KINDS
+    assert kinds_found_after(11) == ()
+    assert LATEST_VERSION == int(SANITIZE_VERSION) == 11
+    assert [t for v, t in VERSION_TRIGGERS if v == "11"] == list(VERSION_11_TRIGGERS)
+    assert_prefixed(VERSION_11_FORMS, VERSION_11_TRIGGERS)
+
+
+def test_no_older_trigger_or_planted_text_holds_a_version_11_trigger() -> None:
+    older = {t for v in range(4, 11) for t in triggers(v)}
+    assert [t for t in VERSION_11_TRIGGERS for o in older if t in o or o in t] == []
+    held = {p.label for p in PLANTED if p.kind not in VERSION_11_FORMS and version(p.text) == "11"}
+    assert held == set()
+    # control: each version 11 text reads under 11
+    assert {p.label for p in PLANTED_V11 if version(p.text) == "11"} == {
+        p.label for p in PLANTED_V11
+    }
+
+
+@pytest.mark.parametrize("planted", PLANTED_V11, ids=lambda p: p.label)
+def test_a_corpus_holding_a_version_11_credential_reads_under_version_11(planted: Planted) -> None:
+    assert redact(TAVILY)[0] == "[redacted:tavily_key]"
+    assert_reads_under(planted, VERSION_11_FORMS, TAVILY, ("8", "11"))
+
+
+def _scan(*lines: bytes) -> str:
+    scan = VersionScan()
+    for line in lines:
+        scan.feed(line)
+    return scan.version
+
+
+def test_the_version_scan_reads_a_json_lines_escaped_quote() -> None:
+    call = tool_use_block("t1", "Bash", {"command": 'echo "$ACME_API_KEY"'})
+    line = encode(assistant_lines([call], message_id="m1", uuids=["a1"])[0])
+    # the tool call's line spells the quote `\"`: the bytes never hold `echo "$`
+    assert b'echo \\"$ACME_API_KEY' in line
+    assert b'echo "$' not in line
+    assert _scan(line) == "11"
+    # as a `\u0022` escape, and beside another `\u` escape
+    assert _scan(b'{"command": "echo \\u0022$ACME_API_KEY\\u0022"}') == "11"
+    assert _scan(b'{"command": "caf\\u00e9 && echo \\"$ACME_API_KEY\\""}') == "11"
+    # controls: a quote the command itself escapes (`echo \"$X` prints `"$X`), a single-quoted
+    # variable (printed as written) and no echo at all read under the base version
+    assert _scan(json.dumps({"command": 'echo \\"$ACME_API_KEY'}).encode()) == "2"
+    assert _scan(json.dumps({"command": "echo '$ACME_API_KEY'"}).encode()) == "2"
+    assert _scan(json.dumps({"command": "printf '%s' x"}).encode()) == "8"
+
+
+@pytest.mark.parametrize(
+    ("command", "body"),
+    [
+        ("echo $GITHUB_TOKEN", TOKEN),
+        ('echo "$OPENAI_API_KEY"', TOKEN),
+        ("echo ${NPM_TOKEN}", TOKEN),
+        ('echo -n "${DB_PASSWORD}"', "hunter2x"),
+        ("echo -e $STRIPE_SECRET_KEY", TOKEN),
+        ('echo "$API_KEY" | head -c 12', TOKEN[:12]),
+        ("cd app && echo $SECRET_KEY_BASE", TOKEN),
+        ("sudo echo $password", "hunter2x"),
+        ("echo $AWS_SECRET_ACCESS_KEY $AWS_REGION", f"{TOKEN} eu-west-1"),
+    ],
+)
+def test_an_echoed_secret_variable_is_redacted_whole(command: str, body: str) -> None:
+    expected = _result(command, "[redacted:secret_variable_output]")
+    assert redact(_result(command, body)) == (
+        expected,
+        Counter({"redacted:secret_variable_output": 1}),
+    )
+    assert redact_output(_result(command, body))[0] == expected
+    # control: under a command that names no secret's variable no rule takes the value
+    assert redact(_result("echo $HOME", body)) == (_result("echo $HOME", body), Counter())
+
+
+@pytest.mark.parametrize(
+    ("command", "body"),
+    [
+        ("echo $HOME", "/root"),
+        ('SESSION_ID="$(echo "$INPUT" | jq -r .session_id)"', TOKEN),
+        ("echo '$GITHUB_TOKEN'", "$GITHUB_TOKEN"),
+        ("echo $SSH_AUTH_SOCK", "/tmp/ssh-Xq3/agent.4021"),
+        ('echo "$GOOGLE_APPLICATION_CREDENTIALS"', "~/keys/ci.json\n"),
+        ("echo $TOKEN_FILE", TOKEN),
+        ("grep -n 'echo $API_KEY' README.md", f"12:echo $API_KEY  # prints {TOKEN}"),
+        ("echo $GITHUB_TOKENS_SEEN", "3"),
+    ],
+)
+def test_a_variable_that_names_no_secret_or_a_path_keeps_its_output(
+    command: str, body: str
+) -> None:
+    assert redact(_result(command, body)) == (_result(command, body), Counter())
+    # control: a secret's variable echoed beside it is redacted
+    assert redact(_result("echo $API_TOKEN", TOKEN))[0] == _result(
+        "echo $API_TOKEN", "[redacted:secret_variable_output]"
+    )
+
+
+def test_an_import_redacts_what_echo_printed() -> None:
+    texts, counts = sanitized('echo "$ACME_API_KEY"', TOKEN, prompt=None)
+    assert texts == [
+        '[Bash: echo "$ACME_API_KEY"]',
+        '[Bash result: echo "$ACME_API_KEY"]\n[redacted:secret_variable_output]',
+    ]
+    assert counts == Counter({"redacted:secret_variable_output": 1})
+    # control: the same output of `echo $HOME` is stored as it is
+    texts, counts = sanitized("echo $HOME", TOKEN, prompt=None)
+    assert texts == ["[Bash: echo $HOME]", f"[Bash result: echo $HOME]\n{TOKEN}"]
+    assert counts == Counter()
