@@ -6,8 +6,9 @@ spelling. As for versions 9 and 10, a tool result's text starts with the header 
 (`[Bash result: echo $GITHUB_TOKEN]`), and the body below it is the value.
 
 Each form is the header (at a line's start), `echo` where a command starts in it, with `-n` or `-e`,
-the variable (`$NAME`, `${NAME}`, either in double quotes) then the end of that argument, and the body
-up to the next tool result's header or the text's end (the group). The variable's name must name a
+the variable that starts its first argument (`$NAME`, `${NAME}`, `${NAME:-}`, either in double quotes,
+`"$NAME is set"` too) and the rest of that argument, and the body up to the next tool result's header
+or the text's end (the group). The variable's name must name a
 secret (`engine.secret_keys.names_secret`: `echo $HOME`, `echo "$INPUT" | jq` keep their output), and
 a body that is one path alone is kept (`echo $SSH_AUTH_SOCK`, `echo $GOOGLE_APPLICATION_CREDENTIALS`:
 weak names whose values are files). The trigger texts are the commands as written, `echo $` and
@@ -23,9 +24,11 @@ from engine.secret_formats_v10 import VERSION_10_FORMS
 
 # `echo`'s spellings before the variable's name: its options, then `$` or `"$`.
 _ECHOES = tuple(f"echo {option}{quote}$" for option in ("", "-n ", "-e ") for quote in ("", '"'))
-# The variable's name (braced or not) and the end of the argument: a quote that closes it, then what
-# `output` reads as the end of a command's name (a space, the header's `]`, the next command).
-_VARIABLE = r'\{?(?P<key>[A-Za-z_]\w*)\}?"?'
+# The variable's name (braced or not, the whole name), then the rest of the argument it starts (`}`,
+# `${TOKEN:-}`, `$TOKEN:$USER`, `$TOKEN/x`: the value is printed all the same), a quote that closes
+# it, then what `output` reads as the end of a command's name (a space, the header's `]`, the next
+# command). `${#TOKEN}` (its length) starts no name.
+_VARIABLE = r'\{?(?P<key>[A-Za-z_]\w*)(?!\w)[^\s"]*"?'
 
 VERSION_11_FORMS: dict[str, tuple[Form, ...]] = {
     "secret_variable_output": forms(*_ECHOES, head=COMMAND_AT, tail=_VARIABLE + output()),

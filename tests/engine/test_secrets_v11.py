@@ -109,6 +109,10 @@ def test_the_version_scan_reads_a_json_lines_escaped_quote() -> None:
         ("cd app && echo $SECRET_KEY_BASE", TOKEN),
         ("sudo echo $password", "hunter2x"),
         ("echo $AWS_SECRET_ACCESS_KEY $AWS_REGION", f"{TOKEN} eu-west-1"),
+        # the rest of the argument the variable starts prints the value all the same
+        ("echo ${API_TOKEN:-}", TOKEN),
+        ('echo "$API_TOKEN is set"', f"{TOKEN} is set"),
+        ("echo $TOKEN:$USER", f"{TOKEN}:dev"),
     ],
 )
 def test_an_echoed_secret_variable_is_redacted_whole(command: str, body: str) -> None:
@@ -133,6 +137,8 @@ def test_an_echoed_secret_variable_is_redacted_whole(command: str, body: str) ->
         ("echo $TOKEN_FILE", TOKEN),
         ("grep -n 'echo $API_KEY' README.md", f"12:echo $API_KEY  # prints {TOKEN}"),
         ("echo $GITHUB_TOKENS_SEEN", "3"),
+        ("echo ${#GITHUB_TOKEN}", "40"),
+        ("echo $HOME/.config", "/root/.config"),
     ],
 )
 def test_a_variable_that_names_no_secret_or_a_path_keeps_its_output(
