@@ -109,7 +109,8 @@ def audit_command(since: str | None, as_json: bool) -> None:
         return
     if not found:
         after = f" since {since}" if since is not None else ""
-        click.echo(f"no audit entries{after} in {db}")
+        where = f"in {db}" if db.exists() else f"(no database at {db})"
+        click.echo(f"no audit entries{after} {where}")
         return
     for entry in found:
         click.echo(_line(entry))

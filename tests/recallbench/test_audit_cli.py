@@ -27,9 +27,13 @@ def audit(*args: str) -> list[dict[str, object]]:
 def test_an_empty_audit_says_so_and_creates_no_database(home: Path) -> None:
     out = CliRunner().invoke(main, ["audit"])
     assert out.exit_code == 0, out.output
-    assert out.stdout == f"no audit entries in {home / 'memory.db'}\n"
+    assert out.stdout == f"no audit entries (no database at {home / 'memory.db'})\n"
     assert not (home / "memory.db").exists()
     assert audit() == []
+    # control: a database that holds no entry is named as the one read
+    AuditLog(home / "memory.db").close()
+    out = CliRunner().invoke(main, ["audit"])
+    assert out.stdout == f"no audit entries in {home / 'memory.db'}\n"
 
 
 def test_ship_is_recorded_with_protocol_run_and_arm(tmp_path: Path, home: Path) -> None:
