@@ -126,73 +126,59 @@ def test_a_fresh_import_stores_what_forget_leaves(home: Path, tmp_path: Path) ->
     )
 
 
-def test_a_version_9_memory_holds_a_tools_own_token_until_forget_redacts_it(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    token = "f4b3c2d1-8e7a-4b6c-9d0e-1a2b3c4d5e6f"
-    check = ("bw unlock --check", "Vault is unlocked!")
-    write_jsonl(
-        tmp_path / "t" / f"{SESSION}.jsonl",
-        two_calls("Set HEROKU_API_KEY in CI", ("heroku auth:token", token), check),
-    )
-    done = import_as_before(monkeypatch, "--no-embed", str(tmp_path / "t"), version="9")
-    assert done.exit_code == 0, done.output
-    db = home / "memory.db"
-    assert f"[Bash result: heroku auth:token]\n{token}" in stored_messages(db)
-
-    status = invoke("status").stdout.splitlines()
-    assert any(
-        line.startswith(
+@pytest.mark.parametrize(
+    ("version", "call", "kept", "kind", "status"),
+    [
+        (
+            "9",
+            ("heroku auth:token", "f4b3c2d1-8e7a-4b6c-9d0e-1a2b3c4d5e6f"),
+            ("bw unlock --check", "Vault is unlocked!"),
+            "auth_token_output",
             "imported under sanitizer version 9, before versions 10 and 11 began to redact 2 more "
-            "credential formats (what `op signin --raw`, `bw unlock`, `heroku auth:token`,"
-        )
-        for line in status
-    )
-    assert invoke("doctor").stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 11 redacts (auth_token_output ×1), "
-        "in 1 chunk of 1 session (5e551011) imported under sanitizer version 9"
-    )
-    assert invoke("forget", "--credentials", "--confirm", "credentials").exit_code == 0
-
-    after = stored_messages(db)
-    assert "[Bash result: heroku auth:token]\n[redacted:auth_token_output]" in after
-    assert token not in "\n".join(after)
-    assert "[Bash result: bw unlock --check]\nVault is unlocked!" in after  # control: kept
-    fresh = tmp_path / "fresh.db"
-    assert invoke("--db", str(fresh), "import", "--no-embed", str(tmp_path / "t")).exit_code == 0
-    assert stored_messages(fresh) == after
-
-
-def test_a_version_10_memory_holds_an_echoed_secret_until_forget_redacts_it(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+            "credential formats (what `op signin --raw`, `bw unlock`, `heroku auth:token`,",
+        ),
+        (
+            "10",
+            ('echo "$DEPLOY_TOKEN"', "Wq8vLm3xKt7pNc2wRz5bHs9dJf4gYk6e"),
+            ("echo $HOME", "/home/dev"),
+            "secret_variable_output",
+            "imported under sanitizer version 10, before version 11 began to redact 1 more "
+            "credential format (what `echo $GITHUB_TOKEN` prints, …): `recallbench doctor`",
+        ),
+    ],
+    ids=["own-token-v9", "echoed-variable-v10"],
+)
+def test_an_older_memory_holds_a_printed_secret_until_forget_redacts_it(
+    home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    version: str,
+    call: tuple[str, str],
+    kept: tuple[str, str],
+    kind: str,
+    status: str,
 ) -> None:
-    token = "Wq8vLm3xKt7pNc2wRz5bHs9dJf4gYk6e"
+    (command, token), (other, printed) = call, kept
     write_jsonl(
         tmp_path / "t" / f"{SESSION}.jsonl",
-        two_calls(
-            "Is the deploy token set?", ('echo "$DEPLOY_TOKEN"', token), ("echo $HOME", "/home/dev")
-        ),
+        two_calls("Is the deploy token set?", call, kept),
     )
-    done = import_as_before(monkeypatch, "--no-embed", str(tmp_path / "t"), version="10")
+    done = import_as_before(monkeypatch, "--no-embed", str(tmp_path / "t"), version=version)
     assert done.exit_code == 0, done.output
     db = home / "memory.db"
-    assert f'[Bash result: echo "$DEPLOY_TOKEN"]\n{token}' in stored_messages(db)
+    assert f"[Bash result: {command}]\n{token}" in stored_messages(db)
 
-    assert (
-        "imported under sanitizer version 10, before version 11 began to redact 1 more credential "
-        "format (what `echo $GITHUB_TOKEN` prints, …): `recallbench doctor` checks whether any is in "
-        "the memory, `recallbench forget --credentials` redacts them in place"
-    ) in invoke("status").stdout.splitlines()
+    assert any(line.startswith(status) for line in invoke("status").stdout.splitlines())
     assert invoke("doctor").stdout.splitlines()[-1] == (
-        "PROBLEM  credentials: credentials in formats version 11 redacts (secret_variable_output ×1), "
-        "in 1 chunk of 1 session (5e551011) imported under sanitizer version 10"
+        f"PROBLEM  credentials: credentials in formats version 11 redacts ({kind} ×1), "
+        f"in 1 chunk of 1 session (5e551011) imported under sanitizer version {version}"
     )
     assert invoke("forget", "--credentials", "--confirm", "credentials").exit_code == 0
 
     after = stored_messages(db)
-    assert '[Bash result: echo "$DEPLOY_TOKEN"]\n[redacted:secret_variable_output]' in after
+    assert f"[Bash result: {command}]\n[redacted:{kind}]" in after
     assert token not in "\n".join(after)
-    assert "[Bash result: echo $HOME]\n/home/dev" in after  # control: kept
+    assert f"[Bash result: {other}]\n{printed}" in after  # control: kept
     fresh = tmp_path / "fresh.db"
     assert invoke("--db", str(fresh), "import", "--no-embed", str(tmp_path / "t")).exit_code == 0
     assert stored_messages(fresh) == after
