@@ -8,10 +8,10 @@ spelling. As for versions 9 and 10, a tool result's text starts with the header 
 Each form is the header (at a line's start), `echo` where a command starts in it, with `-n` or `-e`,
 the variable that starts its first argument (`$NAME`, `${NAME}`, `${NAME:-}`, either in double quotes,
 `"$NAME is set"` too) and the rest of that argument, and the body up to the next tool result's header
-or the text's end (the group). The variable's name must name a
-secret (`engine.secret_keys.names_secret`: `echo $HOME`, `echo "$INPUT" | jq` keep their output), and
-a body that is one path alone is kept (`echo $SSH_AUTH_SOCK`, `echo $GOOGLE_APPLICATION_CREDENTIALS`:
-weak names whose values are files). The trigger texts are the commands as written, `echo $` and
+or the text's end (the group). The variable's name must name a secret
+(`engine.secret_keys.names_secret`: `echo $HOME`, `echo "$INPUT" | jq` keep their output), and a body
+that is one path alone is kept (`echo $SSH_AUTH_SOCK`, `echo $GOOGLE_APPLICATION_CREDENTIALS`: weak
+names whose values are files). The trigger texts are the commands as written, `echo $` and
 `echo "$` with their options: a corpus without any reads as under version 10. A JSON line spells the
 quote `\\"`, which the version scan reads as `"` (`engine.sanitize.VersionScan`). Standard library only.
 """
