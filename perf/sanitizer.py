@@ -4,8 +4,8 @@ An import cuts a text block to `MAX_MESSAGE_BYTES` plus `TRANSFORM_MARGIN` chara
 sanitizer reads it (`engine.render.precut_text_blocks`), so that is the longest text `redact` is given.
 Each row is one short unit repeated to that length without a space: the shapes that made a rule read
 the rest of the run once per copy (a run of keys, of URL heads, of weakly named values, of private
-key headers, of command names, of here-strings and pipes, of tool results' headers, of paths or
-echoed variables after one header, of one echoed argument), and a plain line of prose and code for
+key headers, of command names, of here-strings and pipes, of tool results' headers, of paths,
+echoed variables or Python programs after one header, of one echoed argument), and a plain line of prose and code for
 comparison. The target is that no such message
 costs more than `WORST_MESSAGE_S` to redact. `nox -s perf` reports it with the rest; `python -m
 perf.sanitizer` measures it alone.
@@ -50,12 +50,14 @@ UNITS: dict[str, str] = {
     "secret paths": "/run/secrets",
     "echoed variables": "; echo ${A_TOKEN:-",
     "echo arguments": "$A_TOKEN:",
+    "python programs": "; python -c 'print(os.environ[",
 }
 # What stands before a unit's first copy, where a shape needs it: one header over the whole run.
 HEADS: dict[str, str] = {
     "secret paths": "[Bash result: cat ",
     "echoed variables": "[Bash result: ",
     "echo arguments": "[Bash result: echo $A_TOKEN",
+    "python programs": "[Bash result: ",
 }
 
 

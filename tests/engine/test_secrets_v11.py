@@ -47,6 +47,10 @@ def test_every_version_11_kind_is_planted_and_its_prefixes_are_triggers() -> Non
         'echo -n "$',
         "echo -e $",
         'echo -e "$',
+        "print(os.environ[",
+        "print(os.environ.get(",
+        "print(os.getenv(",
+        "console.log(process.env.",
     )
     assert kinds_after(10) == kinds_found_after(10) == ("secret_variable_output",)
     assert 11 not in RULE_KINDS
@@ -56,9 +60,13 @@ def test_every_version_11_kind_is_planted_and_its_prefixes_are_triggers() -> Non
     assert_prefixed(VERSION_11_FORMS, VERSION_11_TRIGGERS)
 
 
-def test_no_older_trigger_or_planted_text_holds_a_version_11_trigger() -> None:
+def test_no_older_planted_text_holds_a_version_11_trigger() -> None:
     older = {t for v in range(4, 11) for t in triggers(v)}
-    assert [t for t in VERSION_11_TRIGGERS for o in older if t in o or o in t] == []
+    # version 5's `environ[` (a secret set into the environment) is inside one: a corpus holding
+    # `print(os.environ[` read under 5 at least, and now under 11
+    assert [(t, o) for t in VERSION_11_TRIGGERS for o in older if t in o or o in t] == [
+        ("print(os.environ[", "environ[")
+    ]
     held = {p.label for p in PLANTED if p.kind not in VERSION_11_FORMS and version(p.text) == "11"}
     assert held == set()
     # control: each version 11 text reads under 11
@@ -149,6 +157,46 @@ def test_a_variable_that_names_no_secret_or_a_path_keeps_its_output(
     assert redact(_result("echo $API_TOKEN", TOKEN))[0] == _result(
         "echo $API_TOKEN", "[redacted:secret_variable_output]"
     )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -c \"import os; print(os.environ['OPENAI_API_KEY'])\"",
+        """python -c 'import os; print(os.environ.get("API_KEY"))'""",
+        "uv run python -c \"import os; print(os.getenv('HF_TOKEN', ''))\"",
+        "cd /srv && python3.12 -X utf8 -c \"import os;print(os.environ['DB_PASSWORD'])\"",
+        "python -c \"import os; print(os.getenv('API_KEY')); print(1)\"",
+        'node -e "console.log(process.env.GITHUB_TOKEN)"',
+    ],
+)
+def test_a_program_that_prints_a_secret_variable_is_redacted_whole(command: str) -> None:
+    expected = _result(command, "[redacted:secret_variable_output]")
+    assert redact(_result(command, TOKEN)) == (
+        expected,
+        Counter({"redacted:secret_variable_output": 1}),
+    )
+    assert redact_output(_result(command, TOKEN))[0] == expected
+    # control: the same program printing a variable that names no secret keeps its output
+    for name in ("OPENAI_API_KEY", "API_KEY", "HF_TOKEN", "DB_PASSWORD", "GITHUB_TOKEN"):
+        command = command.replace(name, "HOME")
+    assert redact(_result(command, TOKEN)) == (_result(command, TOKEN), Counter())
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        """grep -rn -e "print(os.getenv('API_KEY'))" src""",
+        "git log -S \"print(os.environ['API_KEY'])\"",
+        "cat scripts/show_env.py",
+    ],
+)
+def test_a_program_that_is_not_run_keeps_the_output(command: str) -> None:
+    body = f"scripts/show_env.py:3: print(os.getenv('API_KEY'))  # {TOKEN}"
+    assert redact(_result(command, body)) == (_result(command, body), Counter())
+    # control: run by Python, the same line's output goes
+    ran = "python -c \"import os; print(os.getenv('API_KEY'))\""
+    assert redact(_result(ran, body))[0] == _result(ran, "[redacted:secret_variable_output]")
 
 
 def test_an_import_redacts_what_echo_printed() -> None:
