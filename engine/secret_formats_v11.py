@@ -22,7 +22,7 @@ as `"` (`engine.sanitize.VersionScan`). Standard library only.
 from __future__ import annotations
 
 from engine.secret_form_parts import Form, forms
-from engine.secret_formats_v9 import COMMAND_AT, OUTPUT_KINDS, output
+from engine.secret_formats_v9 import COMMAND_AT, OUTPUT_KINDS, WORD, output
 from engine.secret_formats_v10 import VERSION_10_FORMS
 
 # `echo`'s spellings before the variable's name: its options, then `$` or `"$`.
@@ -39,10 +39,9 @@ _VARIABLE = r'\{?(?P<key>[A-Za-z_]\w*)(?!\w)[^\s"]*"?'
 # not `grep -e "print(os.getenv(…))"`, nor the program's text echoed): the program's start, then,
 # after the prefix, the quoted name (`.get` and `getenv` with a default too), the call's end and the
 # program's quote. Each part is bounded, so a header of repeated names costs its length.
-_WORD = r"[^\s;&|({`]"
 _PROGRAM = (
     COMMAND_AT
-    + rf"(?:(?:uv|poetry|pipenv)[ \t]+run[ \t]+)?{_WORD}*(?:python[\d.]*|node)[ \t][^\n]{{0,80}}?"
+    + rf"(?:(?:uv|poetry|pipenv)[ \t]+run[ \t]+)?{WORD}*(?:python[\d.]*|node)[ \t][^\n]{{0,80}}?"
     + r"""-[ce][ \t]+['"][^\n]{0,200}?"""
 )
 _QUOTED_NAME = r"""['"](?P<key>[A-Za-z_]\w*)['"]"""

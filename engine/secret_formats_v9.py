@@ -21,16 +21,16 @@ from engine.secret_form_parts import Form, forms
 _BASH_RESULT = r"(?<![^\n])\[Bash result: "
 # What ends one command of a command line, and the characters of one of its words.
 _STOPS = r";&|({`"
-_WORD = rf"[^\s{_STOPS}]"
+WORD = rf"[^\s{_STOPS}]"
 # The wrappers a command may run under, with their options (those of `sudo` and `env` that take a
 # value, with it), and a variable set for the command (`VAULT_ADDR=https://v:8200 vault kv get`). Each
 # is read once, never given back, so a line of them costs its length.
 _WRAPPERS = (
     r"(?>(?:"
-    rf"sudo(?:[ \t]+(?:-[ugCDhprtU][ \t]+{_WORD}+|-[A-Za-z]+|--[\w\-]+(?:={_WORD}*)?))*[ \t]+"
-    rf"|env(?:[ \t]+(?:-[uCS][ \t]+{_WORD}+|-[A-Za-z]*|--[\w\-]+(?:={_WORD}*)?))*[ \t]+"
+    rf"sudo(?:[ \t]+(?:-[ugCDhprtU][ \t]+{WORD}+|-[A-Za-z]+|--[\w\-]+(?:={WORD}*)?))*[ \t]+"
+    rf"|env(?:[ \t]+(?:-[uCS][ \t]+{WORD}+|-[A-Za-z]*|--[\w\-]+(?:={WORD}*)?))*[ \t]+"
     r"|(?:time|exec|command|nohup)(?:[ \t]+-[A-Za-z]+)*[ \t]+"
-    rf"|[A-Za-z_]\w*={_WORD}*[ \t]+"
+    rf"|[A-Za-z_]\w*={WORD}*[ \t]+"
     r")*)"
 )
 # Where a command starts in the header's command line: its start, or after a shell operator, `(`,
@@ -83,7 +83,7 @@ _TO_FILE = r"-o\b|--output\b|--out-file\b"
 # The programs that print a file, and the path before the file's name (as `_REST`: at most 200
 # characters, so that a line of repeated paths costs its length, not its length squared).
 _PRINTERS = (
-    rf"(?:cat|bat|less|more|head|tail|nl|xxd|strings)(?:[ \t]+-{_WORD}+)*[ \t]+{_WORD}{{0,200}}?"
+    rf"(?:cat|bat|less|more|head|tail|nl|xxd|strings)(?:[ \t]+-{WORD}+)*[ \t]+{WORD}{{0,200}}?"
 )
 _FILE_END = r"(?![\w.\-])"
 # The files that hold credentials and nothing a rule of their lines could key on.
@@ -169,7 +169,7 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
         # `berglas access`, `infisical secrets|export`, `dotenvx get|decrypt`, `conjur variable get`
         *forms(
             "keyring get",
-            head=COMMAND_AT + rf"(?:{_WORD}*python[\d.]*[ \t]+-m[ \t]+)?",
+            head=COMMAND_AT + rf"(?:{WORD}*python[\d.]*[ \t]+-m[ \t]+)?",
             tail=output(),
         ),
         *forms(
@@ -224,7 +224,7 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
         *forms(
             "get_random_secret_key",
             head=COMMAND_AT
-            + rf"(?:{_WORD}*python[\d.]*|uv[ \t]+run|poetry[ \t]+run)\b[^\n]{{0,200}}?",
+            + rf"(?:{WORD}*python[\d.]*|uv[ \t]+run|poetry[ \t]+run)\b[^\n]{{0,200}}?",
             tail=_BODY,
         ),
         *forms("pwgen", head=COMMAND_AT, tail=output()),
@@ -234,7 +234,7 @@ VERSION_9_FORMS: dict[str, tuple[Form, ...]] = {
     # `/etc/ppp/chap-secrets` and `pap-secrets`; a secret Docker or Kubernetes mounts as a file
     # (`cat /run/secrets/db_password`; the Read tool's header shows a path's last two parts only).
     "credential_file": (
-        *forms("/run/secrets/", head=COMMAND_AT + _PRINTERS, tail=rf"{_WORD}{{1,200}}" + _BODY),
+        *forms("/run/secrets/", head=COMMAND_AT + _PRINTERS, tail=rf"{WORD}{{1,200}}" + _BODY),
         *forms(
             *_CREDENTIAL_FILES,
             head=COMMAND_AT + _PRINTERS,

@@ -25,13 +25,9 @@ from tests.engine.planted import READ_LATER, Planted
 from tests.engine.planted_v10 import PLANTED_V10
 from tests.engine.test_secrets_corpus import PLANTED
 from tests.engine.test_secrets_v4 import assert_prefixed, assert_reads_under, version
+from tests.engine.test_secrets_v9 import TAVILY, bash_result
 
-TAVILY = "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"  # a version 8 format, in no version 10 text
 TOKEN = "Qm7xK2pLw9Rt4vNz8bHcXy3Wd5Fg7Hj9Kl1Mn3Bv5Cx"
-
-
-def _result(command: str, body: str) -> str:
-    return f"[Bash result: {command}]\n{body}"
 
 
 def test_every_version_10_kind_is_planted_and_its_prefixes_are_triggers() -> None:
@@ -89,14 +85,17 @@ def test_a_corpus_holding_a_version_10_credential_reads_under_version_10(planted
     ],
 )
 def test_a_tools_own_token_printed_is_redacted_whole(command: str, body: str) -> None:
-    expected = _result(command, "[redacted:auth_token_output]")
-    assert redact(_result(command, body)) == (expected, Counter({"redacted:auth_token_output": 1}))
-    assert redact_output(_result(command, body))[0] == expected
+    expected = bash_result(command, "[redacted:auth_token_output]")
+    assert redact(bash_result(command, body)) == (
+        expected,
+        Counter({"redacted:auth_token_output": 1}),
+    )
+    assert redact_output(bash_result(command, body))[0] == expected
     # control: under a command that prints no token, no older rule takes the token, but the keyed
     # rule's `Token: …` (an authorization's fields)
     core = TOKEN[:12] if TOKEN in body else "f4b3c2d1-8e7a"
     assert core in body
-    assert (core in redact(_result("cat notes.txt", body))[0]) is not body.startswith("Token:")
+    assert (core in redact(bash_result("cat notes.txt", body))[0]) is not body.startswith("Token:")
 
 
 @pytest.mark.parametrize(
@@ -112,9 +111,9 @@ def test_a_tools_own_token_printed_is_redacted_whole(command: str, body: str) ->
     ],
 )
 def test_a_check_or_a_name_in_an_argument_keeps_its_output(command: str, body: str) -> None:
-    assert redact(_result(command, body)) == (_result(command, body), Counter())
+    assert redact(bash_result(command, body)) == (bash_result(command, body), Counter())
     # control: the token reading call beside it is redacted
-    assert redact(_result("bw unlock --raw", body))[0] == _result(
+    assert redact(bash_result("bw unlock --raw", body))[0] == bash_result(
         "bw unlock --raw", "[redacted:auth_token_output]"
     )
 

@@ -24,14 +24,8 @@ from tests.engine.planted import Planted
 from tests.engine.planted_v11 import PLANTED_V11
 from tests.engine.test_secrets_corpus import PLANTED
 from tests.engine.test_secrets_v4 import assert_prefixed, assert_reads_under, version
-from tests.engine.test_secrets_v9 import sanitized
-
-TAVILY = "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"  # a version 8 format, in no version 11 text
-TOKEN = "Qm7xK2pLw9Rt4vNz8bHcXy3Wd5Fg7Hj9Kl1Mn3Bv5Cx"
-
-
-def _result(command: str, body: str) -> str:
-    return f"[Bash result: {command}]\n{body}"
+from tests.engine.test_secrets_v9 import TAVILY, bash_result, sanitized
+from tests.engine.test_secrets_v10 import TOKEN
 
 
 def test_every_version_11_kind_is_planted_and_its_prefixes_are_triggers() -> None:
@@ -124,14 +118,14 @@ def test_the_version_scan_reads_a_json_lines_escaped_quote() -> None:
     ],
 )
 def test_an_echoed_secret_variable_is_redacted_whole(command: str, body: str) -> None:
-    expected = _result(command, "[redacted:secret_variable_output]")
-    assert redact(_result(command, body)) == (
+    expected = bash_result(command, "[redacted:secret_variable_output]")
+    assert redact(bash_result(command, body)) == (
         expected,
         Counter({"redacted:secret_variable_output": 1}),
     )
-    assert redact_output(_result(command, body))[0] == expected
+    assert redact_output(bash_result(command, body))[0] == expected
     # control: under a command that names no secret's variable no rule takes the value
-    assert redact(_result("echo $HOME", body)) == (_result("echo $HOME", body), Counter())
+    assert redact(bash_result("echo $HOME", body)) == (bash_result("echo $HOME", body), Counter())
 
 
 @pytest.mark.parametrize(
@@ -152,9 +146,9 @@ def test_an_echoed_secret_variable_is_redacted_whole(command: str, body: str) ->
 def test_a_variable_that_names_no_secret_or_a_path_keeps_its_output(
     command: str, body: str
 ) -> None:
-    assert redact(_result(command, body)) == (_result(command, body), Counter())
+    assert redact(bash_result(command, body)) == (bash_result(command, body), Counter())
     # control: a secret's variable echoed beside it is redacted
-    assert redact(_result("echo $API_TOKEN", TOKEN))[0] == _result(
+    assert redact(bash_result("echo $API_TOKEN", TOKEN))[0] == bash_result(
         "echo $API_TOKEN", "[redacted:secret_variable_output]"
     )
 
@@ -171,16 +165,16 @@ def test_a_variable_that_names_no_secret_or_a_path_keeps_its_output(
     ],
 )
 def test_a_program_that_prints_a_secret_variable_is_redacted_whole(command: str) -> None:
-    expected = _result(command, "[redacted:secret_variable_output]")
-    assert redact(_result(command, TOKEN)) == (
+    expected = bash_result(command, "[redacted:secret_variable_output]")
+    assert redact(bash_result(command, TOKEN)) == (
         expected,
         Counter({"redacted:secret_variable_output": 1}),
     )
-    assert redact_output(_result(command, TOKEN))[0] == expected
+    assert redact_output(bash_result(command, TOKEN))[0] == expected
     # control: the same program printing a variable that names no secret keeps its output
     for name in ("OPENAI_API_KEY", "API_KEY", "HF_TOKEN", "DB_PASSWORD", "GITHUB_TOKEN"):
         command = command.replace(name, "HOME")
-    assert redact(_result(command, TOKEN)) == (_result(command, TOKEN), Counter())
+    assert redact(bash_result(command, TOKEN)) == (bash_result(command, TOKEN), Counter())
 
 
 @pytest.mark.parametrize(
@@ -193,10 +187,12 @@ def test_a_program_that_prints_a_secret_variable_is_redacted_whole(command: str)
 )
 def test_a_program_that_is_not_run_keeps_the_output(command: str) -> None:
     body = f"scripts/show_env.py:3: print(os.getenv('API_KEY'))  # {TOKEN}"
-    assert redact(_result(command, body)) == (_result(command, body), Counter())
+    assert redact(bash_result(command, body)) == (bash_result(command, body), Counter())
     # control: run by Python, the same line's output goes
     ran = "python -c \"import os; print(os.getenv('API_KEY'))\""
-    assert redact(_result(ran, body))[0] == _result(ran, "[redacted:secret_variable_output]")
+    assert redact(bash_result(ran, body))[0] == bash_result(
+        ran, "[redacted:secret_variable_output]"
+    )
 
 
 def test_an_import_redacts_what_echo_printed() -> None:

@@ -93,7 +93,8 @@ def test_a_corpus_holding_a_version_9_credential_reads_under_version_9(planted: 
     assert_reads_under(planted, VERSION_9_FORMS, TAVILY, ("8", "9"))
 
 
-def _result(command: str, body: str) -> str:
+def bash_result(command: str, body: str) -> str:
+    """A Bash call's result as the memory stores it: its header, then what it printed."""
     return f"[Bash result: {command}]\n{body}"
 
 
@@ -162,11 +163,13 @@ def _result(command: str, body: str) -> str:
 )
 def test_more_forms_of_the_version_9_kinds_are_redacted(command: str, kind: str) -> None:
     body = "machine db.internal\n  password Qm7xK2pLw9Rt4vNz"
-    assert redact(_result(command, body)) == (
-        _result(command, f"[redacted:{kind}]"),
+    assert redact(bash_result(command, body)) == (
+        bash_result(command, f"[redacted:{kind}]"),
         Counter({f"redacted:{kind}": 1}),
     )
-    assert redact_output(_result(command, body))[0] == _result(command, f"[redacted:{kind}]")
+    assert redact_output(bash_result(command, body))[0] == bash_result(
+        command, f"[redacted:{kind}]"
+    )
 
 
 _STORE, _DECRYPTED, _GENERATED, _FILE = OUTPUT_KINDS
@@ -218,9 +221,9 @@ def test_a_command_that_prints_no_secret_keeps_its_output(
     command: str, reader: str, kind: str
 ) -> None:
     body = "Keys\n----\norders-3f2a9c1"
-    assert redact(_result(command, body)) == (_result(command, body), Counter())
+    assert redact(bash_result(command, body)) == (bash_result(command, body), Counter())
     # positive control: the same output under a command that reads a secret is redacted
-    assert redact(_result(reader, body))[0] == _result(reader, f"[redacted:{kind}]")
+    assert redact(bash_result(reader, body))[0] == bash_result(reader, f"[redacted:{kind}]")
 
 
 def test_the_body_ends_at_the_next_result_and_a_header_must_start_its_line() -> None:
@@ -243,17 +246,21 @@ def test_the_body_ends_at_the_next_result_and_a_header_must_start_its_line() -> 
 
 def test_an_output_already_redacted_is_not_found_again() -> None:
     once, counts = redact(
-        _result("op read op://ops/gh", "ghp_Pl4ntGhpT0k3nA1b2C3d4E5f6G7h8I9j0K1l2")
+        bash_result("op read op://ops/gh", "ghp_Pl4ntGhpT0k3nA1b2C3d4E5f6G7h8I9j0K1l2")
     )
     # a token rule found the whole body first: its kind stands, and nothing is left to redact
-    assert once == _result("op read op://ops/gh", "[redacted:github_token]")
+    assert once == bash_result("op read op://ops/gh", "[redacted:github_token]")
     assert counts == Counter({"redacted:github_token": 1})
     assert redact(once) == (once, Counter())
-    stored = _result("vault read db/creds/ro", "[redacted:secret_store_output]") + "\nnext message"
+    stored = (
+        bash_result("vault read db/creds/ro", "[redacted:secret_store_output]") + "\nnext message"
+    )
     assert redact(stored) == (stored, Counter())
     # control: a body that only starts with another rule's redaction is still redacted whole
-    mixed = _result("vault read db/creds/ro", "[redacted:env_secret] more\npassword Qm7xK2pLw9")
-    assert redact(mixed)[0] == _result("vault read db/creds/ro", "[redacted:secret_store_output]")
+    mixed = bash_result("vault read db/creds/ro", "[redacted:env_secret] more\npassword Qm7xK2pLw9")
+    assert redact(mixed)[0] == bash_result(
+        "vault read db/creds/ro", "[redacted:secret_store_output]"
+    )
 
 
 def sanitized(

@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 from engine import sanitized_sql, secrets
 from engine.secret_formats import kinds_after
 from recallbench.cli import main
+from tests.engine.fixtures_transcripts import SESSION, two_calls, write_jsonl
 
 
 def import_as_before(
@@ -48,3 +49,16 @@ def stored_messages(db: Path) -> list[str]:
     """The text of every message `db` stores, in stream order."""
     with sqlite3.connect(db) as conn:
         return [str(r[0]) for r in conn.execute("SELECT text FROM messages ORDER BY ordinal")]
+
+
+def invoke(*args: str) -> Result:
+    """`recallbench ARGS`, in this process."""
+    return CliRunner().invoke(main, list(args))
+
+
+def write_two_calls(
+    root: Path, prompt: str, first: tuple[str, str], second: tuple[str, str]
+) -> None:
+    """`root/<SESSION>.jsonl`: `prompt`, then two Bash calls, each a (command, output)
+    (`tests.engine.fixtures_transcripts.two_calls`)."""
+    write_jsonl(root / f"{SESSION}.jsonl", two_calls(prompt, first, second))

@@ -9,13 +9,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
 from engine import sanitized_sql
-from recallbench.cli import main
 from recallbench.status_notes import stale_credentials_note
 from tests.engine.fixtures_transcripts import SESSION, simple_session, write_jsonl
-from tests.recallbench.older_import import import_as_before
+from tests.recallbench.older_import import import_as_before, invoke
 
 GROQ = "gsk_Pl4ntGr0qK3yQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1Xc5Vb7Nm9Qa"
 DOPPLER = "dp.st.dev.Pl4ntD0pp1erQw8Er6Ty4Ui2Op0As9Df7Gh5Jk3Lz1"
@@ -45,10 +43,6 @@ LINE_7 = (
     "formats"
 )
 LINE_8 = "imported under sanitizer version 8, before versions 9, 10 and 11 began to redact 6 more credential formats"
-
-
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args))
 
 
 def _status() -> tuple[dict[str, object], list[str]]:

@@ -9,36 +9,32 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-from recallbench.cli import main
 from tests.engine.fixtures_transcripts import (
     SESSION,
     assistant_lines,
     text_block,
-    two_calls,
     user_line,
     write_jsonl,
 )
-from tests.recallbench.older_import import import_as_before, stored_messages
+from tests.recallbench.older_import import (
+    import_as_before,
+    invoke,
+    stored_messages,
+    write_two_calls,
+)
 
 TOKEN = "s.Hq8vLm3xKt7pNc2wRz5b"
 LOGIN = f"vault login {TOKEN}"
 CURL = "curl -u deploy:Wb4nQx8kLm2v https://ci.internal/api"  # redacted since version 3
 
 
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args))
-
-
 def _write(root: Path) -> None:
-    write_jsonl(
-        root / f"{SESSION}.jsonl",
-        two_calls(
-            "Log in to Vault and call the CI API",
-            (LOGIN, "Success! You are now authenticated."),
-            (CURL, '{"ok": true}'),
-        ),
+    write_two_calls(
+        root,
+        "Log in to Vault and call the CI API",
+        (LOGIN, "Success! You are now authenticated."),
+        (CURL, '{"ok": true}'),
     )
 
 

@@ -10,17 +10,15 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
 from engine import secrets
 from engine.secret_form_parts import VALUE
-from recallbench.cli import main
-from tests.engine.fixtures_transcripts import (
-    SESSION,
-    two_calls,
-    write_jsonl,
+from tests.recallbench.older_import import (
+    import_as_before,
+    invoke,
+    stored_messages,
+    write_two_calls,
 )
-from tests.recallbench.older_import import import_as_before, stored_messages
 
 READ = "op read op://ops/orders/password"
 SECRET = "Qm7xK2pLw9Rt4vNz8bHc"
@@ -41,18 +39,12 @@ LINE_8 = (
 )
 
 
-def invoke(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args))
-
-
 def _write(root: Path) -> None:
-    write_jsonl(
-        root / f"{SESSION}.jsonl",
-        two_calls(
-            "Why does the orders deploy fail?",
-            (READ, SECRET),
-            (HTPASSWD, "Adding password for user admin"),
-        ),
+    write_two_calls(
+        root,
+        "Why does the orders deploy fail?",
+        (READ, SECRET),
+        (HTPASSWD, "Adding password for user admin"),
     )
 
 
@@ -159,10 +151,7 @@ def test_an_older_memory_holds_a_printed_secret_until_forget_redacts_it(
     status: str,
 ) -> None:
     (command, token), (other, printed) = call, kept
-    write_jsonl(
-        tmp_path / "t" / f"{SESSION}.jsonl",
-        two_calls("Is the deploy token set?", call, kept),
-    )
+    write_two_calls(tmp_path / "t", "Is the deploy token set?", call, kept)
     done = import_as_before(monkeypatch, "--no-embed", str(tmp_path / "t"), version=version)
     assert done.exit_code == 0, done.output
     db = home / "memory.db"
