@@ -30,6 +30,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import cache
 from typing import TYPE_CHECKING
 
 from engine.markers import (
@@ -178,8 +179,16 @@ class VersionScan:
         self._found: set[str] = set()
 
     def feed(self, line: bytes) -> None:
+        decoded: str | None = None  # read once per line, for the leads not found as written
         for version, lead in VERSION_TRIGGERS:
-            if version not in self._found and _holds(line, lead):
+            if version in self._found:
+                continue
+            if any(spelled in line for spelled in _spellings(lead)):
+                self._found.add(version)
+                continue
+            if decoded is None:
+                decoded = _decoded(line)
+            if lead in decoded:
                 self._found.add(version)
 
     @property
@@ -187,21 +196,25 @@ class VersionScan:
         return max(self._found, key=int, default=BASE_SANITIZE_VERSION)
 
 
-def _holds(line: bytes, lead: str) -> bool:
-    """Whether `line` can hold `lead` once the parser decodes it. Errs towards yes: every `\\uXXXX`
-    is read as its character, every `\\/` as `/` (version 6's `1//0`, `/pass:`) and every `\\"` as
-    `"` (version 11's `echo "$`), even where the backslash is itself escaped."""
-    if lead.encode() in line:
-        return True
-    quoted = '"' in lead
-    if quoted and lead.replace('"', '\\"').encode() in line:
-        return True
+@cache
+def _spellings(lead: str) -> tuple[bytes, ...]:
+    """`lead`'s bytes as a JSON line writes them without a `\\u` or `\\/` escape: as they are, and,
+    for a lead holding `"`, with it as `\\"` (worked out once per lead, not once per line)."""
+    plain = lead.encode()
+    return (plain, lead.replace('"', '\\"').encode()) if '"' in lead else (plain,)
+
+
+def _decoded(line: bytes) -> str:
+    """`line` as text with every `\\uXXXX` read as its character, every `\\/` as `/` (version 6's
+    `1//0`, `/pass:`) and every `\\"` as `"` (version 11's `echo "$`), even where the backslash is
+    itself escaped, so a lead found in it errs towards yes; "" for a line without a `\\u` or `\\/`,
+    whose leads `_spellings` already looked for. Reading `\\"` finds no lead without a `"` that the
+    other escapes alone would not: it removes only a backslash before a quote, and no lead holds a
+    backslash."""
     if b"\\u" not in line and b"\\/" not in line:
-        return False
-    text = line.decode("utf-8", errors="replace").replace("\\/", "/")
-    if quoted:
-        text = text.replace('\\"', '"')
-    return lead in _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
+        return ""
+    text = line.decode("utf-8", errors="replace").replace("\\/", "/").replace('\\"', '"')
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
 
 
 def scrub_private(text: str) -> tuple[str, int]:
